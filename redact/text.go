@@ -1,0 +1,142 @@
+// Package redact owns the text that porthole puts on the wire on somebody
+// else's behalf.
+//
+// # Trust model
+//
+// Every string that came out of Temporal was written by somebody porthole does
+// not trust: a workflow author, a worker, an operator who typed a schedule
+// note. Such a string reaches a client in one of two shapes only:
+//
+//   - an identifier (workflow id, run id, type names, task queue, activity id,
+//     schedule id): a plain string, cut at [MaxIdentifierLen] bytes, with every
+//     control or invisible character written as a visible escape, so it cannot
+//     forge line structure or hide text from a human reader;
+//   - free text (failure messages, worker identities, schedule notes): a
+//     [Text] value that names its origin, cleaned the same way and cut at
+//     [MaxQuotedLen] bytes with a visible marker.
+//
+// Sentences porthole writes itself carry [OriginPorthole]. A client shows a
+// quoted [Text] as evidence and never lifts it into instructions.
+//
+// Cleaning never fails: malformed UTF-8 becomes U+FFFD, and what cannot be
+// shown safely is escaped rather than dropped, so the reader can see that
+// something was there.
+package redact
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Origin says who wrote a piece of text.
+type Origin string
+
+const (
+	// OriginPorthole marks sentences porthole writes itself.
+	OriginPorthole Origin = "porthole"
+	// OriginTemporal marks words that came out of Temporal: failure messages,
+	// worker identities, schedule notes. Somebody else wrote them.
+	OriginTemporal Origin = "porthole-quoting-temporal"
+)
+
+// Length caps, in bytes of cleaned output. They bound what one field can cost
+// a client's model and what an attacker who controls a field can smuggle.
+const (
+	MaxIdentifierLen = 256
+	MaxQuotedLen     = 1024
+)
+
+// truncationMarker ends a value that was cut. It is plain ASCII so that it
+// survives every later encoding unchanged.
+const truncationMarker = "…[truncated by porthole]"
+
+// Text is free text together with who wrote it. It is the only type that
+// carries free text in porthole's results.
+type Text struct {
+	Text   string `json:"text" jsonschema:"the words, cleaned of control and invisible characters and length-capped"`
+	Origin Origin `json:"origin" jsonschema:"who wrote the words: porthole, or porthole-quoting-temporal for text taken from Temporal"`
+}
+
+// Quote wraps text written by somebody else, cleaned and capped.
+func Quote(origin Origin, s string) Text {
+	return Text{Text: clean(s, MaxQuotedLen), Origin: origin}
+}
+
+// Says wraps a sentence porthole writes itself.
+func Says(s string) Text {
+	return Text{Text: s, Origin: OriginPorthole}
+}
+
+// Identifier returns an identifier taken from Temporal, safe to show: control
+// and invisible characters are escaped and the length is capped.
+func Identifier(s string) string {
+	return clean(s, MaxIdentifierLen)
+}
+
+// clean escapes what can hide instructions or forge structure (C0 and C1
+// controls, ANSI escape sequences, bidi controls, zero-width and other format
+// characters), replaces malformed UTF-8 and cuts the result at max bytes.
+func clean(s string, max int) string {
+	if isPlain(s) && len(s) <= max {
+		return s
+	}
+	var b strings.Builder
+	for i, w := 0, 0; i < len(s); i += w {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w = size
+		var piece string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = "\uFFFD"
+		case r == '\t' || r == '\n':
+			// Kept in quoted text: a failure message may be several lines,
+			// and quoting makes them harmless. Escaped in identifiers below.
+			if max == MaxIdentifierLen {
+				piece = fmt.Sprintf("\\u%04X", r)
+			} else {
+				piece = string(r)
+			}
+		case isHidden(r):
+			piece = fmt.Sprintf("\\u%04X", r)
+		default:
+			piece = s[i : i+size]
+		}
+		if b.Len()+len(piece) > max {
+			b.WriteString(truncationMarker)
+			return b.String()
+		}
+		b.WriteString(piece)
+	}
+	return b.String()
+}
+
+// isPlain reports whether s is printable ASCII, the common case that needs no
+// work.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// isHidden reports whether r is a character a reader cannot see or that
+// changes how the text around it is shown: C0 and C1 controls (ESC starts an
+// ANSI sequence, so escaping it defuses the sequence), DEL, format characters
+// (zero-width joiners, bidi embeddings, overrides and isolates, the BOM), and
+// the line and paragraph separators that some JSON and log readers treat as
+// newlines.
+func isHidden(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == '\u2028', r == '\u2029':
+		return true
+	case unicode.Is(unicode.Cf, r):
+		return true
+	}
+	return false
+}

@@ -1,0 +1,259 @@
+package temporal
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// maxPageTokenLen bounds a page token a client hands back. Temporal's own
+// tokens are far smaller; a longer one is not ours.
+const maxPageTokenLen = 4096
+
+// Adapter is the read-only [read.Reader] over one namespace. It keeps the SDK
+// client to itself.
+type Adapter struct {
+	client        client.Client
+	namespace     string
+	serverVersion string
+	now           func() time.Time
+}
+
+var _ read.Reader = (*Adapter)(nil)
+
+// Close closes the connection to Temporal.
+func (a *Adapter) Close() { a.client.Close() }
+
+// Namespace is the namespace every request is pinned to.
+func (a *Adapter) Namespace() string { return a.namespace }
+
+func (a *Adapter) observe() read.Observation {
+	return read.Observation{Namespace: a.namespace, ObservedAt: a.now().UTC()}
+}
+
+// Ping asks for the namespace, the cheapest read that proves the connection
+// and the namespace both still answer.
+func (a *Adapter) Ping(ctx context.Context) error {
+	_, err := a.client.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: a.namespace})
+	return classify(err)
+}
+
+func (a *Adapter) ListWorkflows(ctx context.Context, req read.ListWorkflowsRequest) (*read.WorkflowList, error) {
+	token, err := decodePageToken(req.NextPageToken)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.client.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace:     a.namespace,
+		PageSize:      int32(req.PageSize),
+		NextPageToken: token,
+		Query:         req.Query,
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := &read.WorkflowList{
+		Observation:   a.observe(),
+		Workflows:     make([]read.WorkflowSummary, 0, len(resp.GetExecutions())),
+		NextPageToken: encodePageToken(resp.GetNextPageToken()),
+	}
+	for _, e := range resp.GetExecutions() {
+		out.Workflows = append(out.Workflows, workflowSummary(e))
+	}
+	return out, nil
+}
+
+func (a *Adapter) CountWorkflows(ctx context.Context, req read.CountWorkflowsRequest) (*read.WorkflowCount, error) {
+	resp, err := a.client.WorkflowService().CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Namespace: a.namespace,
+		Query:     req.Query,
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	// Groups (GROUP BY) carry search-attribute values and are never read.
+	return &read.WorkflowCount{Observation: a.observe(), Count: resp.GetCount()}, nil
+}
+
+func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*read.WorkflowDescription, error) {
+	resp, err := a.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: a.namespace,
+		Execution: &commonpb.WorkflowExecution{WorkflowId: ref.WorkflowID, RunId: ref.RunID},
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	info := resp.GetWorkflowExecutionInfo()
+	out := &read.WorkflowDescription{
+		Observation:              a.observe(),
+		Workflow:                 workflowSummary(info),
+		ExecutionDurationSeconds: info.GetExecutionDuration().AsDuration().Seconds(),
+		PendingActivities:        make([]read.PendingActivity, 0, len(resp.GetPendingActivities())),
+		PendingChildren:          make([]read.PendingChild, 0, len(resp.GetPendingChildren())),
+	}
+	for _, p := range resp.GetPendingActivities() {
+		out.PendingActivities = append(out.PendingActivities, pendingActivity(p))
+	}
+	for _, c := range resp.GetPendingChildren() {
+		out.PendingChildren = append(out.PendingChildren, read.PendingChild{
+			WorkflowID:   ident(c.GetWorkflowId()),
+			RunID:        ident(c.GetRunId()),
+			WorkflowType: ident(c.GetWorkflowTypeName()),
+			InitiatedID:  c.GetInitiatedId(),
+		})
+	}
+	return out, nil
+}
+
+func (a *Adapter) GetWorkflowHistory(ctx context.Context, req read.HistoryRequest) (*read.History, error) {
+	token, err := decodePageToken(req.NextPageToken)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.client.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+		Namespace:              a.namespace,
+		Execution:              &commonpb.WorkflowExecution{WorkflowId: req.WorkflowID, RunId: req.RunID},
+		MaximumPageSize:        int32(req.PageSize),
+		NextPageToken:          token,
+		HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	events := resp.GetHistory().GetEvents()
+	out := &read.History{
+		Observation:   a.observe(),
+		WorkflowID:    ident(req.WorkflowID),
+		RunID:         ident(req.RunID),
+		Events:        make([]read.HistoryEvent, 0, len(events)),
+		NextPageToken: encodePageToken(resp.GetNextPageToken()),
+	}
+	for _, e := range events {
+		out.Events = append(out.Events, historyEvent(e))
+	}
+	return out, nil
+}
+
+func (a *Adapter) DescribeTaskQueue(ctx context.Context, req read.TaskQueueRequest) (*read.TaskQueueDescription, error) {
+	out := &read.TaskQueueDescription{Observation: a.observe(), TaskQueue: ident(req.TaskQueue)}
+	for _, part := range []struct {
+		kind enumspb.TaskQueueType
+		into *read.TaskQueuePart
+	}{
+		{enumspb.TASK_QUEUE_TYPE_WORKFLOW, &out.Workflow},
+		{enumspb.TASK_QUEUE_TYPE_ACTIVITY, &out.Activity},
+	} {
+		resp, err := a.client.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+			Namespace:     a.namespace,
+			TaskQueue:     &taskqueuepb.TaskQueue{Name: req.TaskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+			TaskQueueType: part.kind,
+			ReportStats:   true,
+		})
+		if err != nil {
+			return nil, classify(err)
+		}
+		part.into.Pollers = make([]read.Poller, 0, len(resp.GetPollers()))
+		for _, p := range resp.GetPollers() {
+			part.into.Pollers = append(part.into.Pollers, read.Poller{
+				Identity:       quote(p.GetIdentity()),
+				LastAccessTime: timeOf(p.GetLastAccessTime()),
+				RatePerSecond:  p.GetRatePerSecond(),
+			})
+		}
+		if s := resp.GetStats(); s != nil {
+			part.into.Backlog = &read.TaskQueueBacklog{
+				ApproximateBacklogCount:      s.GetApproximateBacklogCount(),
+				ApproximateBacklogAgeSeconds: s.GetApproximateBacklogAge().AsDuration().Seconds(),
+				TasksAddRate:                 float64(s.GetTasksAddRate()),
+				TasksDispatchRate:            float64(s.GetTasksDispatchRate()),
+			}
+		}
+	}
+	return out, nil
+}
+
+func (a *Adapter) ListSchedules(ctx context.Context, req read.ListSchedulesRequest) (*read.ScheduleList, error) {
+	token, err := decodePageToken(req.NextPageToken)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.client.WorkflowService().ListSchedules(ctx, &workflowservice.ListSchedulesRequest{
+		Namespace:       a.namespace,
+		MaximumPageSize: int32(req.PageSize),
+		NextPageToken:   token,
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := &read.ScheduleList{
+		Observation:   a.observe(),
+		Schedules:     make([]read.ScheduleSummary, 0, len(resp.GetSchedules())),
+		NextPageToken: encodePageToken(resp.GetNextPageToken()),
+	}
+	for _, s := range resp.GetSchedules() {
+		out.Schedules = append(out.Schedules, scheduleSummary(s))
+	}
+	return out, nil
+}
+
+func (a *Adapter) DescribeSchedule(ctx context.Context, ref read.ScheduleRef) (*read.ScheduleDescription, error) {
+	resp, err := a.client.WorkflowService().DescribeSchedule(ctx, &workflowservice.DescribeScheduleRequest{
+		Namespace:  a.namespace,
+		ScheduleId: ref.ScheduleID,
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return scheduleDescription(a.observe(), ref.ScheduleID, resp), nil
+}
+
+func (a *Adapter) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
+	resp, err := a.client.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: a.namespace})
+	if err != nil {
+		return nil, classify(err)
+	}
+	// Description, OwnerEmail and Data are free text and key-value data the
+	// namespace's owner wrote; they are never read.
+	return &read.NamespaceDescription{
+		Observation:             a.observe(),
+		State:                   enumName(resp.GetNamespaceInfo().GetState()),
+		RetentionSeconds:        resp.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration().Seconds(),
+		IsGlobalNamespace:       resp.GetIsGlobalNamespace(),
+		ActiveCluster:           ident(resp.GetReplicationConfig().GetActiveClusterName()),
+		HistoryArchivalState:    enumName(resp.GetConfig().GetHistoryArchivalState()),
+		VisibilityArchivalState: enumName(resp.GetConfig().GetVisibilityArchivalState()),
+		ServerVersion:           ident(a.serverVersion),
+	}, nil
+}
+
+// Page tokens are Temporal's bytes, base64url-encoded: opaque to the client
+// and never a skip count.
+func encodePageToken(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodePageToken(s string) ([]byte, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if len(s) > maxPageTokenLen {
+		return nil, fmt.Errorf("%w: the page token is longer than any porthole issues", read.ErrInvalidArgument)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the page token is not one porthole issued", read.ErrInvalidArgument)
+	}
+	return b, nil
+}

@@ -1,0 +1,288 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/porthole-dev/porthole/temporal/read"
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
+)
+
+func TestDialRefusesANamespaceThatDoesNotExist(t *testing.T) {
+	t.Parallel()
+	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort(), Namespace: "no-such-namespace"}, temporaltest.Quiet())
+	if !errors.Is(err, read.ErrNotFound) || !strings.Contains(err.Error(), `"no-such-namespace" does not exist`) {
+		t.Fatalf("Dial = %v, want a not-found error naming the namespace", err)
+	}
+}
+
+func TestDialRefusesInvalidConfigurationBeforeConnecting(t *testing.T) {
+	t.Parallel()
+	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort()}, temporaltest.Quiet())
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("Dial = %v, want ErrConfig", err)
+	}
+}
+
+// TestMutatingRPCNeverLeavesTheConnection sends TerminateWorkflowExecution
+// through the dialed connection itself, below every porthole type, and shows
+// that the interceptor refuses it and that the workflow is still running.
+func TestMutatingRPCNeverLeavesTheConnection(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+	_, err := a.client.WorkflowService().TerminateWorkflowExecution(ctx, &workflowservice.TerminateWorkflowExecutionRequest{
+		Namespace:         a.namespace,
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: temporaltest.RunningWorkflowID},
+		Reason:            "this must never arrive",
+	})
+	if !errors.Is(classify(err), read.ErrDenied) {
+		t.Fatalf("TerminateWorkflowExecution error = %v, want the read-only guard's refusal", err)
+	}
+	for _, call := range []func() error{
+		func() error {
+			_, err := a.client.WorkflowService().SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{Namespace: a.namespace})
+			return err
+		},
+		func() error {
+			_, err := a.client.WorkflowService().StartWorkflowExecution(ctx, &workflowservice.StartWorkflowExecutionRequest{Namespace: a.namespace})
+			return err
+		},
+		func() error {
+			_, err := a.client.WorkflowService().DeleteSchedule(ctx, &workflowservice.DeleteScheduleRequest{Namespace: a.namespace})
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(classify(err), read.ErrDenied) {
+			t.Errorf("mutating RPC error = %v, want the read-only guard's refusal", err)
+		}
+	}
+	d, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.RunningWorkflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Workflow.Status != "Running" {
+		t.Fatalf("after the refused terminate, status = %q, want Running", d.Workflow.Status)
+	}
+}
+
+func TestEveryAllowedRPCIsARead(t *testing.T) {
+	t.Parallel()
+	for method := range allowedRPCs {
+		name := method[strings.LastIndex(method, "/")+1:]
+		if !strings.HasPrefix(name, "Get") && !strings.HasPrefix(name, "Describe") &&
+			!strings.HasPrefix(name, "List") && !strings.HasPrefix(name, "Count") {
+			t.Errorf("allowed RPC %s does not read", method)
+		}
+	}
+}
+
+func TestAdapterReadsTheSeededNamespace(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+
+	t.Run("list shows every seeded workflow with its status", func(t *testing.T) {
+		l, err := a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := map[string]read.WorkflowStatus{}
+		for _, w := range l.Workflows {
+			status[w.WorkflowID] = w.Status
+		}
+		want := map[string]read.WorkflowStatus{
+			temporaltest.CompletedWorkflowID: "Completed",
+			temporaltest.FailedWorkflowID:    "Failed",
+			temporaltest.RunningWorkflowID:   "Running",
+			temporaltest.ChildWorkflowID:     "Running",
+		}
+		for id, s := range want {
+			if status[id] != s {
+				t.Errorf("status of %s = %q, want %q", id, status[id], s)
+			}
+		}
+		if l.Namespace != devServer.Namespace || l.ObservedAt.IsZero() {
+			t.Errorf("observation = %+v, want the namespace and a time", l.Observation)
+		}
+	})
+
+	t.Run("a query that matches nothing is an empty list, not an absent one", func(t *testing.T) {
+		l, err := a.ListWorkflows(ctx, read.ListWorkflowsRequest{Query: "WorkflowId = 'nothing-has-this-id'", PageSize: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(l)
+		if !strings.Contains(string(b), `"workflows":[]`) {
+			t.Fatalf("empty result = %s, want workflows:[]", b)
+		}
+	})
+
+	t.Run("pagination hands out an opaque token that reads the next page", func(t *testing.T) {
+		first, err := a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.NextPageToken == "" || len(first.Workflows) != 1 {
+			t.Fatalf("first page = %d workflows, token %q; want 1 and a token", len(first.Workflows), first.NextPageToken)
+		}
+		second, err := a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 1, NextPageToken: first.NextPageToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(second.Workflows) != 1 || second.Workflows[0].RunID == first.Workflows[0].RunID {
+			t.Fatalf("second page repeats the first or is empty: %+v", second.Workflows)
+		}
+	})
+
+	t.Run("a forged page token is refused", func(t *testing.T) {
+		_, err := a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 1, NextPageToken: "not base64!"})
+		if !errors.Is(err, read.ErrInvalidArgument) {
+			t.Fatalf("err = %v, want ErrInvalidArgument", err)
+		}
+	})
+
+	t.Run("count matches the failed workflow", func(t *testing.T) {
+		c, err := a.CountWorkflows(ctx, read.CountWorkflowsRequest{Query: "ExecutionStatus = 'Failed'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Count != 1 {
+			t.Fatalf("count = %d, want 1", c.Count)
+		}
+	})
+
+	t.Run("a malformed query is an invalid argument", func(t *testing.T) {
+		_, err := a.CountWorkflows(ctx, read.CountWorkflowsRequest{Query: "WorkflowId = = ("})
+		if !errors.Is(err, read.ErrInvalidArgument) {
+			t.Fatalf("err = %v, want ErrInvalidArgument", err)
+		}
+	})
+
+	t.Run("describe shows the retrying activity and the child", func(t *testing.T) {
+		d, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.RunningWorkflowID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.PendingActivities) != 1 {
+			t.Fatalf("pending activities = %+v, want one", d.PendingActivities)
+		}
+		p := d.PendingActivities[0]
+		if p.ActivityType != temporaltest.ReserveActivityType || p.Attempt < 2 || p.LastFailure == nil {
+			t.Fatalf("pending activity = %+v, want %s retrying with a last failure", p, temporaltest.ReserveActivityType)
+		}
+		if p.LastFailure.Message.Origin != "porthole-quoting-temporal" || !strings.Contains(p.LastFailure.Message.Text, temporaltest.FreeTextMarker) {
+			t.Fatalf("last failure message = %+v, want quoted Temporal text", p.LastFailure.Message)
+		}
+		if len(d.PendingChildren) != 1 || d.PendingChildren[0].WorkflowID != temporaltest.ChildWorkflowID {
+			t.Fatalf("pending children = %+v, want %s", d.PendingChildren, temporaltest.ChildWorkflowID)
+		}
+	})
+
+	t.Run("a workflow that does not exist is not found", func(t *testing.T) {
+		_, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: "no-such-workflow"})
+		if !errors.Is(err, read.ErrNotFound) {
+			t.Fatalf("err = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("history names events and identifiers only", func(t *testing.T) {
+		h, err := a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: read.WorkflowRef{WorkflowID: temporaltest.CompletedWorkflowID}, PageSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, e := range h.Events {
+			types = append(types, e.EventType)
+		}
+		for _, want := range []string{"WorkflowExecutionStarted", "ActivityTaskScheduled", "ActivityTaskCompleted", "WorkflowExecutionCompleted"} {
+			if !slices.Contains(types, want) {
+				t.Errorf("history lacks %s: %v", want, types)
+			}
+		}
+	})
+
+	t.Run("task queue shows the seed worker polling", func(t *testing.T) {
+		q, err := a.DescribeTaskQueue(ctx, read.TaskQueueRequest{TaskQueue: temporaltest.TaskQueue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Workflow.Pollers) == 0 || len(q.Activity.Pollers) == 0 {
+			t.Fatalf("pollers = %+v / %+v, want the seed worker on both", q.Workflow.Pollers, q.Activity.Pollers)
+		}
+		if q.Workflow.Pollers[0].Identity.Origin != "porthole-quoting-temporal" {
+			t.Fatalf("poller identity = %+v, want quoted Temporal text", q.Workflow.Pollers[0].Identity)
+		}
+	})
+
+	t.Run("schedules list and describe", func(t *testing.T) {
+		l, err := a.ListSchedules(ctx, read.ListSchedulesRequest{PageSize: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Schedules) != 1 || l.Schedules[0].ScheduleID != temporaltest.ScheduleID {
+			t.Fatalf("schedules = %+v, want %s", l.Schedules, temporaltest.ScheduleID)
+		}
+		d, err := a.DescribeSchedule(ctx, read.ScheduleRef{ScheduleID: temporaltest.ScheduleID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.WorkflowType != temporaltest.OrderWorkflowType || len(d.Intervals) != 1 || d.Intervals[0].EverySeconds != 3600 || d.ActionCount < 1 {
+			t.Fatalf("schedule = %+v", d)
+		}
+		if d.Notes == nil || d.Notes.Origin != "porthole-quoting-temporal" {
+			t.Fatalf("notes = %+v, want quoted Temporal text", d.Notes)
+		}
+	})
+
+	t.Run("namespace", func(t *testing.T) {
+		n, err := a.DescribeNamespace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.State != "Registered" || n.RetentionSeconds <= 0 {
+			t.Fatalf("namespace = %+v", n)
+		}
+	})
+}
+
+// TestNoCanaryInAnyAdapterResult reads everything the adapter can read about
+// the seeded namespace and searches the JSON for the canaries the seeder
+// planted in payload fields.
+func TestNoCanaryInAnyAdapterResult(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+	var results []any
+	add := func(v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, v)
+	}
+	add(a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 100}))
+	for _, id := range []string{temporaltest.CompletedWorkflowID, temporaltest.FailedWorkflowID, temporaltest.RunningWorkflowID, temporaltest.ChildWorkflowID} {
+		ref := read.WorkflowRef{WorkflowID: id}
+		add(a.DescribeWorkflow(ctx, ref))
+		add(a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: ref, PageSize: 1000}))
+	}
+	add(a.DescribeTaskQueue(ctx, read.TaskQueueRequest{TaskQueue: temporaltest.TaskQueue}))
+	add(a.ListSchedules(ctx, read.ListSchedulesRequest{PageSize: 10}))
+	add(a.DescribeSchedule(ctx, read.ScheduleRef{ScheduleID: temporaltest.ScheduleID}))
+	add(a.DescribeNamespace(ctx))
+	b, err := json.Marshal(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(b), temporaltest.CanaryPrefix); i >= 0 {
+		t.Fatalf("a canary leaked: ...%s...", b[max(0, i-200):min(len(b), i+100)])
+	}
+}

@@ -1,0 +1,223 @@
+package read
+
+import (
+	"time"
+
+	"github.com/porthole-dev/porthole/redact"
+)
+
+// Observation says what a result is about and when it was read. Every result
+// embeds it.
+type Observation struct {
+	Namespace  string    `json:"namespace" jsonschema:"the Temporal namespace this answer is about"`
+	ObservedAt time.Time `json:"observedAt" jsonschema:"when porthole read this from Temporal"`
+}
+
+// WorkflowStatus is a workflow execution's status as Temporal names it, for
+// example Running, Completed, Failed, Canceled, Terminated, ContinuedAsNew,
+// TimedOut.
+type WorkflowStatus string
+
+// WorkflowSummary is one workflow execution, identifiers and times only.
+type WorkflowSummary struct {
+	WorkflowID    string         `json:"workflowId"`
+	RunID         string         `json:"runId"`
+	WorkflowType  string         `json:"workflowType"`
+	TaskQueue     string         `json:"taskQueue"`
+	Status        WorkflowStatus `json:"status"`
+	StartTime     *time.Time     `json:"startTime,omitempty"`
+	ExecutionTime *time.Time     `json:"executionTime,omitempty"`
+	CloseTime     *time.Time     `json:"closeTime,omitempty"`
+	HistoryLength int64          `json:"historyLength"`
+	// ParentWorkflowID and ParentRunID name the parent of a child workflow.
+	ParentWorkflowID string `json:"parentWorkflowId,omitempty"`
+	ParentRunID      string `json:"parentRunId,omitempty"`
+}
+
+// WorkflowList is one page of workflow executions.
+type WorkflowList struct {
+	Observation
+	Workflows     []WorkflowSummary `json:"workflows" jsonschema:"the executions on this page; empty when none matched"`
+	NextPageToken string            `json:"nextPageToken,omitempty" jsonschema:"pass back to read the next page; absent on the last page"`
+}
+
+// WorkflowCount is how many executions matched a query.
+type WorkflowCount struct {
+	Observation
+	Count int64 `json:"count"`
+}
+
+// ActivityState is a pending activity's state as Temporal names it, for
+// example Scheduled, Started, CancelRequested, Paused.
+type ActivityState string
+
+// FailureSummary is the readable part of a failure: its message, quoted, and
+// the kind of failure. Details and stack traces are never read.
+type FailureSummary struct {
+	Message redact.Text `json:"message"`
+	// Kind is the failure's category: application, timeout, canceled,
+	// terminated, server, activity, child workflow, or unknown.
+	Kind string `json:"kind"`
+	// ApplicationErrorType is the error type an application failure names.
+	ApplicationErrorType string `json:"applicationErrorType,omitempty"`
+	NonRetryable         bool   `json:"nonRetryable,omitempty"`
+}
+
+// PendingActivity is an activity that has been scheduled and not finished.
+type PendingActivity struct {
+	ActivityID              string          `json:"activityId"`
+	ActivityType            string          `json:"activityType"`
+	State                   ActivityState   `json:"state"`
+	Attempt                 int32           `json:"attempt"`
+	MaximumAttempts         int32           `json:"maximumAttempts" jsonschema:"0 means unlimited"`
+	ScheduledTime           *time.Time      `json:"scheduledTime,omitempty"`
+	LastStartedTime         *time.Time      `json:"lastStartedTime,omitempty"`
+	LastHeartbeatTime       *time.Time      `json:"lastHeartbeatTime,omitempty"`
+	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
+	ExpirationTime          *time.Time      `json:"expirationTime,omitempty"`
+	LastFailure             *FailureSummary `json:"lastFailure,omitempty"`
+	LastWorkerIdentity      *redact.Text    `json:"lastWorkerIdentity,omitempty"`
+	Paused                  bool            `json:"paused,omitempty"`
+}
+
+// PendingChild is a child workflow that has been started and not closed.
+type PendingChild struct {
+	WorkflowID   string `json:"workflowId"`
+	RunID        string `json:"runId"`
+	WorkflowType string `json:"workflowType"`
+	InitiatedID  int64  `json:"initiatedEventId"`
+}
+
+// WorkflowDescription is one execution with what it is waiting on.
+type WorkflowDescription struct {
+	Observation
+	Workflow                 WorkflowSummary   `json:"workflow"`
+	ExecutionDurationSeconds float64           `json:"executionDurationSeconds,omitempty" jsonschema:"close time minus execution time, for closed executions"`
+	PendingActivities        []PendingActivity `json:"pendingActivities"`
+	PendingChildren          []PendingChild    `json:"pendingChildren"`
+}
+
+// HistoryEvent is one event of a workflow's history: its id, type and time,
+// and the identifiers that say what it is about. Event attributes that carry
+// payloads or free text are never read.
+type HistoryEvent struct {
+	EventID           int64     `json:"eventId"`
+	EventType         string    `json:"eventType"`
+	EventTime         time.Time `json:"eventTime"`
+	ActivityID        string    `json:"activityId,omitempty"`
+	ActivityType      string    `json:"activityType,omitempty"`
+	TimerID           string    `json:"timerId,omitempty"`
+	ChildWorkflowID   string    `json:"childWorkflowId,omitempty"`
+	ChildWorkflowType string    `json:"childWorkflowType,omitempty"`
+	ScheduledEventID  int64     `json:"scheduledEventId,omitempty" jsonschema:"for activity events, the event that scheduled the activity"`
+	Attempt           int32     `json:"attempt,omitempty"`
+}
+
+// History is one page of a workflow's event history.
+type History struct {
+	Observation
+	WorkflowID    string         `json:"workflowId"`
+	RunID         string         `json:"runId,omitempty"`
+	Events        []HistoryEvent `json:"events"`
+	NextPageToken string         `json:"nextPageToken,omitempty"`
+}
+
+// Poller is a worker that polled a task queue recently.
+type Poller struct {
+	Identity       redact.Text `json:"identity"`
+	LastAccessTime *time.Time  `json:"lastAccessTime,omitempty"`
+	RatePerSecond  float64     `json:"ratePerSecond"`
+}
+
+// TaskQueueBacklog is what Temporal reports of a task queue's backlog.
+type TaskQueueBacklog struct {
+	ApproximateBacklogCount      int64   `json:"approximateBacklogCount"`
+	ApproximateBacklogAgeSeconds float64 `json:"approximateBacklogAgeSeconds"`
+	TasksAddRate                 float64 `json:"tasksAddRate"`
+	TasksDispatchRate            float64 `json:"tasksDispatchRate"`
+}
+
+// TaskQueuePart is one type of a task queue (workflow or activity tasks).
+type TaskQueuePart struct {
+	Pollers []Poller          `json:"pollers" jsonschema:"workers that polled recently; empty when none did"`
+	Backlog *TaskQueueBacklog `json:"backlog,omitempty"`
+}
+
+// TaskQueueDescription is a task queue's pollers and backlog, for workflow
+// tasks and for activity tasks.
+type TaskQueueDescription struct {
+	Observation
+	TaskQueue string        `json:"taskQueue"`
+	Workflow  TaskQueuePart `json:"workflowTasks"`
+	Activity  TaskQueuePart `json:"activityTasks"`
+}
+
+// ScheduleAction is one workflow a schedule started.
+type ScheduleAction struct {
+	ScheduleTime *time.Time `json:"scheduleTime,omitempty"`
+	ActualTime   *time.Time `json:"actualTime,omitempty"`
+	WorkflowID   string     `json:"workflowId"`
+	RunID        string     `json:"runId"`
+}
+
+// ScheduleSummary is one schedule as the list shows it.
+type ScheduleSummary struct {
+	ScheduleID      string           `json:"scheduleId"`
+	WorkflowType    string           `json:"workflowType,omitempty"`
+	Paused          bool             `json:"paused"`
+	Notes           *redact.Text     `json:"notes,omitempty"`
+	RecentActions   []ScheduleAction `json:"recentActions"`
+	NextActionTimes []time.Time      `json:"nextActionTimes"`
+}
+
+// ScheduleList is one page of schedules.
+type ScheduleList struct {
+	Observation
+	Schedules     []ScheduleSummary `json:"schedules"`
+	NextPageToken string            `json:"nextPageToken,omitempty"`
+}
+
+// ScheduleInterval is an "every" rule of a schedule's spec.
+type ScheduleInterval struct {
+	EverySeconds  float64 `json:"everySeconds"`
+	OffsetSeconds float64 `json:"offsetSeconds,omitempty"`
+}
+
+// ScheduleDescription is one schedule: when it runs, what workflow type it
+// starts, and what it did lately. The action's arguments, memo, headers and
+// search attributes are never read.
+type ScheduleDescription struct {
+	Observation
+	ScheduleID           string             `json:"scheduleId"`
+	WorkflowType         string             `json:"workflowType,omitempty"`
+	WorkflowIDPrefix     string             `json:"workflowId,omitempty" jsonschema:"the workflow id the schedule starts runs with (Temporal appends the time)"`
+	TaskQueue            string             `json:"taskQueue,omitempty"`
+	Paused               bool               `json:"paused"`
+	Notes                *redact.Text       `json:"notes,omitempty"`
+	Intervals            []ScheduleInterval `json:"intervals"`
+	CronExpressions      []string           `json:"cronExpressions"`
+	CalendarCount        int                `json:"calendarRules" jsonschema:"how many calendar rules the spec has"`
+	OverlapPolicy        string             `json:"overlapPolicy,omitempty"`
+	CatchupWindowSeconds float64            `json:"catchupWindowSeconds,omitempty"`
+	ActionCount          int64              `json:"actionCount"`
+	MissedCatchupWindow  int64              `json:"missedCatchupWindow"`
+	OverlapSkipped       int64              `json:"overlapSkipped"`
+	RunningWorkflows     []ScheduleAction   `json:"runningWorkflows"`
+	RecentActions        []ScheduleAction   `json:"recentActions"`
+	NextActionTimes      []time.Time        `json:"nextActionTimes"`
+	CreateTime           *time.Time         `json:"createTime,omitempty"`
+	UpdateTime           *time.Time         `json:"updateTime,omitempty"`
+}
+
+// NamespaceDescription is the namespace's state and retention. Its
+// description, owner email and data are never read.
+type NamespaceDescription struct {
+	Observation
+	State                   string  `json:"state"`
+	RetentionSeconds        float64 `json:"retentionSeconds"`
+	IsGlobalNamespace       bool    `json:"isGlobalNamespace"`
+	ActiveCluster           string  `json:"activeCluster,omitempty"`
+	HistoryArchivalState    string  `json:"historyArchivalState,omitempty"`
+	VisibilityArchivalState string  `json:"visibilityArchivalState,omitempty"`
+	ServerVersion           string  `json:"serverVersion,omitempty"`
+}

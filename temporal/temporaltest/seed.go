@@ -1,0 +1,296 @@
+package temporaltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Canary values. Each sits in a place that can carry a payload or a
+// credential; none may ever appear in anything porthole returns. They share
+// CanaryPrefix so one search of a response finds any of them.
+const (
+	CanaryPrefix          = "PORTHOLE-CANARY-"
+	CanaryInput           = CanaryPrefix + "workflow-input"
+	CanaryResult          = CanaryPrefix + "workflow-result"
+	CanaryActivityInput   = CanaryPrefix + "activity-input"
+	CanaryActivityResult  = CanaryPrefix + "activity-result"
+	CanaryMemo            = CanaryPrefix + "memo"
+	CanarySearchAttribute = CanaryPrefix + "search-attribute"
+	CanaryHeader          = CanaryPrefix + "header"
+	CanaryHeartbeat       = CanaryPrefix + "heartbeat-details"
+	CanaryFailureDetails  = CanaryPrefix + "failure-details"
+	CanarySummary         = CanaryPrefix + "user-metadata-summary"
+	CanaryDetails         = CanaryPrefix + "user-metadata-details"
+	CanaryScheduleArgs    = CanaryPrefix + "schedule-action-args"
+	CanaryScheduleMemo    = CanaryPrefix + "schedule-memo"
+	CanaryChildInput      = CanaryPrefix + "child-input"
+)
+
+// FreeTextMarker is written into free text (failure messages, schedule
+// notes). Such text may reach a client, but only as quoted text with its
+// origin; tests check that the marker never appears outside one.
+const FreeTextMarker = "porthole-free-text-marker"
+
+// Names of what Seed creates.
+const (
+	TaskQueue           = "porthole-demo"
+	WorkerIdentity      = "porthole-demo-worker"
+	CompletedWorkflowID = "order-completed-1"
+	FailedWorkflowID    = "order-failed-1"
+	RunningWorkflowID   = "shipment-running-1"
+	ChildWorkflowID     = "shipment-running-1-label"
+	ScheduleID          = "nightly-report"
+
+	OrderWorkflowType    = "OrderWorkflow"
+	FailingWorkflowType  = "InventoryWorkflow"
+	ShipmentWorkflowType = "ShipmentWorkflow"
+	ChildWorkflowType    = "PrintLabelWorkflow"
+	ChargeActivityType   = "ChargeCard"
+	ReserveActivityType  = "ReserveCarrier"
+)
+
+// Fixture is a seeded namespace with its worker still running: the running
+// workflow's activity keeps failing and retrying while the worker lives.
+type Fixture struct {
+	worker worker.Worker
+	client client.Client
+}
+
+// Stop stops the worker and closes the seeding client.
+func (f *Fixture) Stop() {
+	f.worker.Stop()
+	f.client.Close()
+}
+
+// Seed starts a worker and creates a completed, a failed and a running
+// workflow (with a failing, retrying activity and a child workflow), and a
+// schedule, each carrying canaries, then waits until Temporal shows them all.
+func Seed(ctx context.Context, hostPort, namespace string) (*Fixture, error) {
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:           hostPort,
+		Namespace:          namespace,
+		Logger:             Quiet(),
+		Identity:           WorkerIdentity,
+		ContextPropagators: []workflow.ContextPropagator{canaryHeader{}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed: dialing: %w", err)
+	}
+	w := worker.New(c, TaskQueue, worker.Options{Identity: WorkerIdentity})
+	w.RegisterWorkflowWithOptions(orderWorkflow, workflow.RegisterOptions{Name: OrderWorkflowType})
+	w.RegisterWorkflowWithOptions(inventoryWorkflow, workflow.RegisterOptions{Name: FailingWorkflowType})
+	w.RegisterWorkflowWithOptions(shipmentWorkflow, workflow.RegisterOptions{Name: ShipmentWorkflowType})
+	w.RegisterWorkflowWithOptions(printLabelWorkflow, workflow.RegisterOptions{Name: ChildWorkflowType})
+	w.RegisterActivityWithOptions(chargeCard, activity.RegisterOptions{Name: ChargeActivityType})
+	w.RegisterActivityWithOptions(reserveCarrier, activity.RegisterOptions{Name: ReserveActivityType})
+	if err := w.Start(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("seed: starting the worker: %w", err)
+	}
+	f := &Fixture{worker: w, client: c}
+	if err := f.seed(ctx); err != nil {
+		f.Stop()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *Fixture) startOptions(id string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                TaskQueue,
+		Memo:                     map[string]any{"canary": CanaryMemo},
+		TypedSearchAttributes:    temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(CustomSearchAttribute).ValueSet(CanarySearchAttribute)),
+		StaticSummary:            CanarySummary,
+		StaticDetails:            CanaryDetails,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}
+}
+
+func (f *Fixture) seed(ctx context.Context) error {
+	completed, err := f.client.ExecuteWorkflow(ctx, f.startOptions(CompletedWorkflowID), OrderWorkflowType, CanaryInput)
+	if err != nil {
+		return fmt.Errorf("seed: starting %s: %w", CompletedWorkflowID, err)
+	}
+	failed, err := f.client.ExecuteWorkflow(ctx, f.startOptions(FailedWorkflowID), FailingWorkflowType, CanaryInput)
+	if err != nil {
+		return fmt.Errorf("seed: starting %s: %w", FailedWorkflowID, err)
+	}
+	if _, err := f.client.ExecuteWorkflow(ctx, f.startOptions(RunningWorkflowID), ShipmentWorkflowType, CanaryInput); err != nil {
+		return fmt.Errorf("seed: starting %s: %w", RunningWorkflowID, err)
+	}
+	if err := completed.Get(ctx, nil); err != nil {
+		return fmt.Errorf("seed: %s did not complete: %w", CompletedWorkflowID, err)
+	}
+	if err := failed.Get(ctx, nil); err == nil {
+		return fmt.Errorf("seed: %s completed but should have failed", FailedWorkflowID)
+	}
+	_, err = f.client.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   ScheduleID,
+		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+		Action: &client.ScheduleWorkflowAction{
+			ID:        "nightly-report-run",
+			Workflow:  OrderWorkflowType,
+			Args:      []any{CanaryScheduleArgs},
+			TaskQueue: TaskQueue,
+			Memo:      map[string]any{"canary": CanaryScheduleMemo},
+		},
+		Note:               "created by the porthole seeder: " + FreeTextMarker,
+		Memo:               map[string]any{"canary": CanaryScheduleMemo},
+		TriggerImmediately: true,
+	})
+	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return fmt.Errorf("seed: creating schedule %s: %w", ScheduleID, err)
+	}
+	return f.waitUntilVisible(ctx)
+}
+
+// waitUntilVisible polls until the running workflow's activity has failed at
+// least once, its child is running, the schedule has acted, and visibility
+// lists every seeded workflow.
+func (f *Fixture) waitUntilVisible(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		why := f.notYet(ctx)
+		if why == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("seed: fixtures not visible after 60s: %s", why)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (f *Fixture) notYet(ctx context.Context) string {
+	d, err := f.client.DescribeWorkflowExecution(ctx, RunningWorkflowID, "")
+	if err != nil {
+		return err.Error()
+	}
+	if len(d.GetPendingActivities()) == 0 || d.GetPendingActivities()[0].GetLastFailure() == nil {
+		return "the running workflow's activity has not failed yet"
+	}
+	if len(d.GetPendingChildren()) == 0 {
+		return "the child workflow has not started"
+	}
+	s, err := f.client.ScheduleClient().GetHandle(ctx, ScheduleID).Describe(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	if len(s.Info.RecentActions) == 0 {
+		return "the schedule has not acted yet"
+	}
+	for _, id := range []string{CompletedWorkflowID, FailedWorkflowID, RunningWorkflowID, ChildWorkflowID} {
+		resp, err := f.client.CountWorkflow(ctx, countRequest(fmt.Sprintf("WorkflowId = '%s'", id)))
+		if err != nil {
+			return err.Error()
+		}
+		if resp.GetCount() == 0 {
+			return "visibility does not list " + id + " yet"
+		}
+	}
+	closed, err := f.client.CountWorkflow(ctx, countRequest("ExecutionStatus != 'Running'"))
+	if err != nil {
+		return err.Error()
+	}
+	if closed.GetCount() < 3 { // completed, failed, and the schedule's first run
+		return "visibility does not show the closed workflows yet"
+	}
+	return ""
+}
+
+// OrderInput is what the sample workflows take; the canary rides in it.
+type OrderInput = string
+
+func orderWorkflow(ctx workflow.Context, input OrderInput) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var charged string
+	if err := workflow.ExecuteActivity(ctx, ChargeActivityType, CanaryActivityInput).Get(ctx, &charged); err != nil {
+		return "", err
+	}
+	return CanaryResult, nil
+}
+
+func inventoryWorkflow(ctx workflow.Context, input OrderInput) (string, error) {
+	return "", temporal.NewNonRetryableApplicationError(
+		"inventory check failed: "+FreeTextMarker, "InventoryError", nil, CanaryFailureDetails)
+}
+
+func shipmentWorkflow(ctx workflow.Context, input OrderInput) error {
+	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:        ChildWorkflowID,
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+	})
+	workflow.ExecuteChildWorkflow(child, ChildWorkflowType, CanaryChildInput)
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          "reserve-1",
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Second,
+		},
+	})
+	workflow.ExecuteActivity(actx, ReserveActivityType, CanaryActivityInput)
+	return workflow.Sleep(ctx, 24*time.Hour)
+}
+
+func printLabelWorkflow(ctx workflow.Context, input OrderInput) error {
+	return workflow.Sleep(ctx, 24*time.Hour)
+}
+
+func chargeCard(ctx context.Context, input string) (string, error) {
+	return CanaryActivityResult, nil
+}
+
+func reserveCarrier(ctx context.Context, input string) (string, error) {
+	activity.RecordHeartbeat(ctx, CanaryHeartbeat)
+	return "", temporal.NewApplicationError("carrier refused the booking: "+FreeTextMarker, "CarrierError", CanaryFailureDetails)
+}
+
+// canaryHeader puts a canary into the header of every workflow and activity
+// the seeder starts.
+type canaryHeader struct{}
+
+const canaryHeaderKey = "porthole-canary"
+
+func (canaryHeader) Inject(_ context.Context, w workflow.HeaderWriter) error {
+	p, err := converter.GetDefaultDataConverter().ToPayload(CanaryHeader)
+	if err != nil {
+		return err
+	}
+	w.Set(canaryHeaderKey, p)
+	return nil
+}
+
+func (canaryHeader) Extract(ctx context.Context, _ workflow.HeaderReader) (context.Context, error) {
+	return ctx, nil
+}
+
+func (h canaryHeader) InjectFromWorkflow(_ workflow.Context, w workflow.HeaderWriter) error {
+	return h.Inject(context.Background(), w)
+}
+
+func (canaryHeader) ExtractToWorkflow(ctx workflow.Context, _ workflow.HeaderReader) (workflow.Context, error) {
+	return ctx, nil
+}
+
+func countRequest(query string) *workflowservice.CountWorkflowExecutionsRequest {
+	return &workflowservice.CountWorkflowExecutionsRequest{Query: query}
+}
