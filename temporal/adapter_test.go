@@ -17,7 +17,7 @@ import (
 
 func TestDialRefusesANamespaceThatDoesNotExist(t *testing.T) {
 	t.Parallel()
-	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort(), Namespace: "no-such-namespace"}, temporaltest.Quiet())
+	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort(), Namespace: "no-such-namespace"}, nil)
 	if !errors.Is(err, read.ErrNotFound) || !strings.Contains(err.Error(), `"no-such-namespace" does not exist`) {
 		t.Fatalf("Dial = %v, want a not-found error naming the namespace", err)
 	}
@@ -25,7 +25,7 @@ func TestDialRefusesANamespaceThatDoesNotExist(t *testing.T) {
 
 func TestDialRefusesInvalidConfigurationBeforeConnecting(t *testing.T) {
 	t.Parallel()
-	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort()}, temporaltest.Quiet())
+	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort()}, nil)
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("Dial = %v, want ErrConfig", err)
 	}

@@ -25,6 +25,7 @@ package temporal
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
@@ -40,8 +41,12 @@ const dialTimeout = 15 * time.Second
 
 // Dial validates cfg, connects to Temporal with the read-only guard, and
 // confirms that the namespace exists. logger receives the SDK's own log lines;
-// it must not write to stdout, which the stdio transport owns.
-func Dial(ctx context.Context, cfg Config, logger sdklog.Logger) (*Adapter, error) {
+// it must not write to stdout, which the stdio transport owns. A nil logger
+// discards them.
+func Dial(ctx context.Context, cfg Config, logger *slog.Logger) (*Adapter, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -52,7 +57,7 @@ func Dial(ctx context.Context, cfg Config, logger sdklog.Logger) (*Adapter, erro
 	opts := client.Options{
 		HostPort:  cfg.Address,
 		Namespace: cfg.Namespace,
-		Logger:    logger,
+		Logger:    sdklog.NewStructuredLogger(logger),
 		ConnectionOptions: client.ConnectionOptions{
 			TLS:         tlsCfg,
 			TLSDisabled: tlsCfg == nil,

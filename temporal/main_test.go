@@ -37,7 +37,7 @@ func run(m *testing.M) int {
 
 func dialTest(t *testing.T) *Adapter {
 	t.Helper()
-	a, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort(), Namespace: devServer.Namespace}, temporaltest.Quiet())
+	a, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort(), Namespace: devServer.Namespace}, nil)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

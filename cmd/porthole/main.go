@@ -1,0 +1,77 @@
+// Command porthole is a security-hardened MCP gateway that gives AI agents a
+// read-only window onto one Temporal namespace.
+//
+//	porthole serve      MCP over streamable HTTP at POST /mcp, behind bearer tokens
+//	porthole stdio      MCP over stdin and stdout, for a local MCP client
+//	porthole token new  make a token for a principal and append its digest
+//	porthole version    print the version
+//
+// Every setting is an environment variable with a flag of the same meaning;
+// `porthole <command> --help` lists them.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `porthole: a read-only MCP gateway to one Temporal namespace
+
+Usage:
+  porthole serve [flags]       serve MCP over HTTP at POST /mcp (bearer tokens required)
+  porthole stdio [flags]       serve MCP over stdin/stdout for a local client (principal "local")
+  porthole token new --name NAME --tokens-file FILE
+                               make a token, append its digest to FILE, print the token once
+  porthole version             print the version
+
+Run 'porthole <command> --help' for the settings of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command and returns the process exit code: 0 on success,
+// 2 for a usage error, 1 for anything else.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(args[1:], stderr)
+	case "stdio":
+		err = runStdio(args[1:], stderr)
+	case "token":
+		err = runToken(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "porthole", Version())
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "porthole: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "porthole:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "porthole:", err)
+		return 1
+	}
+}
+
+// errUsage marks errors in how a command was invoked.
+var errUsage = errors.New("usage")

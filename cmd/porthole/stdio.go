@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/temporal"
+)
+
+const stdioSummary = `Serve MCP over stdin and stdout for a local MCP client (Claude Code, Cursor,
+the MCP Inspector). The caller is principal "local". Logs go to stderr.`
+
+func runStdio(args []string, stderr io.Writer) error {
+	var ts temporalSettings
+	s := newSettings("stdio", stdioSummary, stderr)
+	ts.register(s)
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	log, sdkLog, err := newLogger(ts.logLevel)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	cfg, err := ts.config()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	adapter, err := temporal.Dial(ctx, cfg, sdkLog)
+	if err != nil {
+		return err
+	}
+	defer adapter.Close()
+	g := gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log})
+	log.Info("serving MCP over stdio", zap.String("namespace", cfg.Namespace), zap.String("version", Version()))
+	return g.ServeStdio(ctx, os.Stdin, os.Stdout)
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// unauthorizedBody is the whole body of every 401: it says nothing about
+// whether a token was missing, malformed or unknown.
+const unauthorizedBody = "authentication required\n"
+
+type principalKey struct{}
+
+// requireBearer admits a request only with exactly one Authorization header
+// of the exact form "Bearer <token>" whose token is in tokens. It then hands
+// the request to the go-sdk's auth.RequireBearerToken with a verifier that
+// reads the principal found here, so tool handlers learn their caller the
+// go-sdk's way (TokenInfo.UserID) and there is no second path.
+//
+// The go-sdk's middleware alone would accept any case of "bearer" and any
+// whitespace between scheme and token, write the verifier's error text into
+// the body, and never send error="invalid_token"; so porthole decides here
+// and shapes its own refusals.
+func requireBearer(tokens func() *Tokens) func(http.Handler) http.Handler {
+	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		name, ok := r.Context().Value(principalKey{}).(string)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: name}, nil
+	}
+	sdk := auth.RequireBearerToken(verifier, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	return func(next http.Handler) http.Handler {
+		inner := sdk(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			token, sent := bearerToken(r.Header)
+			if !sent {
+				unauthorized(w, false)
+				return
+			}
+			name, ok := tokens().Lookup(token)
+			if !ok {
+				unauthorized(w, true)
+				return
+			}
+			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, name)))
+		})
+	}
+}
+
+// bearerToken returns the token of the single Authorization header when it
+// reads exactly "Bearer " followed by a token of RFC 6750 characters. sent is
+// false when no token was sent in that form.
+func bearerToken(h http.Header) (token string, sent bool) {
+	values := h.Values("Authorization")
+	if len(values) != 1 {
+		return "", false
+	}
+	token, ok := strings.CutPrefix(values[0], "Bearer ")
+	if !ok || token == "" {
+		return "", false
+	}
+	for i := 0; i < len(token); i++ {
+		if !isTokenChar(token[i]) {
+			return "", false
+		}
+	}
+	return token, true
+}
+
+// isTokenChar reports whether c may appear in an RFC 6750 b64token.
+func isTokenChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '='
+}
+
+// unauthorized writes porthole's one 401. invalid says a token was sent and
+// refused, which RFC 6750 signals with error="invalid_token".
+func unauthorized(w http.ResponseWriter, invalid bool) {
+	challenge := `Bearer realm="porthole"`
+	if invalid {
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write([]byte(unauthorizedBody))
+}

@@ -1,0 +1,41 @@
+// Package gateway is porthole's front: the MCP server and its fixed tool
+// set, the HTTP transport behind bearer authentication, and the stdio
+// transport.
+//
+// # Trust model
+//
+// Everything a client sends is untrusted: the HTTP request, its headers, the
+// JSON-RPC body and the tool arguments. The gateway trusts only the token
+// digests it loaded and the [read.Reader] it was given. It never sees the
+// Temporal SDK or a Temporal credential: it imports the result types of
+// package temporal/read and nothing else of Temporal, and a dependency test
+// holds it to that.
+//
+// # The path of one HTTP call
+//
+//	POST /mcp -> recover -> bearer authentication (401) -> MCP server
+//	  (go-sdk, stateless, JSON responses) -> argument bounds (policy)
+//	  -> read.Reader -> payload-free result -> JSON -> client
+//
+// Only POST /mcp is served. GET and DELETE on /mcp answer 405 (a stateless
+// server has no stream to resume and no session to end); every other path is
+// 404. stdio takes the same path from the MCP server on, as principal "local".
+//
+// # Authentication
+//
+// A request needs exactly one Authorization header of the form
+// "Bearer <token>", scheme spelled exactly so. The token's SHA-256 digest is
+// compared in constant time with every configured digest; the file of
+// digests names a principal per line (see [Tokens]). A refusal is 401 with
+// WWW-Authenticate: Bearer (and error="invalid_token" when a token was sent)
+// and a fixed body that says nothing about why. The principal reaches tool
+// handlers the go-sdk's way, as TokenInfo.UserID, set by auth.RequireBearerToken
+// with porthole's verifier.
+//
+// # Errors
+//
+// A tool that fails returns a tool error whose text is a fixed sentence for
+// the failure's kind (not found, malformed, throttled, unavailable); the
+// detail goes to the operations log only. A failed read is never an empty
+// success.
+package gateway

@@ -1,0 +1,15 @@
+package gateway
+
+import (
+	"context"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeStdio serves MCP over in and out until in closes or ctx ends. The
+// caller is principal "local". Nothing else may write to out: it is the
+// protocol stream.
+func (g *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return g.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+}

@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// Tokens is the set of principals and the SHA-256 digests of their tokens.
+//
+// The tokens file holds one principal per line: its name, whitespace, and the
+// lowercase hex SHA-256 of its token. Blank lines and lines starting with #
+// are ignored. Names are unique. The file holds no token itself, so reading
+// it does not let anyone call porthole.
+//
+//	# porthole tokens: name and sha256 of the token
+//	alice 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+type Tokens struct {
+	names   []string
+	digests [][sha256.Size]byte
+}
+
+// principalName is what a principal may be called: it appears in logs and
+// audit records, so it is short and plain.
+var principalName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
+// tokenPrefix marks porthole tokens so secret scanners can recognise them.
+const tokenPrefix = "ph_"
+
+// ErrTokensFile wraps every refusal of a tokens file.
+var ErrTokensFile = errors.New("tokens file refused")
+
+// ParseTokens reads a tokens file. A malformed line refuses the whole file,
+// naming the line.
+func ParseTokens(r io.Reader) (*Tokens, error) {
+	t := &Tokens{}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("%w: line %d: want a name and a sha256 digest", ErrTokensFile, n)
+		}
+		name, digest := fields[0], fields[1]
+		if !principalName.MatchString(name) {
+			return nil, fmt.Errorf("%w: line %d: a principal name is 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrTokensFile, n)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%w: line %d: the principal %s appears twice", ErrTokensFile, n, name)
+		}
+		seen[name] = true
+		raw, err := hex.DecodeString(digest)
+		if err != nil || len(raw) != sha256.Size {
+			return nil, fmt.Errorf("%w: line %d: the digest is not 64 hex digits of a sha256", ErrTokensFile, n)
+		}
+		t.names = append(t.names, name)
+		t.digests = append(t.digests, [sha256.Size]byte(raw))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTokensFile, err)
+	}
+	return t, nil
+}
+
+// LoadTokens reads the tokens file at path.
+func LoadTokens(path string) (*Tokens, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTokensFile, err)
+	}
+	defer f.Close()
+	return ParseTokens(f)
+}
+
+// Len is the number of principals.
+func (t *Tokens) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.names)
+}
+
+// Lookup returns the principal whose token this is. It compares digests, all
+// of them, in constant time: the digest has a fixed length, so
+// subtle.ConstantTimeCompare never returns early, and no comparison is
+// skipped once a match is found.
+func (t *Tokens) Lookup(token string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	d := sha256.Sum256([]byte(token))
+	found := -1
+	for i := range t.digests {
+		if subtle.ConstantTimeCompare(d[:], t.digests[i][:]) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return "", false
+	}
+	return t.names[found], true
+}
+
+// NewToken makes a token with 256 bits of randomness.
+func NewToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// Digest is the hex SHA-256 of a token, as the tokens file holds it.
+func Digest(token string) string {
+	d := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(d[:])
+}
+
+// AppendToken makes a token for name, appends its digest to the tokens file
+// at path (created with mode 0600 if missing), and returns the token. The
+// file is read first so that a duplicate name or a malformed file is refused
+// before anything is written.
+func AppendToken(path, name string) (string, error) {
+	if !principalName.MatchString(name) {
+		return "", fmt.Errorf("%w: the name %q is not 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrTokensFile, name)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrTokensFile, err)
+	}
+	defer f.Close()
+	existing, err := ParseTokens(f)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range existing.names {
+		if n == name {
+			return "", fmt.Errorf("%w: the principal %s already has a token; remove its line to replace it", ErrTokensFile, name)
+		}
+	}
+	token, err := NewToken()
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		return "", err
+	}
+	if _, err := fmt.Fprintf(f, "%s %s\n", name, Digest(token)); err != nil {
+		return "", fmt.Errorf("%w: writing: %v", ErrTokensFile, err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("%w: syncing: %v", ErrTokensFile, err)
+	}
+	return token, nil
+}

@@ -1,0 +1,187 @@
+package gateway
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/policy"
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// Tool descriptions are constants: they are what a model reads to choose a
+// tool, and nothing a client or Temporal says can change them. They are
+// short because a model pays for every byte.
+const (
+	descListWorkflows = "List workflow executions in the namespace, newest first, one page at a time. " +
+		"Optional query uses Temporal visibility syntax, e.g. ExecutionStatus = 'Failed' AND WorkflowType = 'Order'. " +
+		"Returns ids, type, task queue, status and times; never inputs, results or memo."
+	descCountWorkflows = "Count workflow executions in the namespace that match an optional visibility query."
+	descDescribeWorkflow = "Describe one workflow execution: status, times, pending activities " +
+		"(attempt, last failure message as quoted text) and pending child workflows. runId defaults to the latest run."
+	descGetWorkflowHistory = "Read one page of a workflow execution's event history: event id, type and time, " +
+		"with activity, timer and child-workflow identifiers. Never payloads or failure details."
+	descDescribeTaskQueue = "Describe a task queue: the workers polling it for workflow and activity tasks, and its backlog."
+	descListSchedules     = "List schedules in the namespace: id, workflow type, paused, recent and next actions."
+	descDescribeSchedule  = "Describe one schedule: its intervals and cron expressions, policies, counts, and recent, running and next actions. Never the action's arguments."
+	descDescribeNamespace = "Describe the namespace porthole reads: state, retention, archival, server version."
+)
+
+// Tool inputs. Field names are camelCase; no input names a namespace, which
+// is fixed when porthole dials.
+
+type listWorkflowsInput struct {
+	Query         string `json:"query,omitempty" jsonschema:"visibility query; empty lists all"`
+	PageSize      int    `json:"pageSize,omitempty" jsonschema:"1 to 100, default 20"`
+	NextPageToken string `json:"nextPageToken,omitempty" jsonschema:"from the previous page"`
+}
+
+type countWorkflowsInput struct {
+	Query string `json:"query,omitempty" jsonschema:"visibility query; empty counts all"`
+}
+
+type workflowInput struct {
+	WorkflowID string `json:"workflowId" jsonschema:"the workflow id"`
+	RunID      string `json:"runId,omitempty" jsonschema:"a run id; default the latest run"`
+}
+
+type historyInput struct {
+	WorkflowID    string `json:"workflowId" jsonschema:"the workflow id"`
+	RunID         string `json:"runId,omitempty" jsonschema:"a run id; default the latest run"`
+	PageSize      int    `json:"pageSize,omitempty" jsonschema:"1 to 500 events, default 20"`
+	NextPageToken string `json:"nextPageToken,omitempty" jsonschema:"from the previous page"`
+}
+
+type taskQueueInput struct {
+	TaskQueue string `json:"taskQueue" jsonschema:"the task queue name"`
+}
+
+type listSchedulesInput struct {
+	PageSize      int    `json:"pageSize,omitempty" jsonschema:"1 to 100, default 20"`
+	NextPageToken string `json:"nextPageToken,omitempty" jsonschema:"from the previous page"`
+}
+
+type scheduleInput struct {
+	ScheduleID string `json:"scheduleId" jsonschema:"the schedule id"`
+}
+
+type noInput struct{}
+
+// tool is one entry of the fixed tool set: its definition, the Go type of its
+// output (walked by the structural test), and how to register its handler.
+type tool struct {
+	def    *mcp.Tool
+	output reflect.Type
+	add    func(*mcp.Server, *mcp.Tool)
+}
+
+// readOnly is the annotation every tool carries.
+func readOnly() *mcp.ToolAnnotations {
+	f := false
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f}
+}
+
+// define builds a tool entry whose handler checks nothing itself: bounds are
+// checked by check before call runs, on the same decoded value.
+func define[In any, Out any](g *Server, name, desc string, check func(*In) error, call func(context.Context, In) (Out, error)) tool {
+	def := &mcp.Tool{Name: name, Description: desc, Annotations: readOnly()}
+	return tool{
+		def:    def,
+		output: reflect.TypeFor[Out](),
+		add: func(s *mcp.Server, t *mcp.Tool) {
+			mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+				var zero Out
+				if err := check(&in); err != nil {
+					return nil, zero, g.refuse(ctx, req, name, err)
+				}
+				out, err := call(ctx, in)
+				if err != nil {
+					return nil, zero, g.fail(ctx, req, name, err)
+				}
+				return nil, out, nil
+			})
+		},
+	}
+}
+
+// catalog is the fixed tool set, bound to a reader.
+func (g *Server) catalog() []tool {
+	r := g.reader
+	return []tool{
+		define(g, policy.ToolListWorkflows, descListWorkflows,
+			func(in *listWorkflowsInput) (err error) {
+				if err = policy.Query(in.Query); err != nil {
+					return err
+				}
+				if err = policy.PageToken(in.NextPageToken); err != nil {
+					return err
+				}
+				in.PageSize, err = policy.PageSize(in.PageSize, policy.MaxPageSize)
+				return err
+			},
+			func(ctx context.Context, in listWorkflowsInput) (*read.WorkflowList, error) {
+				return r.ListWorkflows(ctx, read.ListWorkflowsRequest{Query: in.Query, PageSize: in.PageSize, NextPageToken: in.NextPageToken})
+			}),
+		define(g, policy.ToolCountWorkflows, descCountWorkflows,
+			func(in *countWorkflowsInput) error { return policy.Query(in.Query) },
+			func(ctx context.Context, in countWorkflowsInput) (*read.WorkflowCount, error) {
+				return r.CountWorkflows(ctx, read.CountWorkflowsRequest{Query: in.Query})
+			}),
+		define(g, policy.ToolDescribeWorkflow, descDescribeWorkflow,
+			func(in *workflowInput) error { return checkWorkflowRef(in.WorkflowID, in.RunID) },
+			func(ctx context.Context, in workflowInput) (*read.WorkflowDescription, error) {
+				return r.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: in.WorkflowID, RunID: in.RunID})
+			}),
+		define(g, policy.ToolGetWorkflowHistory, descGetWorkflowHistory,
+			func(in *historyInput) (err error) {
+				if err = checkWorkflowRef(in.WorkflowID, in.RunID); err != nil {
+					return err
+				}
+				if err = policy.PageToken(in.NextPageToken); err != nil {
+					return err
+				}
+				in.PageSize, err = policy.PageSize(in.PageSize, policy.MaxHistoryPageSize)
+				return err
+			},
+			func(ctx context.Context, in historyInput) (*read.History, error) {
+				return r.GetWorkflowHistory(ctx, read.HistoryRequest{
+					WorkflowRef: read.WorkflowRef{WorkflowID: in.WorkflowID, RunID: in.RunID},
+					PageSize:    in.PageSize, NextPageToken: in.NextPageToken,
+				})
+			}),
+		define(g, policy.ToolDescribeTaskQueue, descDescribeTaskQueue,
+			func(in *taskQueueInput) error { return policy.Identifier("taskQueue", in.TaskQueue, true) },
+			func(ctx context.Context, in taskQueueInput) (*read.TaskQueueDescription, error) {
+				return r.DescribeTaskQueue(ctx, read.TaskQueueRequest{TaskQueue: in.TaskQueue})
+			}),
+		define(g, policy.ToolListSchedules, descListSchedules,
+			func(in *listSchedulesInput) (err error) {
+				if err = policy.PageToken(in.NextPageToken); err != nil {
+					return err
+				}
+				in.PageSize, err = policy.PageSize(in.PageSize, policy.MaxPageSize)
+				return err
+			},
+			func(ctx context.Context, in listSchedulesInput) (*read.ScheduleList, error) {
+				return r.ListSchedules(ctx, read.ListSchedulesRequest{PageSize: in.PageSize, NextPageToken: in.NextPageToken})
+			}),
+		define(g, policy.ToolDescribeSchedule, descDescribeSchedule,
+			func(in *scheduleInput) error { return policy.Identifier("scheduleId", in.ScheduleID, true) },
+			func(ctx context.Context, in scheduleInput) (*read.ScheduleDescription, error) {
+				return r.DescribeSchedule(ctx, read.ScheduleRef{ScheduleID: in.ScheduleID})
+			}),
+		define(g, policy.ToolDescribeNamespace, descDescribeNamespace,
+			func(*noInput) error { return nil },
+			func(ctx context.Context, _ noInput) (*read.NamespaceDescription, error) {
+				return r.DescribeNamespace(ctx)
+			}),
+	}
+}
+
+func checkWorkflowRef(workflowID, runID string) error {
+	if err := policy.Identifier("workflowId", workflowID, true); err != nil {
+		return err
+	}
+	return policy.Identifier("runId", runID, false)
+}

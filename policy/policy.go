@@ -1,0 +1,126 @@
+// Package policy decides what a call may ask for before anything reaches
+// Temporal: which tools exist, and whether a call's arguments are in bounds.
+//
+// # Trust model
+//
+// Arguments come from a client porthole does not trust. Every bound here is
+// checked on the decoded value that is then dispatched, and a value out of
+// bounds is refused with a sentence that says which argument and why, never
+// clamped silently: a client that asked for 10,000 workflows should learn it
+// got at most 100 because it asked wrongly, not because the list was short.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The fixed tool set. Nothing that starts, signals, queries, updates,
+// cancels, terminates, resets, deletes, pauses or triggers is among them.
+const (
+	ToolListWorkflows      = "list_workflows"
+	ToolCountWorkflows     = "count_workflows"
+	ToolDescribeWorkflow   = "describe_workflow"
+	ToolGetWorkflowHistory = "get_workflow_history"
+	ToolDescribeTaskQueue  = "describe_task_queue"
+	ToolListSchedules      = "list_schedules"
+	ToolDescribeSchedule   = "describe_schedule"
+	ToolDescribeNamespace  = "describe_namespace"
+)
+
+// Tools lists every tool porthole serves, in the order tools/list shows them.
+var Tools = []string{
+	ToolListWorkflows,
+	ToolCountWorkflows,
+	ToolDescribeWorkflow,
+	ToolGetWorkflowHistory,
+	ToolDescribeTaskQueue,
+	ToolListSchedules,
+	ToolDescribeSchedule,
+	ToolDescribeNamespace,
+}
+
+// Bounds on arguments.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	// MaxHistoryPageSize is larger because history events are small.
+	MaxHistoryPageSize = 500
+	// MaxIdentifierLen bounds workflow ids, run ids, task queue and schedule
+	// names a client sends. Temporal's own default limit is 1000 bytes;
+	// porthole's results cap identifiers at 256, and nothing longer can be
+	// asked for that porthole could show.
+	MaxIdentifierLen = 1000
+	// MaxQueryLen bounds a visibility query.
+	MaxQueryLen = 2048
+	// MaxPageTokenLen bounds an opaque page token handed back.
+	MaxPageTokenLen = 4096
+)
+
+// ErrOutOfBounds wraps every argument refusal. Its text is a sentence meant
+// for the client.
+var ErrOutOfBounds = errors.New("argument out of bounds")
+
+type boundsError struct{ sentence string }
+
+func (e *boundsError) Error() string        { return e.sentence }
+func (e *boundsError) Is(target error) bool { return target == ErrOutOfBounds }
+
+func refuse(format string, args ...any) error {
+	return &boundsError{sentence: fmt.Sprintf(format, args...)}
+}
+
+// PageSize returns the page size to use: the default when the client gave
+// none, the value when it is within 1..max, a refusal otherwise.
+func PageSize(n, max int) (int, error) {
+	switch {
+	case n == 0:
+		return min(DefaultPageSize, max), nil
+	case n < 0:
+		return 0, refuse("pageSize must be positive; it was %d", n)
+	case n > max:
+		return 0, refuse("pageSize may be at most %d; it was %d", max, n)
+	}
+	return n, nil
+}
+
+// Identifier checks an identifier argument: present when required, valid
+// UTF-8, no control characters, not too long.
+func Identifier(arg, v string, required bool) error {
+	switch {
+	case v == "" && required:
+		return refuse("%s is required", arg)
+	case len(v) > MaxIdentifierLen:
+		return refuse("%s may be at most %d bytes; it was %d", arg, MaxIdentifierLen, len(v))
+	case !utf8.ValidString(v):
+		return refuse("%s is not valid UTF-8", arg)
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return refuse("%s contains a control character", arg)
+		}
+	}
+	return nil
+}
+
+// Query checks a visibility query's size. Screening of the attributes it
+// names is a separate step.
+func Query(q string) error {
+	if len(q) > MaxQueryLen {
+		return refuse("query may be at most %d bytes; it was %d", MaxQueryLen, len(q))
+	}
+	if !utf8.ValidString(q) {
+		return refuse("query is not valid UTF-8")
+	}
+	return nil
+}
+
+// PageToken checks an opaque page token's size.
+func PageToken(t string) error {
+	if len(t) > MaxPageTokenLen {
+		return refuse("nextPageToken is longer than any porthole issues")
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPageSizeRefusesInsteadOfClamping(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		in, max int
+		want    int
+		refused string
+	}{
+		{"no page size takes the default", 0, MaxPageSize, DefaultPageSize, ""},
+		{"a page size within bounds is kept", 7, MaxPageSize, 7, ""},
+		{"the maximum itself is allowed", MaxPageSize, MaxPageSize, MaxPageSize, ""},
+		{"one over the maximum is refused", MaxPageSize + 1, MaxPageSize, 0, "at most 100"},
+		{"a huge page size is refused", 1 << 30, MaxPageSize, 0, "at most 100"},
+		{"a negative page size is refused", -1, MaxPageSize, 0, "positive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := PageSize(tc.in, tc.max)
+			if tc.refused != "" {
+				if !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("PageSize(%d) = %d, %v; want a refusal with %q", tc.in, got, err, tc.refused)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("PageSize(%d) = %d, %v; want %d", tc.in, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestIdentifierRefusesWhatCannotBeAnIdentifier(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		v        string
+		required bool
+		refused  bool
+	}{
+		{"a plain id is accepted", "order-1", true, false},
+		{"an empty optional id is accepted", "", false, false},
+		{"an empty required id is refused", "", true, true},
+		{"a newline is refused", "a\nb", true, true},
+		{"an escape character is refused", "a\x1b[31mb", true, true},
+		{"invalid UTF-8 is refused", "a\xffb", true, true},
+		{"an overlong id is refused", strings.Repeat("x", MaxIdentifierLen+1), true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := Identifier("workflowId", tc.v, tc.required)
+			if (err != nil) != tc.refused {
+				t.Fatalf("Identifier(%q) = %v, refused want %v", tc.v, err, tc.refused)
+			}
+			if err != nil && !strings.Contains(err.Error(), "workflowId") {
+				t.Fatalf("refusal %q does not name the argument", err)
+			}
+		})
+	}
+}
