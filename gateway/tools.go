@@ -17,7 +17,7 @@ const (
 	descListWorkflows = "List workflow executions in the namespace, newest first, one page at a time. " +
 		"Optional query uses Temporal visibility syntax, e.g. ExecutionStatus = 'Failed' AND WorkflowType = 'Order'. " +
 		"Returns ids, type, task queue, status and times; never inputs, results or memo."
-	descCountWorkflows = "Count workflow executions in the namespace that match an optional visibility query."
+	descCountWorkflows   = "Count workflow executions in the namespace that match an optional visibility query."
 	descDescribeWorkflow = "Describe one workflow execution: status, times, pending activities " +
 		"(attempt, last failure message as quoted text) and pending child workflows. runId defaults to the latest run."
 	descGetWorkflowHistory = "Read one page of a workflow execution's event history: event id, type and time, " +

@@ -1,0 +1,191 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// servedTools are exactly the tools porthole may serve.
+var servedTools = []string{
+	"list_workflows", "count_workflows", "describe_workflow", "get_workflow_history",
+	"describe_task_queue", "list_schedules", "describe_schedule", "describe_namespace",
+}
+
+// connect returns an in-memory MCP client session to a server over r.
+func connect(t *testing.T, g *Server) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := g.MCP().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func listTools(t *testing.T, cs *mcp.ClientSession) []*mcp.Tool {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools
+}
+
+// checkServedTools returns what is wrong with a served tool list: a name
+// other than want's, or a tool not annotated read-only and non-destructive.
+func checkServedTools(tools []*mcp.Tool, want []string) []string {
+	var problems []string
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+		a := tl.Annotations
+		if a == nil || !a.ReadOnlyHint {
+			problems = append(problems, tl.Name+" is not annotated readOnlyHint: true")
+		}
+		if a == nil || a.DestructiveHint == nil || *a.DestructiveHint {
+			problems = append(problems, tl.Name+" is not annotated destructiveHint: false")
+		}
+	}
+	slices.Sort(names)
+	sorted := slices.Sorted(slices.Values(want))
+	if !slices.Equal(names, sorted) {
+		problems = append(problems, fmt.Sprintf("served tools %v, want exactly %v", names, sorted))
+	}
+	return problems
+}
+
+func TestOnlyReadToolsAreServed(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, NewServer(&fakeReader{}, Options{Namespace: "default"}))
+	for _, p := range checkServedTools(listTools(t, cs), servedTools) {
+		t.Error(p)
+	}
+}
+
+func TestServedToolCheckFailsWhenBroken(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, NewServer(&fakeReader{}, Options{Namespace: "default"}))
+	tools := listTools(t, cs)
+	yes := true
+	cases := map[string][]*mcp.Tool{
+		"an extra tool":  append(slices.Clone(tools), &mcp.Tool{Name: "terminate_workflow", Annotations: readOnly()}),
+		"a missing tool": tools[1:],
+		"a tool not marked read-only": append(slices.Clone(tools[1:]), &mcp.Tool{Name: tools[0].Name,
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool)}}),
+		"a destructive tool": append(slices.Clone(tools[1:]), &mcp.Tool{Name: tools[0].Name,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &yes}}),
+	}
+	for name, broken := range cases {
+		if len(checkServedTools(broken, servedTools)) == 0 {
+			t.Errorf("the check passed %s", name)
+		}
+	}
+}
+
+// mutatingVerbs are the words a tool that changes Temporal would carry.
+var mutatingVerbs = []string{
+	"start", "signal", "query", "update", "cancel", "terminate", "reset", "delete",
+	"pause", "unpause", "trigger", "batch", "create", "patch", "execute", "backfill", "complete", "fail", "heartbeat",
+}
+
+// mutatingWords returns the mutating verbs found anywhere in a tool name,
+// ignoring case and separators, so that neither camelCase nor run-together
+// words hide one. "query" is among them: a workflow query runs worker code.
+func mutatingWords(name string) []string {
+	flat := regexp.MustCompile(`[^a-z]+`).ReplaceAllString(strings.ToLower(name), "")
+	var found []string
+	for _, verb := range mutatingVerbs {
+		if strings.Contains(flat, verb) {
+			found = append(found, verb)
+		}
+	}
+	return found
+}
+
+func TestNoMutatingVerbIsReachable(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, NewServer(&fakeReader{}, Options{Namespace: "default"}))
+	for _, tl := range listTools(t, cs) {
+		if w := mutatingWords(tl.Name); len(w) > 0 {
+			t.Errorf("tool %s carries mutating verbs %v", tl.Name, w)
+		}
+	}
+	for _, tl := range (&Server{reader: &fakeReader{}}).catalog() {
+		if w := mutatingWords(tl.def.Name); len(w) > 0 {
+			t.Errorf("catalog tool %s carries mutating verbs %v", tl.def.Name, w)
+		}
+	}
+}
+
+func TestMutatingVerbScreenFailsWhenBroken(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"terminate_workflow", "signalWorkflow", "start-workflow", "query_workflow", "pause_schedule", "TRIGGER_SCHEDULE", "batch_reset", "terminateworkflow"} {
+		if len(mutatingWords(name)) == 0 {
+			t.Errorf("the screen passed %s", name)
+		}
+	}
+}
+
+func TestToolDescriptionsAreConstantAndShort(t *testing.T) {
+	t.Parallel()
+	for _, tl := range (&Server{reader: &fakeReader{}}).catalog() {
+		if tl.def.Description == "" || len(tl.def.Description) > 300 {
+			t.Errorf("%s: description of %d bytes, want 1..300", tl.def.Name, len(tl.def.Description))
+		}
+	}
+}
+
+func TestArgumentsOutOfBoundsAreRefusedBeforeTemporal(t *testing.T) {
+	t.Parallel()
+	r := &fakeReader{}
+	cs := connect(t, NewServer(r, Options{Namespace: "default"}))
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"an oversized page size", "list_workflows", map[string]any{"pageSize": 5000}, "pageSize may be at most 100"},
+		{"a negative page size", "list_schedules", map[string]any{"pageSize": -3}, "pageSize must be positive"},
+		{"an oversized history page", "get_workflow_history", map[string]any{"workflowId": "a", "pageSize": 501}, "at most 500"},
+		{"a missing workflow id", "describe_workflow", map[string]any{}, "workflowId"},
+		{"an empty workflow id", "describe_workflow", map[string]any{"workflowId": ""}, "workflowId is required"},
+		{"a control character in a run id", "describe_workflow", map[string]any{"workflowId": "a", "runId": "x\x1by"}, "runId contains a control character"},
+		{"an overlong query", "count_workflows", map[string]any{"query": strings.Repeat("a", 3000)}, "query may be at most 2048"},
+		{"an unknown argument", "describe_namespace", map[string]any{"namespace": "other"}, "namespace"},
+		{"a namespace argument to a list", "list_workflows", map[string]any{"namespace": "other"}, "namespace"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				// A protocol-level refusal is also a refusal; it must still say why.
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v does not mention %q", err, tc.want)
+				}
+				return
+			}
+			if !res.IsError {
+				t.Fatalf("%s with %v succeeded", tc.tool, tc.args)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			if !strings.Contains(text, tc.want) {
+				t.Fatalf("refusal %q does not mention %q", text, tc.want)
+			}
+		})
+	}
+	if r.calls != 0 {
+		t.Fatalf("%d refused calls reached the reader", r.calls)
+	}
+}
