@@ -1,0 +1,527 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/temporal/read"
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
+)
+
+// baseEnv is the environment every porthole process gets in these tests:
+// nothing of the test's own, so a setting cannot leak in by accident.
+func baseEnv(extra ...string) []string {
+	return append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + os.Getenv("HOME"),
+		"TEMPORAL_ADDRESS=" + e2e.temporal.FrontendHostPort(),
+		"TEMPORAL_NAMESPACE=" + e2e.temporal.Namespace,
+	}, extra...)
+}
+
+// syncBuffer collects a process's stderr while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// process is a running porthole with its operations log. done is closed
+// when it exits; err is then its exit error.
+type process struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// startPorthole runs the built binary and waits until a log line whose msg is
+// want appears, returning that line's fields.
+func startPorthole(t *testing.T, env []string, want string, args ...string) (*process, map[string]any) {
+	t.Helper()
+	cmd := exec.Command(e2e.bin, args...)
+	cmd.Env = env
+	logs := &syncBuffer{}
+	pr, pw := io.Pipe()
+	cmd.Stderr = io.MultiWriter(logs, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, logs: logs, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); pw.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	found := make(chan map[string]any, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == want {
+				found <- line
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case line := <-found:
+		return p, line
+	case <-p.done:
+		t.Fatalf("porthole %v exited (%v) before logging %q:\n%s", args, p.err, want, logs)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("porthole %v did not log %q within 30s:\n%s", args, want, logs)
+	}
+	return nil, nil
+}
+
+// newToken runs `porthole token new` and returns the tokens file and token.
+func newToken(t *testing.T, name string) (file, token string) {
+	t.Helper()
+	file = filepath.Join(t.TempDir(), "tokens")
+	cmd := exec.Command(e2e.bin, "token", "new", "--name", name, "--tokens-file", file)
+	cmd.Env = baseEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("token new: %v\n%s", err, stderr.String())
+	}
+	token = strings.TrimSpace(stdout.String())
+	if !strings.HasPrefix(token, "ph_") || strings.Count(stdout.String(), "\n") != 1 {
+		t.Fatalf("token new printed %q, want one ph_ token line", stdout.String())
+	}
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("tokens file: %v, %v; want mode 0600", st, err)
+	}
+	return file, token
+}
+
+// recordingTransport adds the bearer token and keeps every response body
+// byte for byte, so a test can search exactly what came over the wire.
+type recordingTransport struct {
+	token string
+	mu    sync.Mutex
+	wire  bytes.Buffer
+}
+
+func (rt *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if rt.token != "" {
+		req.Header.Set("Authorization", "Bearer "+rt.token)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	rt.wire.Write(body)
+	rt.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
+func (rt *recordingTransport) bytes() []byte {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return bytes.Clone(rt.wire.Bytes())
+}
+
+// serveHTTP starts `porthole serve` with a fresh token and returns its
+// endpoint, the token and the process.
+func serveHTTP(t *testing.T) (endpoint, token string, p *process) {
+	t.Helper()
+	file, token := newToken(t, "e2e-agent")
+	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file), "serving MCP", "serve")
+	return line["endpoint"].(string), token, p
+}
+
+func connectHTTP(t *testing.T, endpoint string, rt *recordingTransport) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func connectStdio(t *testing.T) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(e2e.bin, "stdio")
+	cmd.Env = baseEnv()
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("stdio connect: %v\n%s", err, logs)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, logs
+}
+
+// everyCall is one call of every tool, with the answer each must give.
+var everyCall = []struct {
+	tool  string
+	args  map[string]any
+	check func(t *testing.T, structured []byte)
+}{
+	{"list_workflows", map[string]any{"pageSize": 100}, func(t *testing.T, b []byte) {
+		var l read.WorkflowList
+		decode(t, b, &l)
+		status := map[string]read.WorkflowStatus{}
+		for _, w := range l.Workflows {
+			status[w.WorkflowID] = w.Status
+		}
+		for id, want := range map[string]read.WorkflowStatus{
+			temporaltest.CompletedWorkflowID: "Completed", temporaltest.FailedWorkflowID: "Failed",
+			temporaltest.RunningWorkflowID: "Running", temporaltest.ChildWorkflowID: "Running",
+		} {
+			if status[id] != want {
+				t.Errorf("status of %s = %q, want %q", id, status[id], want)
+			}
+		}
+	}},
+	{"count_workflows", map[string]any{"query": "ExecutionStatus = 'Failed'"}, func(t *testing.T, b []byte) {
+		var c read.WorkflowCount
+		decode(t, b, &c)
+		if c.Count != 1 {
+			t.Errorf("failed count = %d, want 1", c.Count)
+		}
+	}},
+	{"describe_workflow", map[string]any{"workflowId": temporaltest.RunningWorkflowID}, func(t *testing.T, b []byte) {
+		var d read.WorkflowDescription
+		decode(t, b, &d)
+		if d.Workflow.Status != "Running" || len(d.PendingActivities) != 1 || len(d.PendingChildren) != 1 {
+			t.Fatalf("describe = %+v", d)
+		}
+		p := d.PendingActivities[0]
+		if p.ActivityType != temporaltest.ReserveActivityType || p.Attempt < 2 || p.LastFailure == nil || p.LastFailure.Kind != "application" {
+			t.Errorf("pending activity = %+v", p)
+		}
+	}},
+	{"describe_workflow", map[string]any{"workflowId": temporaltest.FailedWorkflowID}, func(t *testing.T, b []byte) {
+		var d read.WorkflowDescription
+		decode(t, b, &d)
+		if d.Workflow.Status != "Failed" || d.Workflow.CloseTime == nil {
+			t.Errorf("describe failed workflow = %+v", d.Workflow)
+		}
+	}},
+	{"get_workflow_history", map[string]any{"workflowId": temporaltest.CompletedWorkflowID, "pageSize": 500}, func(t *testing.T, b []byte) {
+		var h read.History
+		decode(t, b, &h)
+		var types []string
+		for _, e := range h.Events {
+			types = append(types, e.EventType)
+			if e.EventType == "ActivityTaskScheduled" && (e.ActivityType != temporaltest.ChargeActivityType || e.ActivityID == "") {
+				t.Errorf("scheduled event = %+v", e)
+			}
+		}
+		for _, want := range []string{"WorkflowExecutionStarted", "ActivityTaskScheduled", "ActivityTaskStarted", "ActivityTaskCompleted", "WorkflowExecutionCompleted"} {
+			if !slices.Contains(types, want) {
+				t.Errorf("history lacks %s: %v", want, types)
+			}
+		}
+	}},
+	{"get_workflow_history", map[string]any{"workflowId": temporaltest.RunningWorkflowID}, func(t *testing.T, b []byte) {
+		var h read.History
+		decode(t, b, &h)
+		var child, timer bool
+		for _, e := range h.Events {
+			child = child || (e.ChildWorkflowID == temporaltest.ChildWorkflowID && e.ChildWorkflowType == temporaltest.ChildWorkflowType)
+			timer = timer || (e.EventType == "TimerStarted" && e.TimerID != "")
+		}
+		if !child || !timer {
+			t.Errorf("history of the running workflow lacks the child (%v) or the timer (%v)", child, timer)
+		}
+	}},
+	{"describe_task_queue", map[string]any{"taskQueue": temporaltest.TaskQueue}, func(t *testing.T, b []byte) {
+		var q read.TaskQueueDescription
+		decode(t, b, &q)
+		if len(q.Workflow.Pollers) == 0 || len(q.Activity.Pollers) == 0 {
+			t.Errorf("task queue = %+v", q)
+		}
+	}},
+	{"list_schedules", nil, func(t *testing.T, b []byte) {
+		var l read.ScheduleList
+		decode(t, b, &l)
+		if len(l.Schedules) != 1 || l.Schedules[0].ScheduleID != temporaltest.ScheduleID || len(l.Schedules[0].RecentActions) == 0 {
+			t.Errorf("schedules = %+v", l.Schedules)
+		}
+	}},
+	{"describe_schedule", map[string]any{"scheduleId": temporaltest.ScheduleID}, func(t *testing.T, b []byte) {
+		var d read.ScheduleDescription
+		decode(t, b, &d)
+		if d.WorkflowType != temporaltest.OrderWorkflowType || d.TaskQueue != temporaltest.TaskQueue || d.ActionCount < 1 {
+			t.Errorf("schedule = %+v", d)
+		}
+	}},
+	{"describe_namespace", nil, func(t *testing.T, b []byte) {
+		var n read.NamespaceDescription
+		decode(t, b, &n)
+		if n.Namespace != e2e.temporal.Namespace || n.State != "Registered" {
+			t.Errorf("namespace = %+v", n)
+		}
+	}},
+}
+
+func decode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+}
+
+// callEveryTool calls every tool and checks each answer, its observation,
+// and where free text appears. It returns every result, marshalled.
+func callEveryTool(t *testing.T, cs *mcp.ClientSession) []byte {
+	t.Helper()
+	var all bytes.Buffer
+	for _, c := range everyCall {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+		raw, _ := json.Marshal(res)
+		all.Write(raw)
+		if res.IsError {
+			t.Fatalf("%s returned a tool error: %s", c.tool, raw)
+		}
+		structured, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obs read.Observation
+		decode(t, structured, &obs)
+		if obs.Namespace != e2e.temporal.Namespace || obs.ObservedAt.IsZero() || time.Since(obs.ObservedAt) > time.Minute {
+			t.Errorf("%s: observation %+v, want the namespace and a fresh time", c.tool, obs)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !json.Valid([]byte(text)) {
+			t.Errorf("%s: text content is not the JSON of the result", c.tool)
+		}
+		checkFreeTextIsQuoted(t, c.tool, structured)
+		t.Run(c.tool, func(t *testing.T) { c.check(t, structured) })
+	}
+	return all.Bytes()
+}
+
+// checkFreeTextIsQuoted fails if the seeder's free-text marker appears
+// anywhere but in the text of an object whose origin says it is quoted.
+func checkFreeTextIsQuoted(t *testing.T, tool string, structured []byte) {
+	t.Helper()
+	var v any
+	decode(t, structured, &v)
+	var walk func(v any, quoted bool, path string)
+	walk = func(v any, quoted bool, path string) {
+		switch x := v.(type) {
+		case map[string]any:
+			isQuote := x["origin"] == "porthole-quoting-temporal"
+			for k, e := range x {
+				walk(e, isQuote && k == "text", path+"."+k)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, false, path+"[]")
+			}
+		case string:
+			if strings.Contains(x, temporaltest.FreeTextMarker) && !quoted {
+				t.Errorf("%s: free text from Temporal outside quoted text at %s: %q", tool, path, x)
+			}
+		}
+	}
+	walk(v, false, tool)
+}
+
+func assertNoCanary(t *testing.T, where string, b []byte) {
+	t.Helper()
+	if len(b) == 0 {
+		t.Fatalf("%s: nothing to search; the check would be vacuous", where)
+	}
+	if i := bytes.Index(b, []byte(temporaltest.CanaryPrefix)); i >= 0 {
+		t.Fatalf("%s: a canary leaked: ...%s...", where, b[max(0, i-200):min(len(b), i+80)])
+	}
+}
+
+func TestEveryToolOverHTTP(t *testing.T) {
+	t.Parallel()
+	endpoint, token, p := serveHTTP(t)
+	rt := &recordingTransport{token: token}
+	cs := connectHTTP(t, endpoint, rt)
+	callEveryTool(t, cs)
+	wire := rt.bytes()
+	assertNoCanary(t, "HTTP wire", wire)
+	if !bytes.Contains(wire, []byte(temporaltest.FreeTextMarker)) {
+		t.Error("the failure message never reached the client; the free-text check would be vacuous")
+	}
+	assertNoCanary(t, "operations log", []byte(p.logs.String()+"x"))
+	if strings.Contains(p.logs.String(), token) {
+		t.Error("the token appears in the operations log")
+	}
+}
+
+func TestEveryToolOverStdio(t *testing.T) {
+	t.Parallel()
+	cs, logs := connectStdio(t)
+	all := callEveryTool(t, cs)
+	assertNoCanary(t, "stdio results", all)
+	assertNoCanary(t, "stdio operations log", []byte(logs.String()+"x"))
+}
+
+func TestFailuresAreToolErrorsWithASentence(t *testing.T) {
+	t.Parallel()
+	endpoint, token, _ := serveHTTP(t)
+	cs := connectHTTP(t, endpoint, &recordingTransport{token: token})
+	stdio, _ := connectStdio(t)
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"a workflow that does not exist", "describe_workflow", map[string]any{"workflowId": "no-such-workflow"}, "found nothing"},
+		{"the history of a workflow that does not exist", "get_workflow_history", map[string]any{"workflowId": "no-such-workflow"}, "found nothing"},
+		{"a schedule that does not exist", "describe_schedule", map[string]any{"scheduleId": "no-such-schedule"}, "found nothing"},
+		{"a malformed query", "list_workflows", map[string]any{"query": "WorkflowId = = ("}, "malformed"},
+		{"a malformed count query", "count_workflows", map[string]any{"query": "ORDER BY"}, "malformed"},
+		{"an oversized page size", "list_workflows", map[string]any{"pageSize": 1000}, "at most 100"},
+		{"a forged page token", "list_workflows", map[string]any{"nextPageToken": "!!not-a-token!!"}, "malformed"},
+	}
+	for name, session := range map[string]*mcp.ClientSession{"http": cs, "stdio": stdio} {
+		for _, tc := range cases {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil {
+					t.Fatalf("protocol error %v; want a tool error", err)
+				}
+				if !res.IsError || res.StructuredContent != nil {
+					t.Fatalf("IsError=%v structured=%v; want a tool error and no result", res.IsError, res.StructuredContent)
+				}
+				text := res.Content[0].(*mcp.TextContent).Text
+				if !strings.Contains(text, tc.want) || !strings.HasSuffix(strings.TrimSpace(text), ".") && !strings.Contains(text, "at most") {
+					t.Fatalf("error text %q, want a sentence containing %q", text, tc.want)
+				}
+			})
+		}
+	}
+}
+
+func TestHTTPRefusesRequestsWithoutAToken(t *testing.T) {
+	t.Parallel()
+	endpoint, _, _ := serveHTTP(t)
+	for _, auth := range []string{"", "Bearer ph_not-a-real-token", "bearer x"} {
+		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), "namespace") {
+			t.Errorf("auth %q: status %d body %q; want a bare 401", auth, resp.StatusCode, body)
+		}
+	}
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequest(method, endpoint, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s /mcp: status %d, want 405", method, resp.StatusCode)
+		}
+	}
+}
+
+// freePort returns a loopback address nobody listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestServeWithoutATokenServesNothing(t *testing.T) {
+	t.Parallel()
+	addr := freePort(t)
+	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR="+addr), "WARNING: no token is configured, so the MCP listener is not started and nothing is served on its port. "+
+		"Make a token with 'porthole token new --name NAME --tokens-file FILE' and set PORTHOLE_TOKENS_FILE.", "serve")
+	if line["level"] != "warn" {
+		t.Errorf("level %v, want warn", line["level"])
+	}
+	time.Sleep(300 * time.Millisecond)
+	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		conn.Close()
+		t.Fatalf("something listens on %s without a token", addr)
+	}
+	select {
+	case <-p.done:
+		t.Fatalf("porthole exited (%v); a missing token is a warning, not a crash", p.err)
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.done
+	if p.err != nil {
+		t.Fatalf("exit after SIGTERM: %v", p.err)
+	}
+}
+
+func TestServeWithoutAuthenticationSaysSoAtStart(t *testing.T) {
+	t.Parallel()
+	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
+	if !strings.Contains(p.logs.String(), "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set") {
+		t.Fatalf("no warning at start:\n%s", p.logs)
+	}
+	cs := connectHTTP(t, line["endpoint"].(string), &recordingTransport{})
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"}); err != nil {
+		t.Fatal(err)
+	}
+}
