@@ -1,0 +1,47 @@
+# porthole's two quick-start commands are `make demo` and `make test`.
+# Both install the Temporal CLI into a cache folder this Makefile owns,
+# once, and reuse it after that.
+
+TEMPORAL_CLI_VERSION := v1.5.1
+CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/porthole
+TEMPORAL_CLI := $(CACHE_DIR)/temporal-cli-$(TEMPORAL_CLI_VERSION)/temporal
+# The tests and the demo find the CLI here.
+export PORTHOLE_TEMPORAL_CLI := $(TEMPORAL_CLI)
+
+GO ?= go
+FUZZTIME ?= 10s
+
+.PHONY: build demo test check temporal-cli fuzz clean
+
+## build: the porthole binary, as the Dockerfile builds it, into bin/
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/porthole ./cmd/porthole
+
+## demo: a Temporal dev server with sample workflows, a token, and porthole serve
+demo: $(TEMPORAL_CLI) build
+	$(GO) build -o bin/porthole-demo ./cmd/porthole-demo
+	./bin/porthole-demo
+
+## test: formatting, vet, and every test with the race detector
+test: $(TEMPORAL_CLI) check
+	$(GO) test -race -count=1 ./...
+
+## check: formatting and vet
+check:
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 10s)
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./redact/
+
+## temporal-cli: install the Temporal CLI into the cache (about 6 minutes cold)
+temporal-cli: $(TEMPORAL_CLI)
+
+$(TEMPORAL_CLI):
+	@echo "Installing the Temporal CLI $(TEMPORAL_CLI_VERSION) into $(dir $@); the first build takes about six minutes."
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+
+clean:
+	rm -rf bin/
