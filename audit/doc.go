@@ -1,0 +1,41 @@
+// Package audit writes porthole's audit log: who asked what, when, from
+// where, and what came of it, in a file a reviewer can verify.
+//
+// # Records
+//
+// The log is JSON lines, one record per line, written with zap's JSON
+// encoder to a sink of its own (a file, stdout or stderr), never mixed into
+// the operations log. Every tools/call and tools/list leaves a "call" record
+// before it is dispatched and a "result" record after it ends; a request
+// refused at the HTTP front (401, 403, 413, 429, invalid JSON-RPC) leaves a
+// "denial" record. docs/audit.md gives the schema.
+//
+// # Trust model
+//
+// Everything a client sent is untrusted: the tool name, the argument names
+// and values, the user agent. Each such string is written as a Go-quoted
+// ASCII string (strconv.QuoteToASCII), capped in length, with secrets the
+// redactor recognises replaced, so a record is always exactly one line of
+// printable ASCII that no log viewer renders as anything but text; nothing
+// untrusted is ever a message field. Principal names come from the tokens
+// file, whose syntax admits only plain names.
+//
+// # Fail closed
+//
+// [Log.Write] returns only once the record is in the sink. A sink that fails
+// or does not answer within the timeout makes Write return
+// [ErrUnavailable], and the gateway then refuses the call: nothing reaches
+// Temporal unless its call record was written. One goroutine owns the sink,
+// so a sink that blocks costs one goroutine, not one per call.
+//
+// # Tamper evidence
+//
+// Each record carries a sequence number, the SHA-256 of the previous line
+// ("prev") and an HMAC-SHA256, keyed from PORTHOLE_AUDIT_KEY_FILE, over its
+// own bytes, which include prev. [Verify] walks one file or a rotated series
+// and reports the first record that was edited, deleted, reordered, inserted
+// or truncated. Rotation starts the new file with an "anchor" record linked
+// to the last record of the old one; a restart continues the chain when the
+// file's last record verifies, and otherwise starts a new chain with a
+// "chain-start" record that says why.
+package audit

@@ -1,0 +1,93 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// macSuffix begins the last field of every line; the HMAC covers every byte
+// of the line before it, with "}" in place of this suffix.
+const macSuffix = `,"mac":"`
+
+// seal appends the HMAC field to an encoded record body "{...}".
+func seal(key, body []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	sum := hex.EncodeToString(m.Sum(nil))
+	line := make([]byte, 0, len(body)+len(macSuffix)+len(sum)+3)
+	line = append(line, body[:len(body)-1]...)
+	line = append(line, macSuffix...)
+	line = append(line, sum...)
+	line = append(line, '"', '}', '\n')
+	return line
+}
+
+// lineHash is what the next record's prev names: the SHA-256 of a whole line
+// without its newline.
+func lineHash(line []byte) string {
+	sum := sha256.Sum256(bytes.TrimSuffix(line, []byte("\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// Entry is a record as read back from a log.
+type Entry struct {
+	Time       time.Time `json:"time"`
+	Seq        uint64    `json:"seq"`
+	Prev       string    `json:"prev"`
+	Kind       Kind      `json:"kind"`
+	RequestID  string    `json:"requestId"`
+	Principal  string    `json:"principal"`
+	ClientAddr string    `json:"clientAddr"`
+	Transport  string    `json:"transport"`
+	UserAgent  string    `json:"userAgent"`
+	Method     string    `json:"method"`
+	Tool       string    `json:"tool"`
+	Args       []struct {
+		Name      string `json:"name"`
+		Value     string `json:"value"`
+		Truncated bool   `json:"truncated"`
+	} `json:"args"`
+	Outcome         Outcome `json:"outcome"`
+	Status          int     `json:"status"`
+	Reason          string  `json:"reason"`
+	DurationMs      float64 `json:"durationMs"`
+	ResultBytes     int     `json:"resultBytes"`
+	Redactions      int     `json:"redactions"`
+	Cached          bool    `json:"cached"`
+	PreviousFile    string  `json:"previousFile"`
+	PreviousLastSeq uint64  `json:"previousLastSeq"`
+	MAC             string  `json:"mac"`
+}
+
+var (
+	errNotARecord = errors.New("not an audit record")
+	errBadMAC     = errors.New("the HMAC does not match")
+)
+
+// parseLine reads one line (without its newline). With a key it checks the
+// HMAC; without one it checks only the shape.
+func parseLine(line, key []byte) (Entry, error) {
+	var e Entry
+	i := bytes.LastIndex(line, []byte(macSuffix))
+	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-i != len(macSuffix)+64+2 {
+		return e, errNotARecord
+	}
+	if err := json.Unmarshal(line, &e); err != nil {
+		return e, errNotARecord
+	}
+	if key != nil {
+		body := append(bytes.Clone(line[:i]), '}')
+		m := hmac.New(sha256.New, key)
+		m.Write(body)
+		want, err := hex.DecodeString(e.MAC)
+		if err != nil || !hmac.Equal(m.Sum(nil), want) {
+			return e, errBadMAC
+		}
+	}
+	return e, nil
+}

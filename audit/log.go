@@ -1,0 +1,374 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// ErrUnavailable means a record could not be written in time. The gateway
+// refuses the call that needed it.
+var ErrUnavailable = errors.New("the audit log is unavailable")
+
+// ErrClosed means the log was closed.
+var ErrClosed = errors.New("the audit log is closed")
+
+// FsyncPolicy says when the sink is flushed to stable storage.
+type FsyncPolicy string
+
+const (
+	// FsyncAlways syncs after every record, before Write returns: a call
+	// is dispatched only once its record would survive a power loss.
+	FsyncAlways FsyncPolicy = "always"
+	// FsyncInterval syncs at most SyncInterval after a record was written.
+	// Every record is still written with one write(2) before Write returns,
+	// so it survives a crash of porthole; a power loss may lose the records
+	// of the last interval.
+	FsyncInterval FsyncPolicy = "interval"
+)
+
+// Config configures a Log.
+type Config struct {
+	// Path is a file, or "stdout" or "stderr".
+	Path string
+	// Key keys the HMAC of every record. At least 32 bytes.
+	Key []byte
+	// Timeout bounds how long Write waits for the sink. Default 2s.
+	Timeout time.Duration
+	// Fsync is FsyncInterval by default.
+	Fsync FsyncPolicy
+	// SyncInterval is 1s by default.
+	SyncInterval time.Duration
+	// MaxBytes rotates a file above this size; 0 never rotates.
+	MaxBytes int64
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+}
+
+// MinKeyBytes is the shortest audit key accepted.
+const MinKeyBytes = 32
+
+// NewKey makes a random key, for a log whose operator gave none: its chain
+// holds within the process, but nobody can verify it afterwards.
+func NewKey() []byte {
+	k := make([]byte, MinKeyBytes)
+	_, _ = rand.Read(k)
+	return k
+}
+
+// sink is where lines go.
+type sink interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// stdSink writes to stdout or stderr and never closes it.
+type stdSink struct{ f *os.File }
+
+func (s stdSink) Write(p []byte) (int, error) { return s.f.Write(p) }
+func (s stdSink) Sync() error                 { return nil } // a terminal or pipe has no stable storage
+func (s stdSink) Close() error                { return nil }
+
+// Log is the audit log. Its methods are safe for concurrent use; one
+// goroutine owns the sink and writes records in the order it receives them.
+type Log struct {
+	cfg  Config
+	reqs chan request
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	// Owned by the loop goroutine after Open returns.
+	sink         sink
+	rotatable    bool
+	enc          zapcore.Encoder
+	seq          uint64
+	prev         string
+	size         int64
+	dirty        bool
+	writeFailed  bool
+	lastWriteErr error
+}
+
+type request struct {
+	rec   Record
+	reply chan error
+}
+
+// Open opens the log and writes a chain-start record when it cannot continue
+// the chain it finds. An error here means the sink cannot be written, and
+// porthole should not start.
+func Open(cfg Config) (*Log, error) {
+	if len(cfg.Key) < MinKeyBytes {
+		return nil, fmt.Errorf("the audit key must be at least %d bytes; it is %d", MinKeyBytes, len(cfg.Key))
+	}
+	var s sink
+	rotatable := false
+	reason := ""
+	var seq uint64
+	prev := ""
+	switch cfg.Path {
+	case "", "stderr":
+		s, reason = stdSink{os.Stderr}, "writing to stderr: a chain on a stream cannot be continued after a restart"
+	case "stdout":
+		s, reason = stdSink{os.Stdout}, "writing to stdout: a chain on a stream cannot be continued after a restart"
+	default:
+		var err error
+		var partial bool
+		seq, prev, reason, partial, err = resume(cfg.Path, cfg.Key)
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("opening the audit log: %w", err)
+		}
+		if partial {
+			// End the torn line so that the next record starts a line of
+			// its own; the torn line stays, and verify reports it.
+			if _, err := f.Write([]byte("\n")); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the audit log: %w", err)
+			}
+		}
+		s, rotatable = f, true
+	}
+	l := newLog(cfg, s, rotatable, seq, prev)
+	if reason != "" {
+		if err := l.write(Record{Kind: KindChainStart, Reason: reason}); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	go l.loop()
+	return l, nil
+}
+
+func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Second
+	}
+	if cfg.Fsync == "" {
+		cfg.Fsync = FsyncInterval
+	}
+	if cfg.SyncInterval <= 0 {
+		cfg.SyncInterval = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	l := &Log{
+		cfg: cfg, reqs: make(chan request), quit: make(chan struct{}), done: make(chan struct{}),
+		sink: s, rotatable: rotatable, enc: zapcore.NewJSONEncoder(encoderConfig), seq: seq, prev: prev,
+	}
+	if f, ok := s.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			l.size = st.Size()
+		}
+	}
+	return l
+}
+
+// resume reads the last line of an existing log. When it verifies, the chain
+// continues from it; otherwise reason says why a new chain starts.
+func resume(path string, key []byte) (seq uint64, prev, reason string, partial bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, "", "a new audit log", false, nil
+	}
+	if err != nil {
+		return 0, "", "", false, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, "", "", false, err
+	}
+	if st.Size() == 0 {
+		return 0, "", "a new audit log", false, nil
+	}
+	const tail = 64 << 10
+	off := max(0, st.Size()-tail)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return 0, "", "", false, fmt.Errorf("reading the audit log: %w", err)
+	}
+	partial = buf[len(buf)-1] != '\n'
+	lines := bytes.Split(bytes.TrimSuffix(buf, []byte("\n")), []byte("\n"))
+	if partial {
+		if len(lines) < 2 {
+			return 0, "", "the audit log ended in a torn line and holds no complete record to continue from", true, nil
+		}
+		last := lines[len(lines)-2]
+		e, perr := parseLine(last, key)
+		if perr != nil {
+			return 0, lineHash(last), "the audit log ended in a torn line after a record that does not verify", true, nil
+		}
+		return e.Seq, lineHash(last), "the audit log ended in a torn line (a write was cut short)", true, nil
+	}
+	last := lines[len(lines)-1]
+	e, perr := parseLine(last, key)
+	switch {
+	case errors.Is(perr, errBadMAC):
+		return e.Seq, lineHash(last), "the last record does not verify with this key (another key, or an edit)", false, nil
+	case perr != nil:
+		return 0, lineHash(last), "the last line is not an audit record", false, nil
+	}
+	return e.Seq, lineHash(last), "", false, nil
+}
+
+// Write writes rec and returns once it is in the sink, or ErrUnavailable
+// when the sink fails or does not answer within the timeout. A record that
+// timed out may still be written later.
+func (l *Log) Write(ctx context.Context, rec Record) error {
+	timer := time.NewTimer(l.cfg.Timeout)
+	defer timer.Stop()
+	reply := make(chan error, 1)
+	select {
+	case l.reqs <- request{rec: rec, reply: reply}:
+	case <-l.done:
+		return ErrClosed
+	case <-timer.C:
+		return fmt.Errorf("%w: the sink did not accept a record within %s", ErrUnavailable, l.cfg.Timeout)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("%w: the sink did not finish a write within %s", ErrUnavailable, l.cfg.Timeout)
+	}
+}
+
+// Close writes a close record, syncs and closes the sink. A sink that does
+// not answer is abandoned after the timeout.
+func (l *Log) Close() error {
+	l.once.Do(func() { close(l.quit) })
+	select {
+	case <-l.done:
+		return l.lastWriteErr
+	case <-time.After(l.cfg.Timeout):
+		return fmt.Errorf("%w: the sink did not close within %s", ErrUnavailable, l.cfg.Timeout)
+	}
+}
+
+// Seq is the sequence number of the last record written. Only for tests and
+// for the log line porthole writes at shutdown, after Close.
+func (l *Log) Seq() uint64 { return l.seq }
+
+func (l *Log) loop() {
+	defer close(l.done)
+	tick := time.NewTicker(l.cfg.SyncInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-l.reqs:
+			r.reply <- l.write(r.rec)
+		case <-tick.C:
+			if l.dirty {
+				if err := l.sink.Sync(); err == nil {
+					l.dirty = false
+				}
+			}
+		case <-l.quit:
+			l.lastWriteErr = l.write(Record{Kind: KindClose})
+			if err := l.sink.Sync(); err != nil && l.lastWriteErr == nil {
+				l.lastWriteErr = err
+			}
+			if err := l.sink.Close(); err != nil && l.lastWriteErr == nil {
+				l.lastWriteErr = err
+			}
+			return
+		}
+	}
+}
+
+// write encodes and writes one record; called only by the loop (or by Open
+// before the loop starts).
+func (l *Log) write(rec Record) error {
+	if l.writeFailed && rec.Kind != KindChainStart {
+		// The last write failed and may have left a torn line. Start a new
+		// line and say so before anything else.
+		if _, err := l.sink.Write([]byte("\n")); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		if err := l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("a write to the audit sink failed after seq %d", l.seq)}); err != nil {
+			return err
+		}
+	}
+	line := l.encode(&rec)
+	if l.rotatable && l.cfg.MaxBytes > 0 && l.size > 0 && l.size+int64(len(line)) > l.cfg.MaxBytes && rec.Kind != KindAnchor {
+		if err := l.rotate(); err != nil {
+			return fmt.Errorf("%w: rotating: %v", ErrUnavailable, err)
+		}
+		line = l.encode(&rec)
+	}
+	n, err := l.sink.Write(line)
+	l.size += int64(n)
+	if err != nil {
+		l.writeFailed = true
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	l.writeFailed = false
+	l.seq++
+	l.prev = lineHash(line)
+	if l.cfg.Fsync == FsyncAlways {
+		if err := l.sink.Sync(); err != nil {
+			return fmt.Errorf("%w: syncing: %v", ErrUnavailable, err)
+		}
+	} else {
+		l.dirty = true
+	}
+	return nil
+}
+
+func (l *Log) encode(rec *Record) []byte {
+	fields := append([]zap.Field{
+		zap.String("time", l.cfg.Now().UTC().Format(time.RFC3339Nano)),
+		zap.Uint64("seq", l.seq+1),
+		zap.String("prev", l.prev),
+	}, rec.fields()...)
+	buf, err := l.enc.EncodeEntry(zapcore.Entry{}, fields)
+	if err != nil {
+		// The encoder fails only on a marshaler's error, and ours return
+		// none; a record that cannot be encoded is still recorded.
+		buf, _ = l.enc.EncodeEntry(zapcore.Entry{}, []zap.Field{zap.Uint64("seq", l.seq+1), zap.String("prev", l.prev), zap.String("kind", string(rec.Kind)), zap.String("reason", "unencodable record")})
+	}
+	defer buf.Free()
+	return seal(l.cfg.Key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// rotate renames the current file aside and starts a new one with an anchor
+// record that links to the old file's last record.
+func (l *Log) rotate() error {
+	f := l.sink.(*os.File)
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	path := f.Name()
+	aside := path + "." + l.cfg.Now().UTC().Format("20060102T150405.000000000Z")
+	if err := os.Rename(path, aside); err != nil {
+		return err
+	}
+	nf, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	l.sink, l.size, l.dirty = nf, 0, false
+	return l.write(Record{Kind: KindAnchor, PreviousFile: filepath.Base(aside), PreviousLastSeq: l.seq})
+}
