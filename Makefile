@@ -34,6 +34,7 @@ check:
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) ./audit/
 
 ## temporal-cli: install the Temporal CLI into the cache (about 6 minutes cold)
 temporal-cli: $(TEMPORAL_CLI)

@@ -228,7 +228,7 @@ func outcomes(m map[Outcome]int) string {
 
 func safe(s string) string {
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
+		if s[i] < 0x20 || s[i] > 0x7e {
 			return strconv.QuoteToASCII(s)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // unauthorizedBody is the whole body of every 401: it says nothing about
@@ -24,7 +26,7 @@ type principalKey struct{}
 // whitespace between scheme and token, write the verifier's error text into
 // the body, and never send error="invalid_token"; so porthole decides here
 // and shapes its own refusals.
-func requireBearer(tokens func() *Tokens) func(http.Handler) http.Handler {
+func requireBearer(tokens func() *Tokens, denied func(*http.Request, audit.Outcome, int, string)) func(http.Handler) http.Handler {
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
@@ -38,11 +40,13 @@ func requireBearer(tokens func() *Tokens) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			token, sent := bearerToken(r.Header)
 			if !sent {
+				denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
 				unauthorized(w, false)
 				return
 			}
 			name, ok := tokens().Lookup(token)
 			if !ok {
+				denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "a bearer token that matches no principal")
 				unauthorized(w, true)
 				return
 			}

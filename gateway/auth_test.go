@@ -23,7 +23,7 @@ func newTestFront(t *testing.T) (url, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewServer(&fakeReader{}, Options{Namespace: "default"}).Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }})
+	h, err := mustServer(t, &fakeReader{}).Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestOnlyPostMCPIsServed(t *testing.T) {
 
 func TestHandlerRefusesToServeWithoutTokensUnlessTold(t *testing.T) {
 	t.Parallel()
-	g := NewServer(&fakeReader{}, Options{Namespace: "default"})
+	g := mustServer(t, &fakeReader{})
 	if _, err := g.Handler(HTTPOptions{}); err != ErrNoAuthentication {
 		t.Fatalf("Handler without tokens = %v, want ErrNoAuthentication", err)
 	}

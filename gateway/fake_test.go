@@ -3,6 +3,10 @@ package gateway
 import (
 	"context"
 	"errors"
+	"sync"
+	"testing"
+
+	"github.com/porthole-dev/porthole/audit"
 
 	"github.com/porthole-dev/porthole/temporal/read"
 )
@@ -12,7 +16,17 @@ import (
 // Every method fails loudly; tests that talk to Temporal use a real dev
 // server instead (see cmd/porthole's end-to-end tests).
 type fakeReader struct {
+	mu    sync.Mutex
 	calls int
+	// hold, when set, makes DescribeNamespace wait until the caller's
+	// context ends, like a Temporal that does not answer.
+	hold bool
+}
+
+func (f *fakeReader) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
 }
 
 var errFake = errors.New("fakeReader: this test must not reach Temporal")
@@ -45,8 +59,55 @@ func (f *fakeReader) DescribeSchedule(context.Context, read.ScheduleRef) (*read.
 	f.calls++
 	return nil, errFake
 }
-func (f *fakeReader) DescribeNamespace(context.Context) (*read.NamespaceDescription, error) {
+func (f *fakeReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
+	f.mu.Lock()
 	f.calls++
+	f.mu.Unlock()
+	if f.hold {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	return nil, errFake
 }
 func (f *fakeReader) Ping(context.Context) error { return errFake }
+
+// fakeAuditor records audit records in memory; err, when set, fails every
+// write, as a full or broken sink would.
+type fakeAuditor struct {
+	mu      sync.Mutex
+	records []audit.Record
+	err     error
+}
+
+func (a *fakeAuditor) Write(_ context.Context, rec audit.Record) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	a.records = append(a.records, rec)
+	return nil
+}
+
+func (a *fakeAuditor) all() []audit.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]audit.Record(nil), a.records...)
+}
+
+// newTestServer builds a server over r with an in-memory auditor.
+func newTestServer(t *testing.T, r read.Reader) (*Server, *fakeAuditor) {
+	t.Helper()
+	a := &fakeAuditor{}
+	g, err := NewServer(r, Options{Namespace: "default", Audit: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, a
+}
+
+func mustServer(t *testing.T, r read.Reader) *Server {
+	t.Helper()
+	g, _ := newTestServer(t, r)
+	return g
+}

@@ -44,11 +44,12 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	})
 	var endpoint http.Handler = streamable
 	if !opts.DangerouslyServeWithoutAuthentication {
-		endpoint = requireBearer(opts.Tokens)(streamable)
+		endpoint = requireBearer(opts.Tokens, g.denied)(streamable)
 	}
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
+	r.Use(identify)
 	r.Method(http.MethodPost, "/mcp", endpoint)
 	notAllowed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)

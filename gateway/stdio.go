@@ -11,5 +11,6 @@ import (
 // caller is principal "local". Nothing else may write to out: it is the
 // protocol stream.
 func (g *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	ctx = withCallInfo(ctx, callInfo{Transport: "stdio"})
 	return g.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 }

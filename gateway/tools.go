@@ -95,6 +95,8 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 				if err := check(&in); err != nil {
 					return nil, zero, g.refuse(ctx, req, name, err)
 				}
+				ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
+				defer cancel()
 				out, err := call(ctx, in)
 				if err != nil {
 					return nil, zero, g.fail(ctx, req, name, err)

@@ -67,7 +67,7 @@ func checkServedTools(tools []*mcp.Tool, want []string) []string {
 
 func TestOnlyReadToolsAreServed(t *testing.T) {
 	t.Parallel()
-	cs := connect(t, NewServer(&fakeReader{}, Options{Namespace: "default"}))
+	cs := connect(t, mustServer(t, &fakeReader{}))
 	for _, p := range checkServedTools(listTools(t, cs), servedTools) {
 		t.Error(p)
 	}
@@ -75,7 +75,7 @@ func TestOnlyReadToolsAreServed(t *testing.T) {
 
 func TestServedToolCheckFailsWhenBroken(t *testing.T) {
 	t.Parallel()
-	cs := connect(t, NewServer(&fakeReader{}, Options{Namespace: "default"}))
+	cs := connect(t, mustServer(t, &fakeReader{}))
 	tools := listTools(t, cs)
 	yes := true
 	cases := map[string][]*mcp.Tool{
@@ -115,7 +115,7 @@ func mutatingWords(name string) []string {
 
 func TestNoMutatingVerbIsReachable(t *testing.T) {
 	t.Parallel()
-	cs := connect(t, NewServer(&fakeReader{}, Options{Namespace: "default"}))
+	cs := connect(t, mustServer(t, &fakeReader{}))
 	for _, tl := range listTools(t, cs) {
 		if w := mutatingWords(tl.Name); len(w) > 0 {
 			t.Errorf("tool %s carries mutating verbs %v", tl.Name, w)
@@ -149,7 +149,7 @@ func TestToolDescriptionsAreConstantAndShort(t *testing.T) {
 func TestArgumentsOutOfBoundsAreRefusedBeforeTemporal(t *testing.T) {
 	t.Parallel()
 	r := &fakeReader{}
-	cs := connect(t, NewServer(r, Options{Namespace: "default"}))
+	cs := connect(t, mustServer(t, r))
 	cases := []struct {
 		name string
 		tool string

@@ -85,6 +85,11 @@ func run() error {
 	}
 	step("made a token for principal \"demo\" in " + tokensFile)
 
+	auditLog, auditKey := filepath.Join(state, "audit.log"), filepath.Join(state, "audit.key")
+	if err := os.WriteFile(auditKey, []byte(token[3:]+"\n"), 0o600); err != nil { // any 32+ random bytes will do
+		return err
+	}
+
 	listen := freeOr(*addr)
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = append(os.Environ(),
@@ -92,6 +97,8 @@ func run() error {
 		"TEMPORAL_NAMESPACE="+srv.Namespace,
 		"PORTHOLE_ADDR="+listen,
 		"PORTHOLE_TOKENS_FILE="+tokensFile,
+		"PORTHOLE_AUDIT_LOG="+auditLog,
+		"PORTHOLE_AUDIT_KEY_FILE="+auditKey,
 	)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 15 * time.Second
@@ -112,7 +119,7 @@ func run() error {
 		return fmt.Errorf("%w (log: %s)", err, plog.Name())
 	}
 	step("porthole serve is up at " + endpoint)
-	printHowToConnect(bin, endpoint, token, hostPort, srv.Namespace, plog.Name())
+	printHowToConnect(bin, endpoint, token, hostPort, srv.Namespace, plog.Name(), auditLog, auditKey)
 
 	select {
 	case <-ctx.Done():
@@ -168,7 +175,7 @@ func waitForEndpoint(r io.Reader, exited <-chan error) (string, error) {
 	}
 }
 
-func printHowToConnect(bin, endpoint, token, hostPort, namespace, logPath string) {
+func printHowToConnect(bin, endpoint, token, hostPort, namespace, logPath, auditLog, auditKey string) {
 	mcpJSON, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{
 		"porthole": map[string]any{
 			"command": bin,
@@ -195,9 +202,14 @@ Ask with the MCP Inspector (CLI mode):
 Claude Code over stdio: put this in .mcp.json (valid while this demo runs):
 %s
 
-Logs: %s
+See who asked what, and check that the audit log is untouched:
+  %s audit report %s
+  %s audit verify --key-file %s %s
+
+Operations log: %s
 Press Ctrl-C to stop porthole, the sample worker and the Temporal dev server.
-`, namespace, token, endpoint, token, temporaltest.RunningWorkflowID, endpoint, token, indent(string(mcpJSON)), logPath)
+`, namespace, token, endpoint, token, temporaltest.RunningWorkflowID, endpoint, token, indent(string(mcpJSON)),
+		bin, auditLog, bin, auditKey, auditLog, logPath)
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

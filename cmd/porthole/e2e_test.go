@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -163,13 +164,77 @@ func (rt *recordingTransport) bytes() []byte {
 	return bytes.Clone(rt.wire.Bytes())
 }
 
-// serveHTTP starts `porthole serve` with a fresh token and returns its
-// endpoint, the token and the process.
-func serveHTTP(t *testing.T) (endpoint, token string, p *process) {
+// auditEnv points a porthole at a fresh audit log and key, returned.
+func auditEnv(t *testing.T) (env []string, logPath, keyPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	logPath, keyPath = filepath.Join(dir, "audit.log"), filepath.Join(dir, "audit.key")
+	if err := os.WriteFile(keyPath, []byte("0123456789abcdef0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PORTHOLE_AUDIT_LOG=" + logPath, "PORTHOLE_AUDIT_KEY_FILE=" + keyPath}, logPath, keyPath
+}
+
+// serveHTTP starts `porthole serve` with a fresh token and audit log and
+// returns its endpoint, the token, the process and the audit log's path.
+func serveHTTP(t *testing.T) (endpoint, token string, p *process, auditLog string) {
 	t.Helper()
 	file, token := newToken(t, "e2e-agent")
-	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file), "serving MCP", "serve")
-	return line["endpoint"].(string), token, p
+	env, auditLog, _ := auditEnv(t)
+	p, line := startPorthole(t, baseEnv(append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file)...), "serving MCP", "serve")
+	return line["endpoint"].(string), token, p, auditLog
+}
+
+// stop ends a porthole with SIGTERM and waits for it.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("porthole did not stop within 15s of SIGTERM")
+	}
+}
+
+// checkAudit verifies an audit log with the binary a reviewer would use, and
+// checks that each tool call made left exactly one call and one result
+// record, in that order, naming the principal and the tool.
+func checkAudit(t *testing.T, logPath, keyPath, principal string, calls []string) {
+	t.Helper()
+	verify := exec.Command(e2e.bin, "audit", "verify", "--key-file", keyPath, logPath)
+	verify.Env = baseEnv()
+	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "OK:") {
+		t.Fatalf("porthole audit verify: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rec struct {
+		Kind, RequestID, Principal, Tool, Transport, Outcome string
+	}
+	var recs []rec
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r rec
+		decode(t, []byte(line), &r)
+		if r.Kind == "call" || r.Kind == "result" {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) != 2*len(calls) {
+		t.Fatalf("%d call and result records for %d calls:\n%s", len(recs), len(calls), b)
+	}
+	for i, tool := range calls {
+		call, result := recs[2*i], recs[2*i+1]
+		if call.Kind != "call" || result.Kind != "result" || call.RequestID != result.RequestID {
+			t.Fatalf("records %d and %d are not a call and its result: %+v %+v", 2*i, 2*i+1, call, result)
+		}
+		for _, r := range []rec{call, result} {
+			if r.Principal != fmt.Sprintf("%q", principal) || r.Tool != fmt.Sprintf("%q", tool) {
+				t.Errorf("record %+v: want principal %q and tool %q", r, principal, tool)
+			}
+		}
+	}
 }
 
 func connectHTTP(t *testing.T, endpoint string, rt *recordingTransport) *mcp.ClientSession {
@@ -184,10 +249,16 @@ func connectHTTP(t *testing.T, endpoint string, rt *recordingTransport) *mcp.Cli
 }
 
 func connectStdio(t *testing.T) (*mcp.ClientSession, *syncBuffer) {
+	cs, logs, _, _ := connectStdioAudited(t)
+	return cs, logs
+}
+
+func connectStdioAudited(t *testing.T) (cs *mcp.ClientSession, logs *syncBuffer, auditLog, auditKey string) {
 	t.Helper()
 	cmd := exec.Command(e2e.bin, "stdio")
-	cmd.Env = baseEnv()
-	logs := &syncBuffer{}
+	env, auditLog, auditKey := auditEnv(t)
+	cmd.Env = baseEnv(env...)
+	logs = &syncBuffer{}
 	cmd.Stderr = logs
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.CommandTransport{Command: cmd}, nil)
@@ -195,7 +266,7 @@ func connectStdio(t *testing.T) (*mcp.ClientSession, *syncBuffer) {
 		t.Fatalf("stdio connect: %v\n%s", err, logs)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, logs
+	return cs, logs, auditLog, auditKey
 }
 
 // everyCall is one call of every tool, with the answer each must give.
@@ -381,9 +452,17 @@ func assertNoCanary(t *testing.T, where string, b []byte) {
 	}
 }
 
+func calledTools() []string {
+	var tools []string
+	for _, c := range everyCall {
+		tools = append(tools, c.tool)
+	}
+	return tools
+}
+
 func TestEveryToolOverHTTP(t *testing.T) {
 	t.Parallel()
-	endpoint, token, p := serveHTTP(t)
+	endpoint, token, p, auditLog := serveHTTP(t)
 	rt := &recordingTransport{token: token}
 	cs := connectHTTP(t, endpoint, rt)
 	callEveryTool(t, cs)
@@ -396,19 +475,31 @@ func TestEveryToolOverHTTP(t *testing.T) {
 	if strings.Contains(p.logs.String(), token) {
 		t.Error("the token appears in the operations log")
 	}
+	cs.Close()
+	p.stop(t)
+	checkAudit(t, auditLog, strings.TrimSuffix(auditLog, ".log")+".key", "e2e-agent", calledTools())
+	b, _ := os.ReadFile(auditLog)
+	assertNoCanary(t, "audit log", b)
+	if strings.Contains(string(b), token) {
+		t.Error("the token appears in the audit log")
+	}
 }
 
 func TestEveryToolOverStdio(t *testing.T) {
 	t.Parallel()
-	cs, logs := connectStdio(t)
+	cs, logs, auditLog, auditKey := connectStdioAudited(t)
 	all := callEveryTool(t, cs)
 	assertNoCanary(t, "stdio results", all)
+	if err := cs.Close(); err != nil { // closes stdin; porthole exits and closes its audit log
+		t.Logf("close: %v", err)
+	}
 	assertNoCanary(t, "stdio operations log", []byte(logs.String()+"x"))
+	checkAudit(t, auditLog, auditKey, "local", calledTools())
 }
 
 func TestFailuresAreToolErrorsWithASentence(t *testing.T) {
 	t.Parallel()
-	endpoint, token, _ := serveHTTP(t)
+	endpoint, token, _, _ := serveHTTP(t)
 	cs := connectHTTP(t, endpoint, &recordingTransport{token: token})
 	stdio, _ := connectStdio(t)
 	cases := []struct {
@@ -446,7 +537,7 @@ func TestFailuresAreToolErrorsWithASentence(t *testing.T) {
 
 func TestHTTPRefusesRequestsWithoutAToken(t *testing.T) {
 	t.Parallel()
-	endpoint, _, _ := serveHTTP(t)
+	endpoint, _, _, _ := serveHTTP(t)
 	for _, auth := range []string{"", "Bearer ph_not-a-real-token", "bearer x"} {
 		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`))
 		req.Header.Set("Content-Type", "application/json")

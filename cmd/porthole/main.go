@@ -25,6 +25,8 @@ Usage:
   porthole stdio [flags]       serve MCP over stdin/stdout for a local client (principal "local")
   porthole token new --name NAME --tokens-file FILE
                                make a token, append its digest to FILE, print the token once
+  porthole audit verify LOG... check the audit log's hash chain and HMACs
+  porthole audit report LOG... who asked what, from the audit log
   porthole version             print the version
 
 Run 'porthole <command> --help' for the settings of a command.
@@ -49,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runStdio(args[1:], stderr)
 	case "token":
 		err = runToken(args[1:], stdout, stderr)
+	case "audit":
+		err = runAudit(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "porthole", Version())
 		return 0
@@ -64,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, errChainBroken):
+		return 1
 	case errors.Is(err, errUsage):
 		fmt.Fprintln(stderr, "porthole:", err)
 		return 2

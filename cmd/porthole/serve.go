@@ -37,6 +37,8 @@ func runServe(args []string, stderr io.Writer) error {
 	s.bool(&noAuth, "dangerously-serve-without-authentication", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION",
 		"serve everyone as principal \"anonymous\" with no token; logged at every start")
 	ts.register(s)
+	var as auditSettings
+	as.register(s)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -82,7 +84,11 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	defer adapter.Close()
 
-	g := gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log})
+	g, closeAudit, err := newGateway(adapter, &as, log)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	httpOpts := gateway.HTTPOptions{DangerouslyServeWithoutAuthentication: noAuth}
 	if !noAuth {
 		httpOpts.Tokens = func() *gateway.Tokens { return tokens }

@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/porthole-dev/porthole/gateway"
 	"github.com/porthole-dev/porthole/temporal"
 )
 
@@ -20,6 +19,8 @@ func runStdio(args []string, stderr io.Writer) error {
 	var ts temporalSettings
 	s := newSettings("stdio", stdioSummary, stderr)
 	ts.register(s)
+	var as auditSettings
+	as.register(s)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -39,7 +40,11 @@ func runStdio(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer adapter.Close()
-	g := gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log})
+	g, closeAudit, err := newGateway(adapter, &as, log)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	log.Info("serving MCP over stdio", zap.String("namespace", cfg.Namespace), zap.String("version", Version()))
 	return g.ServeStdio(ctx, os.Stdin, os.Stdout)
 }

@@ -1,0 +1,141 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/audit"
+)
+
+// auditWriteTimeout bounds the write of a result record, whose context is
+// detached from the client's: a client that hangs up mid-call must not
+// suppress the record of what it asked.
+const auditWriteTimeout = 5 * time.Second
+
+// callState is what a handler learns about its call that the audit record
+// of the result should say.
+type callState struct {
+	outcome audit.Outcome // set by handlers that refuse; empty means decide from the result
+	cached  bool
+}
+
+type callStateKey struct{}
+
+func stateFrom(ctx context.Context) *callState {
+	if s, ok := ctx.Value(callStateKey{}).(*callState); ok {
+		return s
+	}
+	return &callState{}
+}
+
+// errAuditUnavailable is what a client is told when its call record could
+// not be written: the call was not made.
+var errAuditUnavailable = &jsonrpc.Error{
+	Code:    jsonrpc.CodeInternalError,
+	Message: "porthole could not write the audit record for this call, so the call was not made; retry later",
+}
+
+// audited is the MCP receiving middleware that writes a call record before
+// tools/call and tools/list are dispatched, refuses them when it cannot, and
+// writes a result record after they end. Other methods (initialize, ping,
+// notifications) reveal nothing of Temporal and are not recorded.
+func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" && method != "tools/list" {
+			return next(ctx, method, req)
+		}
+		ci := callInfoFrom(ctx)
+		if ci.Transport == "" {
+			ci.Transport = "stdio"
+		}
+		if ci.RequestID == "" {
+			ci.RequestID = newRequestID()
+		}
+		rec := audit.Record{
+			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: principalOf(req.GetExtra()),
+			ClientAddr: ci.ClientAddr, Transport: ci.Transport, UserAgent: ci.UserAgent, Method: method,
+		}
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+			rec.Tool = p.Name
+			rec.Args, _ = audit.ArgsFromJSON(p.Arguments, nil)
+		}
+		if err := g.audit.Write(ctx, rec); err != nil {
+			g.log.Error("audit call record not written; call refused", zap.String("requestId", ci.RequestID), zap.Error(err))
+			return nil, errAuditUnavailable
+		}
+
+		state := &callState{}
+		start := time.Now()
+		callCtx, cancel := context.WithCancel(context.WithValue(ctx, callStateKey{}, state))
+		if ci.requestDone != nil {
+			go func() {
+				select {
+				case <-ci.requestDone:
+					cancel()
+				case <-callCtx.Done():
+				}
+			}()
+		}
+		res, err := next(callCtx, method, req)
+		cancel()
+
+		result := audit.Record{
+			Kind: audit.KindResult, RequestID: ci.RequestID, Principal: rec.Principal, ClientAddr: ci.ClientAddr,
+			Transport: ci.Transport, Method: method, Tool: rec.Tool, Duration: time.Since(start),
+			Outcome: outcomeOf(state, res, err), Cached: state.cached,
+		}
+		if res != nil {
+			if b, merr := json.Marshal(res); merr == nil {
+				result.ResultBytes = len(b)
+			}
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+		defer cancel()
+		if werr := g.audit.Write(wctx, result); werr != nil {
+			// An answer whose result record cannot be written is not sent:
+			// what a reviewer cannot see, a client does not get.
+			g.log.Error("audit result record not written; answer withheld", zap.String("requestId", ci.RequestID), zap.Error(werr))
+			return nil, errAuditUnavailable
+		}
+		return res, err
+	}
+}
+
+func outcomeOf(state *callState, res mcp.Result, err error) audit.Outcome {
+	if state.outcome != "" {
+		return state.outcome
+	}
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
+			return audit.OutcomeInvalid
+		}
+		return audit.OutcomeInternal
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		return audit.OutcomeToolError
+	}
+	return audit.OutcomeOK
+}
+
+// denied records a request refused at the HTTP front. The refusal stands
+// whether or not its record can be written; a failure is logged.
+func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reason string) {
+	ci := callInfoFrom(r.Context())
+	rec := audit.Record{
+		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
+		UserAgent: ci.UserAgent, Outcome: outcome, Status: status, Reason: reason,
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditWriteTimeout)
+	defer cancel()
+	if err := g.audit.Write(ctx, rec); err != nil {
+		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), zap.Error(err))
+	}
+}

@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/audit"
+)
+
+func TestNoCallIsDispatchedWhenItsRecordCannotBeWritten(t *testing.T) {
+	t.Parallel()
+	r := &fakeReader{}
+	g, a := newTestServer(t, r)
+	a.err = errors.New("disk full")
+	cs := connect(t, g)
+	for i := 0; i < 1000; i++ {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"})
+		if err == nil || !strings.Contains(err.Error(), "could not write the audit record") {
+			t.Fatalf("call %d: error %v, want the audit refusal", i, err)
+		}
+	}
+	if n := r.count(); n != 0 {
+		t.Fatalf("%d calls reached the reader without an audit record", n)
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err == nil {
+		t.Fatal("tools/list was answered without an audit record")
+	}
+}
+
+func TestEachCallLeavesOneCallAndOneResultRecord(t *testing.T) {
+	t.Parallel()
+	g, a := newTestServer(t, &fakeReader{})
+	cs := connect(t, g)
+	ctx := context.Background()
+	cs.CallTool(ctx, &mcp.CallToolParams{Name: "describe_namespace"})
+	cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_workflows", Arguments: map[string]any{"pageSize": 9999, "query": "WorkflowType = 'x'"}})
+	cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool"})
+	cs.ListTools(ctx, nil)
+	recs := a.all()
+	type pair struct {
+		kind    audit.Kind
+		tool    string
+		outcome audit.Outcome
+	}
+	var got []pair
+	for _, r := range recs {
+		got = append(got, pair{r.Kind, r.Tool, r.Outcome})
+		if r.Principal != PrincipalLocal || r.Transport != "stdio" || r.RequestID == "" {
+			t.Errorf("record %+v: want principal local over stdio with a request id", r)
+		}
+	}
+	want := []pair{
+		{audit.KindCall, "describe_namespace", ""}, {audit.KindResult, "describe_namespace", audit.OutcomeToolError},
+		{audit.KindCall, "list_workflows", ""}, {audit.KindResult, "list_workflows", audit.OutcomeInvalid},
+		{audit.KindCall, "no_such_tool", ""}, {audit.KindResult, "no_such_tool", audit.OutcomeInvalid},
+		{audit.KindCall, "", ""}, {audit.KindResult, "", audit.OutcomeOK},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("records %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if recs[2].RequestID != recs[3].RequestID || recs[0].RequestID == recs[2].RequestID {
+		t.Error("a call and its result must share a request id, and calls must not")
+	}
+	args := recs[2].Args
+	if len(args) != 2 || args[0].Name != "pageSize" || args[0].Value != "9999" || args[1].Name != "query" || args[1].Value != "WorkflowType = 'x'" {
+		t.Errorf("arguments recorded as %+v", args)
+	}
+}
+
+func TestAClientHangingUpDoesNotSuppressTheResultRecord(t *testing.T) {
+	t.Parallel()
+	r := &fakeReader{hold: true}
+	g, a := newTestServer(t, r)
+	h, err := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, func() bool { return r.count() == 1 })
+	cancel() // the client hangs up while Temporal is "answering"
+	<-done
+	waitFor(t, func() bool {
+		for _, rec := range a.all() {
+			if rec.Kind == audit.KindResult {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestAuthenticationFailuresAreAudited(t *testing.T) {
+	t.Parallel()
+	file := t.TempDir() + "/tokens"
+	if _, err := AppendToken(file, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	tokens, _ := LoadTokens(file)
+	g, a := newTestServer(t, &fakeReader{})
+	h, _ := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer ph_wrong"}, "User-Agent": {"evil\u202eagent"}}, listToolsBody)
+	post(t, srv.URL+"/mcp", nil, listToolsBody)
+	recs := a.all()
+	if len(recs) != 2 {
+		t.Fatalf("records %+v, want two denials", recs)
+	}
+	for _, r := range recs {
+		if r.Kind != audit.KindDenial || r.Outcome != audit.OutcomeUnauthenticated || r.Status != 401 || r.ClientAddr == "" || r.RequestID == "" {
+			t.Errorf("denial record %+v", r)
+		}
+	}
+	if recs[0].UserAgent != "evil\u202eagent" || !strings.Contains(recs[0].Reason, "matches no principal") {
+		t.Errorf("first denial %+v", recs[0])
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,65 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+
+	"github.com/porthole-dev/porthole/audit"
+)
+
+// Auditor writes audit records. *audit.Log is the real one; Write must
+// return only once the record is durable enough to act on, or an error.
+type Auditor interface {
+	Write(ctx context.Context, rec audit.Record) error
+}
+
+var _ Auditor = (*audit.Log)(nil)
+
+// callInfo is what the transport knows of a request, carried in its context
+// to the audit records of the call.
+type callInfo struct {
+	RequestID  string
+	ClientAddr string
+	Transport  string
+	UserAgent  string
+	// requestDone is closed when the HTTP request ends, the client hung up
+	// among those ends. The go-sdk hands tool handlers a context detached
+	// from the request's cancellation, so porthole carries it here to stop
+	// a Temporal read nobody is waiting for.
+	requestDone <-chan struct{}
+}
+
+type callInfoKey struct{}
+
+func withCallInfo(ctx context.Context, ci callInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, ci)
+}
+
+func callInfoFrom(ctx context.Context) callInfo {
+	ci, _ := ctx.Value(callInfoKey{}).(callInfo)
+	return ci
+}
+
+// RequestIDHeader carries the id of a request back to the client, so that a
+// user can quote it to an operator who finds it in the logs.
+const RequestIDHeader = "X-Request-Id"
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// identify gives each HTTP request an id and records what the transport
+// knows of its caller. The id is porthole's own: a client-sent X-Request-Id
+// is ignored, so a client cannot make two requests look like one.
+func identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := newRequestID()
+		w.Header().Set(RequestIDHeader, id)
+		ci := callInfo{RequestID: id, ClientAddr: r.RemoteAddr, Transport: "http", UserAgent: r.UserAgent(), requestDone: r.Context().Done()}
+		next.ServeHTTP(w, r.WithContext(withCallInfo(r.Context(), ci)))
+	})
+}
