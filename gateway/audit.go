@@ -66,6 +66,9 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			rec.Tool = p.Name
 			rec.Args, _ = audit.ArgsFromJSON(p.Arguments, nil)
 		}
+		if ci.recorded != nil {
+			ci.recorded.Store(true)
+		}
 		if err := g.audit.Write(ctx, rec); err != nil {
 			g.log.Error("audit call record not written; call refused", zap.String("requestId", ci.RequestID), zap.Error(err))
 			return nil, errAuditUnavailable

@@ -151,3 +151,34 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestTransportRefusalsAreAudited(t *testing.T) {
+	t.Parallel()
+	g, a := newTestServer(t, &fakeReader{})
+	h, _ := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`
+	cases := []struct {
+		name, body string
+		status     int
+	}{
+		{"a body over the cap", big, http.StatusRequestEntityTooLarge},
+		{"a body that is not JSON", "{not json", http.StatusBadRequest},
+	}
+	for _, tc := range cases {
+		resp, _ := post(t, srv.URL+"/mcp", nil, tc.body)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+	}
+	recs := a.all()
+	if len(recs) != len(cases) {
+		t.Fatalf("records %+v, want one denial per refusal", recs)
+	}
+	for i, r := range recs {
+		if r.Kind != audit.KindDenial || r.Status != cases[i].status || r.Outcome != audit.OutcomeInvalid {
+			t.Errorf("record %d = %+v", i, r)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/porthole-dev/porthole/audit"
 )
@@ -29,6 +30,9 @@ type callInfo struct {
 	// from the request's cancellation, so porthole carries it here to stop
 	// a Temporal read nobody is waiting for.
 	requestDone <-chan struct{}
+	// recorded is set once a call record is written for the request, so
+	// that a refusal after it is not recorded twice.
+	recorded *atomic.Bool
 }
 
 type callInfoKey struct{}

@@ -42,9 +42,9 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		JSONResponse:        true,
 		MaxRequestBodyBytes: MaxBodyBytes,
 	})
-	var endpoint http.Handler = streamable
+	endpoint := g.auditRefusals(streamable)
 	if !opts.DangerouslyServeWithoutAuthentication {
-		endpoint = requireBearer(opts.Tokens, g.denied)(streamable)
+		endpoint = requireBearer(opts.Tokens, g.denied)(endpoint)
 	}
 
 	r := chi.NewRouter()
