@@ -1,0 +1,329 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// A Redactor removes secrets from text on its way out of the process: the
+// exact secrets porthole knows (the Temporal API key, client key material,
+// the audit key, values an operator lists) and strings shaped like
+// credentials (JWTs, Bearer tokens, cloud and forge tokens, PEM private keys,
+// URLs with a password). Each replacement names its kind, as
+// [REDACTED:jwt], so a reader knows something was there and what.
+//
+// On JSON it works string literal by string literal: each literal is decoded
+// (so \u0041 and \/ escapes hide nothing), redacted, and written back as a
+// valid literal in the same place. Nothing else is touched, so the output is
+// valid JSON whenever the input was, with keys and values in the same order.
+// A literal whose text is itself JSON (an MCP text content holding the
+// result) is redacted the same way, recursively.
+//
+// Redacting twice gives what redacting once gave: no replacement matches a
+// detector. A Redactor is safe for concurrent use.
+type Redactor struct {
+	exact []string // longest first, so a secret that contains another wins
+}
+
+// MinExactSecretLen is the shortest exact secret accepted: shorter ones would
+// redact ordinary words.
+const MinExactSecretLen = 8
+
+// New returns a Redactor for the given exact secrets. Secrets shorter than
+// MinExactSecretLen are left out and returned, so the caller can warn.
+func New(secrets ...string) (*Redactor, []string) {
+	r := &Redactor{}
+	var tooShort []string
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "" || seen[s]:
+			continue
+		case len(s) < MinExactSecretLen:
+			tooShort = append(tooShort, s)
+			continue
+		}
+		seen[s] = true
+		r.exact = append(r.exact, s)
+		// A secret spread over lines (a PEM key) is also looked for line by
+		// line, so a fragment quoted alone is caught.
+		for _, line := range strings.Split(s, "\n") {
+			if line = strings.TrimSpace(line); len(line) >= 16 && !seen[line] && !strings.HasPrefix(line, "-----") {
+				seen[line] = true
+				r.exact = append(r.exact, line)
+			}
+		}
+	}
+	sortLongestFirst(r.exact)
+	return r, tooShort
+}
+
+func sortLongestFirst(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && len(s[j]) > len(s[j-1]); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// detector finds one kind of secret-shaped string.
+type detector struct {
+	kind string
+	// hint is a cheap test that must pass before the regexp runs.
+	hint func(s string) bool
+	re   *regexp.Regexp
+	// group is the submatch that is the secret; 0 for the whole match.
+	group int
+	// accept, when set, must approve a match: it keeps a detector whose
+	// shape is loose from redacting ordinary words.
+	accept func(secret string) bool
+}
+
+func contains(subs ...string) func(string) bool {
+	return func(s string) bool {
+		for _, sub := range subs {
+			if strings.Contains(s, sub) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func containsFold(sub string) func(string) bool {
+	return func(s string) bool { return indexFold(s, sub) >= 0 }
+}
+
+// indexFold is strings.Index ignoring ASCII case, without allocating.
+func indexFold(s, sub string) int {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if strings.EqualFold(s[i:i+n], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+var detectors = []detector{
+	{kind: "private-key", hint: contains("PRIVATE KEY"),
+		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`)},
+	{kind: "jwt", hint: contains("eyJ"),
+		re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}`)},
+	{kind: "bearer", hint: containsFold("bearer"),
+		re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1,
+		// "bearer instruments" is English; a credential has a digit or a
+		// punctuation character in it.
+		accept: func(s string) bool { return strings.ContainsAny(s, "0123456789-._~+/=") }},
+	{kind: "aws-access-key-id", hint: contains("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"),
+		re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{kind: "aws-secret-access-key", hint: containsFold("secret"),
+		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
+	{kind: "github-token", hint: contains("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
+	{kind: "gitlab-token", hint: contains("glpat-"),
+		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
+	{kind: "slack-token", hint: contains("xox", "hooks.slack.com"),
+		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+`)},
+	{kind: "porthole-token", hint: contains("ph_"),
+		re: regexp.MustCompile(`\bph_[A-Za-z0-9_-]{43}`)},
+	{kind: "url-credentials", hint: contains("://"),
+		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\[\]]+:[^/\s@"'<>\[\]]+)@`), group: 1},
+}
+
+func marker(kind string) string { return "[REDACTED:" + kind + "]" }
+
+// String redacts plain text and returns how many secrets it replaced.
+func (r *Redactor) String(s string) (string, int) {
+	if r == nil {
+		r = &Redactor{}
+	}
+	n := 0
+	for _, secret := range r.exact {
+		if c := strings.Count(s, secret); c > 0 {
+			s = strings.ReplaceAll(s, secret, marker("secret"))
+			n += c
+		}
+	}
+	for _, d := range detectors {
+		if !d.hint(s) {
+			continue
+		}
+		s = d.re.ReplaceAllStringFunc(s, func(m string) string {
+			lo, hi := 0, len(m)
+			if d.group > 0 {
+				if sub := d.re.FindStringSubmatchIndex(m); sub != nil && sub[2*d.group] >= 0 {
+					lo, hi = sub[2*d.group], sub[2*d.group+1]
+				}
+			}
+			if d.accept != nil && !d.accept(m[lo:hi]) {
+				return m
+			}
+			n++
+			return m[:lo] + marker(d.kind) + m[hi:]
+		})
+	}
+	return s, n
+}
+
+// JSON redacts a JSON document and returns how many secrets it replaced.
+// Input that is not valid JSON is redacted as plain text.
+func (r *Redactor) JSON(b []byte) ([]byte, int) {
+	if r == nil {
+		r = &Redactor{}
+	}
+	if !r.docMayHoldSecret(b) {
+		return b, 0
+	}
+	if !json.Valid(b) {
+		s, n := r.String(string(b))
+		return []byte(s), n
+	}
+	return r.jsonLiterals(b, 0)
+}
+
+// maxDepth bounds the recursion into string literals that hold JSON.
+const maxDepth = 4
+
+// jsonLiterals rewrites each string literal of a valid JSON text.
+func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
+	var out []byte // allocated on the first change
+	total := 0
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end := literalEnd(b, i)
+		lit := b[i : end+1]
+		i = end
+		if !r.mayHoldSecret(lit) {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(lit, &s); err != nil {
+			continue
+		}
+		red, n := r.String(s)
+		if depth < maxDepth {
+			if t := strings.TrimSpace(red); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+				inner, m := r.jsonLiterals([]byte(red), depth+1)
+				red, n = string(inner), n+m
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		total += n
+		enc, _ := json.Marshal(red)
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(out, b[last:i-len(lit)+1]...)
+		out = append(out, enc...)
+		last = i + 1
+	}
+	if out == nil {
+		return b, 0
+	}
+	return append(out, b[last:]...), total
+}
+
+// literalEnd returns the index of the quote closing the literal that opens
+// at start. The input is valid JSON, so it exists.
+func literalEnd(b []byte, start int) int {
+	for j := start + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return len(b) - 1
+}
+
+// docMayHoldSecret is the fast path for a whole document: without an escape
+// that could hide a character (\u, or \/ in "://"), no detector's hint and
+// no exact secret anywhere in it, at any depth of nesting, there is nothing
+// to redact. It reads the document once, plus once per exact secret.
+func (r *Redactor) docMayHoldSecret(b []byte) bool {
+	for _, secret := range r.exact {
+		if bytes.Contains(b, []byte(secret)) {
+			return true
+		}
+	}
+	for i, c := range b[:max(0, len(b)-1)] {
+		if !startsHint[c] {
+			continue
+		}
+		for _, h := range hintsByFirstByte[c] {
+			// Every hint has two bytes or more; the second is compared
+			// here first, which rules out almost every candidate cheaply.
+			next := b[i+1]
+			if h.fold {
+				next |= 0x20
+			}
+			if next != h.s[1] || len(b)-i < len(h.s) {
+				continue
+			}
+			if h.fold && bytes.EqualFold(b[i:i+len(h.s)], []byte(h.s)) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type hint struct {
+	s    string
+	fold bool
+}
+
+// docHints are every detector's hints and the escapes that could hide one.
+// TestDocHintsCoverEveryDetector keeps them in step with the detectors.
+var (
+	plainHints = []string{`\u`, `\/`, "PRIVATE KEY", "eyJ", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA",
+		"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hooks.slack.com", "ph_", "://"}
+	foldHints        = []string{"bearer", "secret"}
+	hintsByFirstByte = func() (t [256][]hint) {
+		for _, h := range plainHints {
+			t[h[0]] = append(t[h[0]], hint{s: h})
+		}
+		for _, h := range foldHints {
+			t[h[0]] = append(t[h[0]], hint{s: h, fold: true})
+			t[h[0]-32] = append(t[h[0]-32], hint{s: h, fold: true})
+		}
+		return t
+	}()
+	startsHint = func() (t [256]bool) {
+		for c, hs := range hintsByFirstByte {
+			t[c] = len(hs) > 0
+		}
+		return t
+	}()
+)
+
+// mayHoldSecret is the fast path: a literal with no escape, no exact secret
+// and no detector's hint holds nothing to redact.
+func (r *Redactor) mayHoldSecret(lit []byte) bool {
+	if bytes.IndexByte(lit, '\\') >= 0 || !utf8.Valid(lit) {
+		return true
+	}
+	s := string(lit)
+	for _, secret := range r.exact {
+		if strings.Contains(s, secret) {
+			return true
+		}
+	}
+	for _, d := range detectors {
+		if d.hint(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,311 @@
+package redact
+
+import (
+	"encoding/json"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// Samples of every detected kind. None is a real credential.
+var samples = map[string]string{
+	"jwt":                   "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
+	"bearer":                "Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+	"aws-access-key-id":     "AKIAIOSFODNN7EXAMPLE",
+	"aws-secret-access-key": "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	"github-token":          "ghp_" + strings.Repeat("a1B2", 9),
+	"gitlab-token":          "glpat-" + strings.Repeat("x9Y8", 5),
+	"slack-token":           "xoxb-1234567890-abcdefghij",
+	"private-key":           "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAsecretsecret\n-----END RSA PRIVATE KEY-----",
+	"url-credentials":       "postgres://admin:hunter2hunter2@db.internal:5432/orders",
+	"porthole-token":        "ph_" + strings.Repeat("Ab3_", 10) + "xyz",
+}
+
+// secretPart is the part of each sample that must not survive.
+func secretPart(kind, sample string) string {
+	switch kind {
+	case "bearer":
+		return strings.TrimPrefix(sample, "Bearer ")
+	case "aws-secret-access-key":
+		return sample[strings.Index(sample, "=")+1:]
+	case "url-credentials":
+		return "hunter2hunter2"
+	case "private-key":
+		return "MIIEpAIBAAKCAQEAsecretsecret"
+	}
+	return sample
+}
+
+func TestEveryDetectorRedactsItsKind(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	for kind, sample := range samples {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			text := "failure: " + sample + " while charging"
+			got, n := r.String(text)
+			if n != 1 || strings.Contains(got, secretPart(kind, sample)) || !strings.Contains(got, "[REDACTED:"+kind+"]") {
+				t.Fatalf("String(%q) = %q, %d", text, got, n)
+			}
+			if again, m := r.String(got); again != got || m != 0 {
+				t.Fatalf("redacting twice changed %q to %q (%d)", got, again, m)
+			}
+		})
+	}
+}
+
+func TestOrdinaryTextIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	for _, s := range []string{
+		"carrier refused the booking", "order-completed-1", "01a22af9-c974-736a-8261-a5884297c08f",
+		"the bearer instruments were lost", "https://example.com/path", "ExecutionStatus = 'Running'",
+	} {
+		if got, n := r.String(s); got != s || n != 0 {
+			t.Errorf("String(%q) = %q, %d", s, got, n)
+		}
+	}
+}
+
+func TestExactSecretsAreRedactedWhereverTheyAppear(t *testing.T) {
+	t.Parallel()
+	r, short := New("tmprl-api-key-0123456789", "short", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIrYSSNQFaA2Hwf1duRSxKtLYX5CB04fSeQ6tF1aY/PuoAoGCCqGSM49\n-----END EC PRIVATE KEY-----")
+	if len(short) != 1 || short[0] != "short" {
+		t.Fatalf("too-short secrets %v, want [short]", short)
+	}
+	got, n := r.String("key tmprl-api-key-0123456789 and a line MHcCAQEEIIrYSSNQFaA2Hwf1duRSxKtLYX5CB04fSeQ6tF1aY/PuoAoGCCqGSM49 quoted alone")
+	if n != 2 || strings.Contains(got, "tmprl-api-key") || strings.Contains(got, "MHcCAQ") {
+		t.Fatalf("String = %q, %d", got, n)
+	}
+}
+
+func TestJSONEscapesHideNothing(t *testing.T) {
+	t.Parallel()
+	r, _ := New("tmprl-api-key-0123456789")
+	cases := map[string]string{
+		"a unicode escape":               `{"a":"\u0041KIAIOSFODNN7EXAMPLE"}`,
+		"an escaped slash":               `{"url":"postgres:\/\/admin:hunter2hunter2@db"}`,
+		"an exact secret escaped":        `{"k":"tmprl\u002dapi-key-0123456789"}`,
+		"JSON inside a string":           `{"content":[{"type":"text","text":"{\"message\":\"AKIAIOSFODNN7EXAMPLE\"}"}]}`,
+		"doubly escaped inside a string": `{"text":"{\"m\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out, n := r.JSON([]byte(in))
+			if n == 0 || !json.Valid(out) {
+				t.Fatalf("JSON(%s) = %s, %d", in, out, n)
+			}
+			var decoded any
+			json.Unmarshal(out, &decoded)
+			flat := flatten(decoded)
+			for _, secret := range []string{"AKIAIOSFODNN7EXAMPLE", "hunter2hunter2", "tmprl-api-key-0123456789"} {
+				if strings.Contains(flat, secret) {
+					t.Fatalf("%s survived in %s", secret, out)
+				}
+			}
+		})
+	}
+}
+
+func TestJSONKeepsOrderAndUntouchedBytes(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	in := `{"z":1,"a":"AKIAIOSFODNN7EXAMPLE","m":[true,null,"x"],"b":{"c":"d"}}`
+	out, n := r.JSON([]byte(in))
+	want := `{"z":1,"a":"[REDACTED:aws-access-key-id]","m":[true,null,"x"],"b":{"c":"d"}}`
+	if string(out) != want || n != 1 {
+		t.Fatalf("JSON = %s (%d), want %s", out, n, want)
+	}
+	clean := []byte(`{"a":"nothing to see"}`)
+	if out, _ := r.JSON(clean); &out[0] != &clean[0] {
+		t.Fatal("a clean document was copied; the fast path should return it as is")
+	}
+}
+
+// flatten returns every string in a decoded JSON value, decoding strings that
+// hold JSON, so a search sees through every layer.
+func flatten(v any) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				b.WriteString(k + "\n")
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case string:
+			b.WriteString(x + "\n")
+			var inner any
+			if json.Unmarshal([]byte(x), &inner) == nil {
+				walk(inner)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+// FuzzRedactJSON: a secret inserted at a random place in random JSON never
+// survives, however the JSON is escaped; redacting twice equals redacting
+// once; the output is valid JSON no more than three times the input's size.
+func FuzzRedactJSON(f *testing.F) {
+	f.Add(`{"a":"b"}`, uint8(0), uint16(0), true)
+	f.Add(`["x",{"y":[1,2,"z"]}]`, uint8(3), uint16(5), false)
+	f.Add(`"just a string"`, uint8(7), uint16(2), true)
+	kinds := make([]string, 0, len(samples))
+	for k := range samples {
+		kinds = append(kinds, k)
+	}
+	r, _ := New("exact-secret-value-1234")
+	f.Fuzz(func(t *testing.T, doc string, which uint8, at uint16, escape bool) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			return
+		}
+		secret := "exact-secret-value-1234"
+		if int(which)%(len(kinds)+1) < len(kinds) {
+			k := kinds[int(which)%(len(kinds)+1)]
+			secret = samples[k]
+			if k == "bearer" || k == "aws-secret-access-key" || k == "url-credentials" || k == "private-key" {
+				secret = samples[k] // keep its context: the detector needs it
+			}
+		}
+		v = plant(v, " "+secret+" ", int(at))
+		in, _ := json.Marshal(v)
+		if escape {
+			in = escapeAll(in)
+			if !json.Valid(in) {
+				t.Fatalf("the test's escaping broke %s", in)
+			}
+		}
+		out, _ := r.JSON(in)
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON out of %s: %s", in, out)
+		}
+		if len(out) > 3*len(in)+64 {
+			t.Fatalf("output of %d bytes from %d", len(out), len(in))
+		}
+		var decoded any
+		json.Unmarshal(out, &decoded)
+		part := secret
+		for k, s := range samples {
+			if s == secret {
+				part = secretPart(k, s)
+			}
+		}
+		if strings.Contains(flatten(decoded), part) {
+			t.Fatalf("secret %q survived: %s -> %s", part, in, out)
+		}
+		if again, n := r.JSON(out); string(again) != string(out) || n != 0 {
+			t.Fatalf("redacting twice changed the output")
+		}
+	})
+}
+
+// plant puts s into the at'th string of v, or wraps v with it.
+func plant(v any, s string, at int) any {
+	count := 0
+	var walk func(v any) (any, bool)
+	walk = func(v any) (any, bool) {
+		switch x := v.(type) {
+		case string:
+			if count == at {
+				count++
+				return x + s, true
+			}
+			count++
+		case []any:
+			for i := range x {
+				if nv, ok := walk(x[i]); ok {
+					x[i] = nv
+					return x, true
+				}
+			}
+		case map[string]any:
+			for k := range x {
+				if nv, ok := walk(x[k]); ok {
+					x[k] = nv
+					return x, true
+				}
+			}
+		}
+		return v, false
+	}
+	if nv, ok := walk(v); ok {
+		return nv
+	}
+	return []any{v, s}
+}
+
+// escapeAll writes every letter inside string literals as a \u escape and
+// every slash as \/, leaving existing escapes whole.
+func escapeAll(b []byte) []byte {
+	var out strings.Builder
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in && c == '\\':
+			n := 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				n = 6
+			}
+			out.Write(b[i:min(len(b), i+n)])
+			i += n - 1
+		case c == '"':
+			in = !in
+			out.WriteByte(c)
+		case in && (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'):
+			out.WriteString(`\u00` + hex2(c))
+		case in && c == '/':
+			out.WriteString(`\/`)
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return []byte(out.String())
+}
+
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&15]})
+}
+
+func BenchmarkRedactJSON(b *testing.B) {
+	r, _ := New("tmprl-api-key-0123456789")
+	rng := rand.New(rand.NewSource(1))
+	var items []map[string]any
+	for i := 0; i < 40; i++ {
+		items = append(items, map[string]any{
+			"workflowId": "order-" + strings.Repeat("x", rng.Intn(20)), "status": "Running",
+			"message": map[string]string{"text": "carrier refused the booking", "origin": "porthole-quoting-temporal"},
+		})
+	}
+	doc, _ := json.Marshal(map[string]any{"workflows": items})
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.JSON(doc)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(len(doc))/1024), "ns/KiB")
+}
+
+func TestDocHintsCoverEveryDetector(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	for kind, sample := range samples {
+		if !r.docMayHoldSecret([]byte(`{"a":"` + sample + `"}`)) {
+			t.Errorf("the document fast path would skip a %s", kind)
+		}
+		upper := strings.ToUpper(sample)
+		if got, n := r.String(upper); n > 0 && !r.docMayHoldSecret([]byte(upper)) {
+			t.Errorf("the fast path skips %q, which String redacts to %q", upper, got)
+		}
+	}
+}
