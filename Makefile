@@ -11,7 +11,7 @@ export PORTHOLE_TEMPORAL_CLI := $(TEMPORAL_CLI)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check temporal-cli fuzz clean
+.PHONY: build demo test check temporal-cli fuzz bench-redact clean
 
 ## build: the porthole binary, as the Dockerfile builds it, into bin/
 build:
@@ -34,7 +34,13 @@ check:
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) ./audit/
+	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/
+
+## bench-redact: the redactor's cost per KiB
+bench-redact:
+	$(GO) test -run '^$$' -bench BenchmarkRedactJSON -benchmem ./redact/
 
 ## temporal-cli: install the Temporal CLI into the cache (about 6 minutes cold)
 temporal-cli: $(TEMPORAL_CLI)

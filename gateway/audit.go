@@ -58,13 +58,14 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		if ci.RequestID == "" {
 			ci.RequestID = newRequestID()
 		}
+		ua, _ := g.redactor.String(ci.UserAgent)
 		rec := audit.Record{
 			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: principalOf(req.GetExtra()),
-			ClientAddr: ci.ClientAddr, Transport: ci.Transport, UserAgent: ci.UserAgent, Method: method,
+			ClientAddr: ci.ClientAddr, Transport: ci.Transport, UserAgent: ua, Method: method,
 		}
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
-			rec.Tool = p.Name
-			rec.Args, _ = audit.ArgsFromJSON(p.Arguments, nil)
+			rec.Tool, _ = g.redactor.String(p.Name)
+			rec.Args, _ = audit.ArgsFromJSON(p.Arguments, g.redactor.String)
 		}
 		if ci.recorded != nil {
 			ci.recorded.Store(true)
@@ -95,8 +96,11 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			Outcome: outcomeOf(state, res, err), Cached: state.cached,
 		}
 		if res != nil {
+			// The wire redactor runs again where the bytes leave (it is
+			// idempotent); this pass is what counts its replacements.
 			if b, merr := json.Marshal(res); merr == nil {
-				result.ResultBytes = len(b)
+				redacted, n := g.redactor.JSON(b)
+				result.ResultBytes, result.Redactions = len(redacted), n
 			}
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
@@ -132,9 +136,10 @@ func outcomeOf(state *callState, res mcp.Result, err error) audit.Outcome {
 // whether or not its record can be written; a failure is logged.
 func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reason string) {
 	ci := callInfoFrom(r.Context())
+	ua, _ := g.redactor.String(ci.UserAgent)
 	rec := audit.Record{
 		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
-		UserAgent: ci.UserAgent, Outcome: outcome, Status: status, Reason: reason,
+		UserAgent: ua, Outcome: outcome, Status: status, Reason: reason,
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditWriteTimeout)
 	defer cancel()

@@ -50,7 +50,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.Use(identify)
-	r.Method(http.MethodPost, "/mcp", endpoint)
+	r.Method(http.MethodPost, "/mcp", g.redactResponses(endpoint))
 	notAllowed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

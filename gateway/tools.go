@@ -113,7 +113,7 @@ func (g *Server) catalog() []tool {
 	return []tool{
 		define(g, policy.ToolListWorkflows, descListWorkflows,
 			func(in *listWorkflowsInput) (err error) {
-				if err = policy.Query(in.Query); err != nil {
+				if _, err = policy.ScreenQuery(in.Query, g.opts.QueryRules); err != nil {
 					return err
 				}
 				if err = policy.PageToken(in.NextPageToken); err != nil {
@@ -126,7 +126,10 @@ func (g *Server) catalog() []tool {
 				return r.ListWorkflows(ctx, read.ListWorkflowsRequest{Query: in.Query, PageSize: in.PageSize, NextPageToken: in.NextPageToken})
 			}),
 		define(g, policy.ToolCountWorkflows, descCountWorkflows,
-			func(in *countWorkflowsInput) error { return policy.Query(in.Query) },
+			func(in *countWorkflowsInput) error {
+				_, err := policy.ScreenQuery(in.Query, g.opts.QueryRules)
+				return err
+			},
 			func(ctx context.Context, in countWorkflowsInput) (*read.WorkflowCount, error) {
 				return r.CountWorkflows(ctx, read.CountWorkflowsRequest{Query: in.Query})
 			}),

@@ -13,6 +13,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -68,8 +69,14 @@ type boundsError struct{ sentence string }
 func (e *boundsError) Error() string        { return e.sentence }
 func (e *boundsError) Is(target error) bool { return target == ErrOutOfBounds }
 
+// refuse makes a refusal: one sentence that names the argument (spelled as
+// the client spells it, so not capitalised) and what is wrong with it.
 func refuse(format string, args ...any) error {
-	return &boundsError{sentence: fmt.Sprintf(format, args...)}
+	s := fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return &boundsError{sentence: s}
 }
 
 // PageSize returns the page size to use: the default when the client gave

@@ -46,40 +46,38 @@ func readAuditKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// open opens the audit log these settings describe. The key is returned
-// too, so that the redactor can keep it off the wire.
-func (a *auditSettings) open(log *zap.Logger) (*audit.Log, []byte, error) {
+// open opens the audit log these settings describe, keyed with key, or with
+// a random key (and a warning) when the operator gave none.
+func (a *auditSettings) open(log *zap.Logger, key []byte) (*audit.Log, error) {
 	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync)}
 	if cfg.Fsync != audit.FsyncAlways && cfg.Fsync != audit.FsyncInterval {
-		return nil, nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
+		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
 	}
 	d, err := time.ParseDuration(a.timeout)
 	if err != nil || d <= 0 {
-		return nil, nil, fmt.Errorf("%w: PORTHOLE_AUDIT_TIMEOUT=%q: want a positive duration such as 2s", errUsage, a.timeout)
+		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_TIMEOUT=%q: want a positive duration such as 2s", errUsage, a.timeout)
 	}
 	cfg.Timeout = d
 	if _, err := fmt.Sscan(a.maxBytes, &cfg.MaxBytes); err != nil || cfg.MaxBytes < 0 {
-		return nil, nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_BYTES=%q: want a byte count, 0 for no rotation", errUsage, a.maxBytes)
+		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_BYTES=%q: want a byte count, 0 for no rotation", errUsage, a.maxBytes)
 	}
-	if a.keyFile != "" {
-		if cfg.Key, err = readAuditKey(a.keyFile); err != nil {
-			return nil, nil, err
-		}
-	} else {
+	cfg.Key = key
+	if cfg.Key == nil {
 		cfg.Key = audit.NewKey()
 		log.Warn("WARNING: PORTHOLE_AUDIT_KEY_FILE is not set: the audit log is chained with a random key that dies with this process, so it cannot be verified afterwards")
 	}
 	l, err := audit.Open(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the audit log %s: %w", a.path, err)
+		return nil, fmt.Errorf("opening the audit log %s: %w", a.path, err)
 	}
-	return l, cfg.Key, nil
+	return l, nil
 }
 
 // newGateway opens the audit log and builds the MCP server over adapter.
 // closeAudit writes the log's close record; call it after serving ends.
-func newGateway(adapter *temporal.Adapter, as *auditSettings, log *zap.Logger) (g *gateway.Server, closeAudit func(), err error) {
-	auditLog, _, err := as.open(log)
+func newGateway(adapter *temporal.Adapter, as *auditSettings, c *common) (g *gateway.Server, closeAudit func(), err error) {
+	log := c.log
+	auditLog, err := as.open(log, c.auditKey)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,7 +86,7 @@ func newGateway(adapter *temporal.Adapter, as *auditSettings, log *zap.Logger) (
 			log.Error("closing the audit log", zap.Error(err))
 		}
 	}
-	g, err = gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog})
+	g, err = gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor, QueryRules: c.query})
 	if err != nil {
 		closeAudit()
 		return nil, nil, err

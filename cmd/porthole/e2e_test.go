@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -306,7 +307,23 @@ var everyCall = []struct {
 		}
 		p := d.PendingActivities[0]
 		if p.ActivityType != temporaltest.ReserveActivityType || p.Attempt < 2 || p.LastFailure == nil || p.LastFailure.Kind != "application" {
-			t.Errorf("pending activity = %+v", p)
+			t.Fatalf("pending activity = %+v", p)
+		}
+		// The failure message is somebody else's words: quoted, with the
+		// credentials a careless worker put in it redacted at the wire.
+		msg := p.LastFailure.Message
+		if msg.Origin != "porthole-quoting-temporal" {
+			t.Errorf("failure message origin %q", msg.Origin)
+		}
+		for _, want := range []string{"[REDACTED:jwt]", "[REDACTED:aws-access-key-id]", "Bearer [REDACTED:bearer]", temporaltest.FreeTextMarker} {
+			if !strings.Contains(msg.Text, want) {
+				t.Errorf("failure message %q lacks %q", msg.Text, want)
+			}
+		}
+		// The worker's identity carries a bidi override and a zero-width
+		// space; they arrive as visible escapes.
+		if id := p.LastWorkerIdentity; id == nil || id.Text != temporaltest.WorkerIdentity+`\u202E\u200B` || id.Origin != "porthole-quoting-temporal" {
+			t.Errorf("worker identity %+v, want the escaped form", id)
 		}
 	}},
 	{"describe_workflow", map[string]any{"workflowId": temporaltest.FailedWorkflowID}, func(t *testing.T, b []byte) {
@@ -442,6 +459,17 @@ func checkFreeTextIsQuoted(t *testing.T, tool string, structured []byte) {
 	walk(v, false, tool)
 }
 
+// assertNoSecret fails if any secret-shaped value the seeder planted in free
+// text, or any extra value given, appears in b.
+func assertNoSecret(t *testing.T, where string, b []byte, extra ...string) {
+	t.Helper()
+	for _, s := range append([]string{temporaltest.SecretJWT, temporaltest.SecretAWSKey, temporaltest.SecretBearer}, extra...) {
+		if i := bytes.Index(b, []byte(s)); i >= 0 {
+			t.Errorf("%s: the secret %q leaked: ...%s...", where, s, b[max(0, i-120):min(len(b), i+len(s)+40)])
+		}
+	}
+}
+
 func assertNoCanary(t *testing.T, where string, b []byte) {
 	t.Helper()
 	if len(b) == 0 {
@@ -468,6 +496,7 @@ func TestEveryToolOverHTTP(t *testing.T) {
 	callEveryTool(t, cs)
 	wire := rt.bytes()
 	assertNoCanary(t, "HTTP wire", wire)
+	assertNoSecret(t, "HTTP wire", wire)
 	if !bytes.Contains(wire, []byte(temporaltest.FreeTextMarker)) {
 		t.Error("the failure message never reached the client; the free-text check would be vacuous")
 	}
@@ -480,6 +509,10 @@ func TestEveryToolOverHTTP(t *testing.T) {
 	checkAudit(t, auditLog, strings.TrimSuffix(auditLog, ".log")+".key", "e2e-agent", calledTools())
 	b, _ := os.ReadFile(auditLog)
 	assertNoCanary(t, "audit log", b)
+	assertNoSecret(t, "audit log", b)
+	if !regexp.MustCompile(`"kind":"result"[^\n]*"tool":"\\"describe_workflow\\""[^\n]*"redactions":[1-9]`).Match(b) {
+		t.Error("no result record counts the redactions in describe_workflow's answer")
+	}
 	if strings.Contains(string(b), token) {
 		t.Error("the token appears in the audit log")
 	}
@@ -490,6 +523,7 @@ func TestEveryToolOverStdio(t *testing.T) {
 	cs, logs, auditLog, auditKey := connectStdioAudited(t)
 	all := callEveryTool(t, cs)
 	assertNoCanary(t, "stdio results", all)
+	assertNoSecret(t, "stdio results", all)
 	if err := cs.Close(); err != nil { // closes stdin; porthole exits and closes its audit log
 		t.Logf("close: %v", err)
 	}
@@ -511,8 +545,10 @@ func TestFailuresAreToolErrorsWithASentence(t *testing.T) {
 		{"a workflow that does not exist", "describe_workflow", map[string]any{"workflowId": "no-such-workflow"}, "found nothing"},
 		{"the history of a workflow that does not exist", "get_workflow_history", map[string]any{"workflowId": "no-such-workflow"}, "found nothing"},
 		{"a schedule that does not exist", "describe_schedule", map[string]any{"scheduleId": "no-such-schedule"}, "found nothing"},
-		{"a malformed query", "list_workflows", map[string]any{"query": "WorkflowId = = ("}, "malformed"},
-		{"a malformed count query", "count_workflows", map[string]any{"query": "ORDER BY"}, "malformed"},
+		{"a malformed query", "list_workflows", map[string]any{"query": "WorkflowId = = ("}, "not a visibility query"},
+		{"a malformed count query", "count_workflows", map[string]any{"query": "ORDER BY"}, "not a visibility query"},
+		{"a query Temporal refuses", "count_workflows", map[string]any{"query": "StartTime > 'not a time'"}, "malformed"},
+		{"a custom attribute nobody allowed", "count_workflows", map[string]any{"query": temporaltest.CustomSearchAttribute + " STARTS_WITH 'P'"}, "not allowed"},
 		{"an oversized page size", "list_workflows", map[string]any{"pageSize": 1000}, "at most 100"},
 		{"a forged page token", "list_workflows", map[string]any{"nextPageToken": "!!not-a-token!!"}, "malformed"},
 	}
@@ -615,4 +651,62 @@ func TestServeWithoutAuthenticationSaysSoAtStart(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestTheAPIKeyNeverLeaves dials Temporal the way production does, over TLS
+// with an API key, and asks everything, including questions that hand the
+// key back to porthole, then searches the wire, the audit log and the
+// operations log for it.
+func TestTheAPIKeyNeverLeaves(t *testing.T) {
+	t.Parallel()
+	proxy, err := temporaltest.StartTLSProxy(e2e.temporal.FrontendHostPort())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	apiKey := "tmprl-e2e-" + strings.Repeat("k3y", 8)
+	keyFile := filepath.Join(t.TempDir(), "api.key")
+	if err := os.WriteFile(keyFile, []byte(apiKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, token := newToken(t, "key-hunter")
+	env, auditLog, auditKey := auditEnv(t)
+	p, line := startPorthole(t, append(env,
+		"PATH="+os.Getenv("PATH"), "HOME="+os.Getenv("HOME"),
+		"TEMPORAL_ADDRESS="+proxy.Addr, "TEMPORAL_NAMESPACE="+e2e.temporal.Namespace,
+		"TEMPORAL_API_KEY_FILE="+keyFile, "TEMPORAL_TLS_CA="+proxy.CAFile, "TEMPORAL_TLS_SERVER_NAME=localhost",
+		"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokens, "PORTHOLE_LOG_LEVEL=debug",
+	), "serving MCP", "serve")
+	rt := &recordingTransport{token: token}
+	cs := connectHTTP(t, line["endpoint"].(string), rt)
+	callEveryTool(t, cs)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"describe_workflow", map[string]any{"workflowId": apiKey}},
+		{"list_workflows", map[string]any{"query": "WorkflowId = '" + apiKey + "'"}},
+		{"count_workflows", map[string]any{"query": apiKey + " = 'x'"}},
+		{"describe_schedule", map[string]any{"scheduleId": apiKey}},
+		{"describe_task_queue", map[string]any{"taskQueue": apiKey}},
+		{"list_workflows", map[string]any{"nextPageToken": apiKey}},
+	} {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args}); err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+	}
+	cs.Close()
+	p.stop(t)
+	assertNoSecret(t, "HTTP wire", rt.bytes(), apiKey)
+	assertNoSecret(t, "operations log", []byte(p.logs.String()), apiKey)
+	b, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoSecret(t, "audit log", b, apiKey)
+	if !strings.Contains(string(b), "[REDACTED:secret]") {
+		t.Error("the audit log shows no redacted argument; the search above may be vacuous")
+	}
+	checkAudit(t, auditLog, auditKey, "key-hunter", append(calledTools(),
+		"describe_workflow", "list_workflows", "count_workflows", "describe_schedule", "describe_task_queue", "list_workflows"))
 }

@@ -24,23 +24,20 @@ func runStdio(args []string, stderr io.Writer) error {
 	if err := s.parse(args); err != nil {
 		return err
 	}
-	log, sdkLog, err := newLogger(ts.logLevel)
+	c, err := ts.setup(&as)
 	if err != nil {
 		return err
 	}
+	log, cfg := c.log, c.cfg
 	defer log.Sync()
-	cfg, err := ts.config()
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	adapter, err := temporal.Dial(ctx, cfg, sdkLog)
+	adapter, err := temporal.Dial(ctx, cfg, c.sdkLog)
 	if err != nil {
 		return err
 	}
 	defer adapter.Close()
-	g, closeAudit, err := newGateway(adapter, &as, log)
+	g, closeAudit, err := newGateway(adapter, &as, c)
 	if err != nil {
 		return err
 	}

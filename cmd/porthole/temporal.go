@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/porthole-dev/porthole/policy"
+	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal"
 )
 
@@ -22,6 +24,12 @@ type temporalSettings struct {
 	cert, key, ca, sni string
 	disableHostVerify  bool
 	logLevel           string
+	secretFiles        string
+	queryAttributes    string
+	queryMaxLen        string
+	queryMaxIn         string
+	queryMaxDepth      string
+	queryNoOrderBy     bool
 }
 
 func (t *temporalSettings) register(s *settings) {
@@ -35,6 +43,72 @@ func (t *temporalSettings) register(s *settings) {
 	s.string(&t.sni, "temporal-tls-server-name", "TEMPORAL_TLS_SERVER_NAME", "", "name the server's certificate must carry")
 	s.bool(&t.disableHostVerify, "temporal-tls-disable-host-verification", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "refused if set: porthole always verifies the server")
 	s.string(&t.logLevel, "log-level", "PORTHOLE_LOG_LEVEL", "info", "operations log level: debug, info, warn, error")
+	s.string(&t.queryAttributes, "query-attributes", "PORTHOLE_QUERY_ATTRIBUTES", "", "comma-separated custom search attributes visibility queries may name (system attributes are always allowed)")
+	s.string(&t.queryMaxLen, "query-max-len", "PORTHOLE_QUERY_MAX_LEN", "2048", "longest visibility query, in bytes")
+	s.string(&t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", "100", "most values in one IN list")
+	s.string(&t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", "16", "deepest nesting of parentheses and NOT")
+	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
+	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
+}
+
+// common is what serve and stdio share once their settings are read.
+type common struct {
+	cfg      temporal.Config
+	query    policy.QueryRules
+	log      *zap.Logger
+	sdkLog   *slog.Logger
+	redactor *redact.Redactor
+	auditKey []byte
+}
+
+// setup validates the Temporal configuration, gathers every secret porthole
+// holds into the redactor, and builds the operations log behind it, so that
+// no secret can reach the log, the wire or the audit log.
+func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
+	cfg, err := t.config()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &common{cfg: cfg}
+	if c.query, err = t.queryRules(); err != nil {
+		return nil, err
+	}
+	secrets := []string{cfg.APIKey}
+	if cfg.KeyFile != "" {
+		b, err := os.ReadFile(cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading the client key: %v", temporal.ErrConfig, err)
+		}
+		secrets = append(secrets, string(b))
+	}
+	if as.keyFile != "" {
+		if c.auditKey, err = readAuditKey(as.keyFile); err != nil {
+			return nil, err
+		}
+		secrets = append(secrets, string(c.auditKey))
+	}
+	for _, f := range strings.Split(t.secretFiles, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading PORTHOLE_SECRET_FILES: %v", errUsage, err)
+		}
+		secrets = append(secrets, string(b))
+	}
+	red, tooShort := redact.New(secrets...)
+	c.redactor = red
+	if c.log, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
+		return nil, err
+	}
+	if len(tooShort) > 0 {
+		c.log.Warn("WARNING: some secrets are shorter than the redactor accepts and will not be redacted as exact values", zap.Int("count", len(tooShort)), zap.Int("minimumLength", redact.MinExactSecretLen))
+	}
+	return c, nil
 }
 
 // config builds the Temporal configuration, reading the API key file.
@@ -74,26 +148,45 @@ func (t *temporalSettings) config() (temporal.Config, error) {
 	return cfg, nil
 }
 
-// newLogger is the operations log: JSON lines on stderr. stdout is never
-// used, because the stdio transport owns it.
-func newLogger(level string) (*zap.Logger, *slog.Logger, error) {
+// queryRules reads the visibility-query caps.
+func (t *temporalSettings) queryRules() (policy.QueryRules, error) {
+	r := policy.QueryRules{DisableOrderBy: t.queryNoOrderBy}
+	for _, a := range strings.Split(t.queryAttributes, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			r.CustomAttributes = append(r.CustomAttributes, a)
+		}
+	}
+	for _, n := range []struct {
+		env, v string
+		into   *int
+	}{
+		{"PORTHOLE_QUERY_MAX_LEN", t.queryMaxLen, &r.MaxLen},
+		{"PORTHOLE_QUERY_MAX_IN", t.queryMaxIn, &r.MaxInList},
+		{"PORTHOLE_QUERY_MAX_DEPTH", t.queryMaxDepth, &r.MaxDepth},
+	} {
+		v, err := strconv.Atoi(n.v)
+		if err != nil || v <= 0 {
+			return r, fmt.Errorf("%w: %s=%q: want a positive number", errUsage, n.env, n.v)
+		}
+		*n.into = v
+	}
+	return r, nil
+}
+
+// newLogger is the operations log: JSON lines on stderr, each passed through
+// the redactor. stdout is never used, because the stdio transport owns it.
+func newLogger(level string, red *redact.Redactor) (*zap.Logger, *slog.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: log level %q: want debug, info, warn or error", errUsage, level)
 	}
-	cfg := zap.NewProductionConfig()
-	cfg.Level = zap.NewAtomicLevelAt(lvl)
-	cfg.OutputPaths = []string{"stderr"}
-	cfg.ErrorOutputPaths = []string{"stderr"}
-	cfg.EncoderConfig.TimeKey = "time"
-	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	cfg.Sampling = nil
-	log, err := cfg.Build()
-	if err != nil {
-		return nil, nil, err
-	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey = "time"
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	out := redact.NewLineWriter(os.Stderr, red)
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(out), lvl), zap.ErrorOutput(zapcore.AddSync(out)))
 	// The Temporal SDK's own lines go to stderr too, at warning and above:
 	// its info lines are per-connection chatter.
-	sdk := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("logger", "temporal-sdk")
+	sdk := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})).With("logger", "temporal-sdk")
 	return log, sdk, nil
 }

@@ -37,6 +37,18 @@ const (
 	CanaryChildInput      = CanaryPrefix + "child-input"
 )
 
+// Secret-shaped strings a careless worker wrote into a failure message. They
+// may reach porthole only as [REDACTED:kind]. None is a real credential.
+const (
+	SecretJWT    = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ"
+	SecretAWSKey = "AKIAPORTHOLESEED0001"
+	SecretBearer = "seed-bearer-4f1c2a9e7b3d"
+)
+
+// HostileIdentity is the seed worker's identity: it carries a right-to-left
+// override and a zero-width space, which porthole must show escaped.
+const HostileIdentity = WorkerIdentity + "\u202e\u200b"
+
 // FreeTextMarker is written into free text (failure messages, schedule
 // notes). Such text may reach a client, but only as quoted text with its
 // origin; tests check that the marker never appears outside one.
@@ -81,13 +93,13 @@ func Seed(ctx context.Context, hostPort, namespace string) (*Fixture, error) {
 		HostPort:           hostPort,
 		Namespace:          namespace,
 		Logger:             Quiet(),
-		Identity:           WorkerIdentity,
+		Identity:           HostileIdentity,
 		ContextPropagators: []workflow.ContextPropagator{canaryHeader{}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("seed: dialing: %w", err)
 	}
-	w := worker.New(c, TaskQueue, worker.Options{Identity: WorkerIdentity})
+	w := worker.New(c, TaskQueue, worker.Options{Identity: HostileIdentity})
 	w.RegisterWorkflowWithOptions(orderWorkflow, workflow.RegisterOptions{Name: OrderWorkflowType})
 	w.RegisterWorkflowWithOptions(inventoryWorkflow, workflow.RegisterOptions{Name: FailingWorkflowType})
 	w.RegisterWorkflowWithOptions(shipmentWorkflow, workflow.RegisterOptions{Name: ShipmentWorkflowType})
@@ -261,7 +273,9 @@ func chargeCard(ctx context.Context, input string) (string, error) {
 
 func reserveCarrier(ctx context.Context, input string) (string, error) {
 	activity.RecordHeartbeat(ctx, CanaryHeartbeat)
-	return "", temporal.NewApplicationError("carrier refused the booking: "+FreeTextMarker, "CarrierError", CanaryFailureDetails)
+	return "", temporal.NewApplicationError("carrier refused the booking: "+FreeTextMarker+
+		"; upstream said Authorization: Bearer "+SecretBearer+" for key "+SecretAWSKey+" in session "+SecretJWT,
+		"CarrierError", CanaryFailureDetails)
 }
 
 // canaryHeader puts a canary into the header of every workflow and activity
