@@ -103,6 +103,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 				result.ResultBytes, result.Redactions = len(redacted), n
 			}
 		}
+		g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 		defer cancel()
 		if werr := g.audit.Write(wctx, result); werr != nil {

@@ -59,7 +59,7 @@ func TestEachCallLeavesOneCallAndOneResultRecord(t *testing.T) {
 	want := []pair{
 		{audit.KindCall, "describe_namespace", ""}, {audit.KindResult, "describe_namespace", audit.OutcomeToolError},
 		{audit.KindCall, "list_workflows", ""}, {audit.KindResult, "list_workflows", audit.OutcomeInvalid},
-		{audit.KindCall, "no_such_tool", ""}, {audit.KindResult, "no_such_tool", audit.OutcomeInvalid},
+		{audit.KindCall, "no_such_tool", ""}, {audit.KindResult, "no_such_tool", audit.OutcomeDenied},
 		{audit.KindCall, "", ""}, {audit.KindResult, "", audit.OutcomeOK},
 	}
 	if len(got) != len(want) {

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -26,7 +28,7 @@ type principalKey struct{}
 // whitespace between scheme and token, write the verifier's error text into
 // the body, and never send error="invalid_token"; so porthole decides here
 // and shapes its own refusals.
-func requireBearer(tokens func() *Tokens, denied func(*http.Request, audit.Outcome, int, string)) func(http.Handler) http.Handler {
+func (g *Server) requireBearer(tokens func() *Tokens, failures *failureLimiter) func(http.Handler) http.Handler {
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
@@ -38,15 +40,30 @@ func requireBearer(tokens func() *Tokens, denied func(*http.Request, audit.Outco
 	return func(next http.Handler) http.Handler {
 		inner := sdk(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			addr := callInfoFrom(r.Context()).ClientAddr
+			if blocked, after := failures.blocked(addr); blocked {
+				// Too many failures from this address: refuse before
+				// looking at the token, so guessing costs the guesser.
+				secs := max(1, int(math.Ceil(after.Seconds())))
+				g.metrics.rateLimited("failed-auth")
+				g.denied(r, audit.OutcomeRateLimited, http.StatusTooManyRequests, "too many failed authentications from this address")
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				http.Error(w, "too many failed authentications; retry later", http.StatusTooManyRequests)
+				return
+			}
 			token, sent := bearerToken(r.Header)
 			if !sent {
-				denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
+				failures.failed(addr)
+				g.metrics.authFailed("no-token")
+				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
 				unauthorized(w, false)
 				return
 			}
 			name, ok := tokens().Lookup(token)
 			if !ok {
-				denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "a bearer token that matches no principal")
+				failures.failed(addr)
+				g.metrics.authFailed("unknown-token")
+				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "a bearer token that matches no principal")
 				unauthorized(w, true)
 				return
 			}

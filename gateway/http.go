@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 )
@@ -25,32 +24,85 @@ type HTTPOptions struct {
 	Tokens func() *Tokens
 	// DangerouslyServeWithoutAuthentication turns authentication off.
 	DangerouslyServeWithoutAuthentication bool
+	// Hosts and Origins allowed; the zero value is DefaultHostPolicy.
+	Hosts HostPolicy
+	// TrustedProxies may name the client they forward for.
+	TrustedProxies TrustedProxies
+	// Limits are the rate limits; the zero value is DefaultLimits.
+	Limits Limits
+	// MaxBodyBytes caps a request body; zero means MaxBodyBytes.
+	MaxBodyBytes int64
+	// FailedAuthBurst failed authentications are allowed per client
+	// address, then one per FailedAuthEvery. Zero means 10 and 6s.
+	FailedAuthBurst int
+	FailedAuthEvery time.Duration
 }
 
 // ErrNoAuthentication is returned by Handler when no token source is given
 // and authentication was not deliberately switched off.
 var ErrNoAuthentication = errors.New("no tokens configured and authentication not explicitly disabled")
 
-// Handler is the HTTP front: POST /mcp behind authentication, 405 for GET and
-// DELETE on /mcp, 404 for every other path.
+// Handler is the HTTP front. Every request passes, in this order:
+//
+//  1. recoverPanics: first, so that no later link can take the process down.
+//  2. identify: a request id, returned as X-Request-Id and carried into
+//     every log and audit record, before anything can refuse the request.
+//  3. clientAddress: who the client is (RemoteAddr, or X-Forwarded-For from
+//     a trusted proxy only), before anything is keyed by it.
+//  4. redactResponses: wraps the writer, so that every byte written by any
+//     later link passes the wire redactor, refusals included.
+//  5. checkHostAndOrigin: 403 for a Host or Origin not allowed, before
+//     authentication, so a DNS-rebinding page learns nothing, not even
+//     whether its token guess was right.
+//  6. requireBearer: 401 without a valid token; failed attempts limited per
+//     client address (429). After it, every request has a principal.
+//  7. strictDecode: exactly one JSON-RPC request, no duplicate or case-
+//     variant keys, within the size cap (413). It comes before rate
+//     limiting (DESIGN.md draws them the other way) because the charge
+//     depends on the tool, which only the decoded body names; decoding is
+//     bounded by the cap and only authenticated principals reach it.
+//  8. rateLimit: per principal, per tool cost, and global (429 +
+//     Retry-After).
+//  9. auditRefusals and the MCP server: grants, audit, tools.
+//
+// Only POST /mcp is served; GET and DELETE answer 405, other paths 404.
 func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
 		return nil, ErrNoAuthentication
 	}
+	if opts.Hosts.Hosts == nil {
+		opts.Hosts = DefaultHostPolicy()
+	}
+	if opts.Limits.PerPrincipal == 0 && opts.Limits.Global == 0 {
+		opts.Limits = DefaultLimits()
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = MaxBodyBytes
+	}
+	if opts.FailedAuthBurst <= 0 {
+		opts.FailedAuthBurst = 10
+	}
+	if opts.FailedAuthEvery <= 0 {
+		opts.FailedAuthEvery = 6 * time.Second
+	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:           true,
-		JSONResponse:        true,
-		MaxRequestBodyBytes: MaxBodyBytes,
+		Stateless:    true,
+		JSONResponse: true,
+		// porthole checks Host itself (checkHostAndOrigin), against a list
+		// the operator can extend; the go-sdk's own check knows only
+		// loopback names and would refuse a same-pod proxy.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 	})
-	endpoint := g.auditRefusals(streamable)
+	endpoint := g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(newLimiter(opts.Limits))(g.auditRefusals(streamable)))
 	if !opts.DangerouslyServeWithoutAuthentication {
-		endpoint = requireBearer(opts.Tokens, g.denied)(endpoint)
+		failures := newFailureLimiter(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
+		endpoint = g.requireBearer(opts.Tokens, failures)(endpoint)
 	}
 
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer)
-	r.Use(identify)
-	r.Method(http.MethodPost, "/mcp", g.redactResponses(endpoint))
+	r.Use(g.recoverPanics, identify, clientAddress(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
+	r.Method(http.MethodPost, "/mcp", endpoint)
 	notAllowed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

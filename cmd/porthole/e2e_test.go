@@ -34,6 +34,11 @@ func baseEnv(extra ...string) []string {
 		"HOME=" + os.Getenv("HOME"),
 		"TEMPORAL_ADDRESS=" + e2e.temporal.FrontendHostPort(),
 		"TEMPORAL_NAMESPACE=" + e2e.temporal.Namespace,
+		// Parallel tests each run a porthole: free admin ports, and limits
+		// high enough that no test here trips them by accident.
+		"PORTHOLE_ADMIN_ADDR=127.0.0.1:0",
+		"PORTHOLE_RATE_PER_PRINCIPAL=1000", "PORTHOLE_RATE_PER_PRINCIPAL_BURST=1000",
+		"PORTHOLE_RATE_GLOBAL=1000", "PORTHOLE_RATE_GLOBAL_BURST=1000",
 	}, extra...)
 }
 
@@ -671,9 +676,8 @@ func TestTheAPIKeyNeverLeaves(t *testing.T) {
 	}
 	tokens, token := newToken(t, "key-hunter")
 	env, auditLog, auditKey := auditEnv(t)
-	p, line := startPorthole(t, append(env,
-		"PATH="+os.Getenv("PATH"), "HOME="+os.Getenv("HOME"),
-		"TEMPORAL_ADDRESS="+proxy.Addr, "TEMPORAL_NAMESPACE="+e2e.temporal.Namespace,
+	p, line := startPorthole(t, append(baseEnv(env...),
+		"TEMPORAL_ADDRESS="+proxy.Addr,
 		"TEMPORAL_API_KEY_FILE="+keyFile, "TEMPORAL_TLS_CA="+proxy.CAFile, "TEMPORAL_TLS_SERVER_NAME=localhost",
 		"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokens, "PORTHOLE_LOG_LEVEL=debug",
 	), "serving MCP", "serve")

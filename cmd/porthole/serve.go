@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,28 +22,125 @@ import (
 const serveSummary = `Serve MCP over streamable HTTP at POST /mcp, stateless, with JSON responses.
 Every request needs "Authorization: Bearer <token>" with a token whose digest is in
 the tokens file (make one with 'porthole token new'). Without a tokens file the
-HTTP listener is not started, unless authentication is deliberately switched off.`
+HTTP listener is not started, unless authentication is deliberately switched off.
+A separate admin listener serves /healthz, /readyz and /metrics.`
 
 // shutdownGrace bounds how long SIGTERM waits for calls in flight.
 const shutdownGrace = 10 * time.Second
 
+// frontSettings are the HTTP front's settings.
+type frontSettings struct {
+	addr, adminAddr         string
+	tokensFile              string
+	tokensReload            string
+	noAuth                  bool
+	hosts, origins, proxies string
+	ratePer, rateGlobal     string
+	burstPer, burstGlobal   string
+	maxBody                 string
+	failedAuthBurst         string
+	cacheTTL                string
+	legacySSE               bool
+}
+
+func (f *frontSettings) register(s *settings) {
+	s.string(&f.addr, "addr", "PORTHOLE_ADDR", "127.0.0.1:8082", "address the MCP listener binds")
+	s.string(&f.adminAddr, "admin-addr", "PORTHOLE_ADMIN_ADDR", "127.0.0.1:9090", "address of the admin listener (/healthz, /readyz, /metrics; no token needed); empty turns it off")
+	s.string(&f.tokensFile, "tokens-file", "PORTHOLE_TOKENS_FILE", "", "file of principal names and token digests; reloaded when it changes and on SIGHUP")
+	s.string(&f.tokensReload, "tokens-reload", "PORTHOLE_TOKENS_RELOAD", "2s", "how often the tokens file is checked for changes")
+	s.bool(&f.noAuth, "dangerously-serve-without-authentication", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION",
+		"serve everyone as principal \"anonymous\" with no token; logged at every start")
+	s.string(&f.hosts, "allowed-hosts", "PORTHOLE_ALLOWED_HOSTS", "localhost,127.0.0.1,::1", "comma-separated Host names (optionally with :port) the MCP listener answers; others get 403")
+	s.string(&f.origins, "allowed-origins", "PORTHOLE_ALLOWED_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) allowed to call; a request with another Origin gets 403")
+	s.string(&f.proxies, "trusted-proxies", "PORTHOLE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed; from anyone else it is ignored")
+	s.string(&f.ratePer, "rate-per-principal", "PORTHOLE_RATE_PER_PRINCIPAL", "5", "each principal's sustained rate, in read units per second (a describe is 1, a list 2, a history page 3)")
+	s.string(&f.burstPer, "rate-per-principal-burst", "PORTHOLE_RATE_PER_PRINCIPAL_BURST", "20", "each principal's burst, in read units")
+	s.string(&f.rateGlobal, "rate-global", "PORTHOLE_RATE_GLOBAL", "15", "the rate across all principals, in read units per second; keep it under the namespace's own limit")
+	s.string(&f.burstGlobal, "rate-global-burst", "PORTHOLE_RATE_GLOBAL_BURST", "30", "the global burst, in read units")
+	s.string(&f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413")
+	s.string(&f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", "10", "failed authentications allowed per client address before 429 (then one per 6s)")
+	s.string(&f.cacheTTL, "cache-ttl", "PORTHOLE_CACHE_TTL", "2s", "how long identical reads share one answer; 0 turns the cache off")
+}
+
+func positiveFloat(env, v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("%w: %s=%q: want a positive number", errUsage, env, v)
+	}
+	return f, nil
+}
+
+func positiveInt(env, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: %s=%q: want a positive whole number", errUsage, env, v)
+	}
+	return n, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// httpOptions turns the settings into the front's options, refusing a bad
+// value with the variable's name.
+func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
+	var o gateway.HTTPOptions
+	var err error
+	o.DangerouslyServeWithoutAuthentication = f.noAuth
+	o.Hosts = gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins)}
+	if o.TrustedProxies, err = gateway.ParseTrustedProxies(f.proxies); err != nil {
+		return o, fmt.Errorf("%w: PORTHOLE_TRUSTED_PROXIES: %v", errUsage, err)
+	}
+	if o.Limits.PerPrincipal, err = positiveFloat("PORTHOLE_RATE_PER_PRINCIPAL", f.ratePer); err != nil {
+		return o, err
+	}
+	if o.Limits.Global, err = positiveFloat("PORTHOLE_RATE_GLOBAL", f.rateGlobal); err != nil {
+		return o, err
+	}
+	if o.Limits.PerPrincipalBurst, err = positiveInt("PORTHOLE_RATE_PER_PRINCIPAL_BURST", f.burstPer); err != nil {
+		return o, err
+	}
+	if o.Limits.GlobalBurst, err = positiveInt("PORTHOLE_RATE_GLOBAL_BURST", f.burstGlobal); err != nil {
+		return o, err
+	}
+	maxBody, err := positiveInt("PORTHOLE_MAX_BODY_BYTES", f.maxBody)
+	if err != nil {
+		return o, err
+	}
+	o.MaxBodyBytes = int64(maxBody)
+	if o.FailedAuthBurst, err = positiveInt("PORTHOLE_FAILED_AUTH_BURST", f.failedAuthBurst); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
 func runServe(args []string, stderr io.Writer) error {
 	var (
-		ts         temporalSettings
-		addr       string
-		tokensFile string
-		noAuth     bool
+		ts temporalSettings
+		fs frontSettings
+		as auditSettings
 	)
 	s := newSettings("serve", serveSummary, stderr)
-	s.string(&addr, "addr", "PORTHOLE_ADDR", "127.0.0.1:8082", "address the MCP listener binds")
-	s.string(&tokensFile, "tokens-file", "PORTHOLE_TOKENS_FILE", "", "file of principal names and token digests")
-	s.bool(&noAuth, "dangerously-serve-without-authentication", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION",
-		"serve everyone as principal \"anonymous\" with no token; logged at every start")
+	fs.register(s)
 	ts.register(s)
-	var as auditSettings
 	as.register(s)
 	if err := s.parse(args); err != nil {
 		return err
+	}
+	httpOpts, err := fs.httpOptions()
+	if err != nil {
+		return err
+	}
+	reloadEvery, err := time.ParseDuration(fs.tokensReload)
+	if err != nil || reloadEvery <= 0 {
+		return fmt.Errorf("%w: PORTHOLE_TOKENS_RELOAD=%q: want a positive duration", errUsage, fs.tokensReload)
 	}
 	c, err := ts.setup(&as)
 	if err != nil {
@@ -52,23 +152,30 @@ func runServe(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var tokens *gateway.Tokens
-	if tokensFile != "" {
-		if tokens, err = gateway.LoadTokens(tokensFile); err != nil {
-			return err
+	var store *gateway.TokenStore
+	if fs.tokensFile != "" {
+		if store, err = gateway.OpenTokenStore(fs.tokensFile, log); err != nil {
+			return fmt.Errorf("reading the tokens file: %w", err)
 		}
 	}
-	if tokens.Len() == 0 && !noAuth {
+	if (store == nil || store.Current().Len() == 0) && !fs.noAuth {
 		// Not a crash: an orchestrator would only restart us into the same
-		// state. Serve nothing and say why until stopped.
+		// state. Serve nothing on the MCP port and say why until stopped.
 		log.Warn("WARNING: no token is configured, so the MCP listener is not started and nothing is served on its port. " +
 			"Make a token with 'porthole token new --name NAME --tokens-file FILE' and set PORTHOLE_TOKENS_FILE.")
+		if fs.adminAddr != "" {
+			go serveAdmin(ctx, fs.adminAddr, gateway.UnconfiguredAdminHandler("no token is configured"), log)
+		}
 		<-ctx.Done()
 		return nil
 	}
-	if noAuth {
-		log.Warn("WARNING: PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set: anyone who reaches " + addr +
+	if fs.noAuth {
+		log.Warn("WARNING: PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set: anyone who reaches " + fs.addr +
 			" can read the Temporal namespace " + cfg.Namespace + " as principal \"anonymous\"")
+	} else {
+		httpOpts.Tokens = store.Current
+		go store.Watch(ctx, reloadEvery)
+		go reloadOnHangup(ctx, store)
 	}
 
 	adapter, err := temporal.Dial(ctx, cfg, c.sdkLog)
@@ -77,26 +184,66 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	defer adapter.Close()
 
+	cacheTTL, err := time.ParseDuration(fs.cacheTTL)
+	if err != nil || cacheTTL < 0 {
+		return fmt.Errorf("%w: PORTHOLE_CACHE_TTL=%q: want a duration, 0 for no cache", errUsage, fs.cacheTTL)
+	}
+	if cacheTTL == 0 {
+		cacheTTL = -1
+	}
+	c.cacheTTL = cacheTTL
 	g, closeAudit, err := newGateway(adapter, &as, c)
 	if err != nil {
 		return err
 	}
 	defer closeAudit()
-	httpOpts := gateway.HTTPOptions{DangerouslyServeWithoutAuthentication: noAuth}
-	if !noAuth {
-		httpOpts.Tokens = func() *gateway.Tokens { return tokens }
-	}
 	h, err := g.Handler(httpOpts)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", fs.addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		return fmt.Errorf("listening on %s: %w", fs.addr, err)
+	}
+	if fs.adminAddr != "" {
+		go serveAdmin(ctx, fs.adminAddr, g.AdminHandler(), log)
+	}
+	principals := 0
+	if store != nil {
+		principals = store.Current().Len()
 	}
 	log.Info("serving MCP", zap.String("addr", ln.Addr().String()), zap.String("endpoint", "http://"+ln.Addr().String()+"/mcp"),
-		zap.String("namespace", cfg.Namespace), zap.Int("principals", tokens.Len()), zap.String("version", Version()))
+		zap.String("namespace", cfg.Namespace), zap.Int("principals", principals), zap.String("version", Version()))
 	err = gateway.Serve(ctx, gateway.NewHTTPServer(h, log), ln, shutdownGrace)
 	log.Info("stopped")
 	return err
+}
+
+// serveAdmin runs the admin listener until ctx ends. A failure to bind is
+// logged, not fatal: the MCP port still serves.
+func serveAdmin(ctx context.Context, addr string, h http.Handler, log *zap.Logger) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Error("the admin listener could not start", zap.String("addr", addr), zap.Error(err))
+		return
+	}
+	log.Info("serving admin", zap.String("addr", ln.Addr().String()))
+	if err := gateway.Serve(ctx, gateway.NewHTTPServer(h, log), ln, shutdownGrace); err != nil {
+		log.Error("the admin listener stopped", zap.Error(err))
+	}
+}
+
+// reloadOnHangup reloads the tokens file on SIGHUP.
+func reloadOnHangup(ctx context.Context, store *gateway.TokenStore) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			_, _ = store.Reload()
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -25,6 +26,7 @@ type temporalSettings struct {
 	disableHostVerify  bool
 	logLevel           string
 	secretFiles        string
+	policyFile         string
 	queryAttributes    string
 	queryMaxLen        string
 	queryMaxIn         string
@@ -48,6 +50,7 @@ func (t *temporalSettings) register(s *settings) {
 	s.string(&t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", "100", "most values in one IN list")
 	s.string(&t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", "16", "deepest nesting of parentheses and NOT")
 	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
+	s.string(&t.policyFile, "policy-file", "PORTHOLE_POLICY_FILE", "", "JSON file granting tools to principals and listing query attributes; without it every principal may call every tool")
 	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
 }
 
@@ -55,6 +58,8 @@ func (t *temporalSettings) register(s *settings) {
 type common struct {
 	cfg      temporal.Config
 	query    policy.QueryRules
+	grants   *policy.Grants
+	cacheTTL time.Duration
 	log      *zap.Logger
 	sdkLog   *slog.Logger
 	redactor *redact.Redactor
@@ -75,6 +80,14 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	c := &common{cfg: cfg}
 	if c.query, err = t.queryRules(); err != nil {
 		return nil, err
+	}
+	if t.policyFile != "" {
+		f, err := policy.LoadFile(t.policyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: PORTHOLE_POLICY_FILE: %v", errUsage, err)
+		}
+		c.grants = f.Grants()
+		c.query.CustomAttributes = append(c.query.CustomAttributes, f.QueryAttributes...)
 	}
 	secrets := []string{cfg.APIKey}
 	if cfg.KeyFile != "" {

@@ -11,7 +11,14 @@ import (
 type Observation struct {
 	Namespace  string    `json:"namespace" jsonschema:"the Temporal namespace this answer is about"`
 	ObservedAt time.Time `json:"observedAt" jsonschema:"when porthole read this from Temporal"`
+	// AgeSeconds is set when the answer came from porthole's short-lived
+	// cache: how old it was when served.
+	AgeSeconds *float64 `json:"ageSeconds,omitempty" jsonschema:"present when this answer came from porthole's cache: its age in seconds"`
 }
+
+// Observed returns the observation; every result has it by embedding, so
+// code that stamps or checks observations can treat all results alike.
+func (o *Observation) Observed() *Observation { return o }
 
 // WorkflowStatus is a workflow execution's status as Temporal names it, for
 // example Running, Completed, Failed, Canceled, Terminated, ContinuedAsNew,

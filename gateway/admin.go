@@ -1,0 +1,53 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+// readyTimeout bounds the Temporal check behind /readyz.
+const readyTimeout = 2 * time.Second
+
+// AdminHandler serves the admin listener: /healthz (the process answers),
+// /readyz (Temporal answers, so calls can succeed) and /metrics
+// (Prometheus). It needs no token: bind it to loopback or a network only
+// your monitoring reaches. The MCP listener serves none of these paths.
+func (g *Server) AdminHandler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(g.recoverPanics)
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := g.raw.Ping(ctx); err != nil {
+			g.log.Warn("not ready: Temporal does not answer", zap.Error(err))
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not ready: Temporal does not answer\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g.metrics.registry, promhttp.HandlerOpts{}))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
+	return r
+}
+
+// UnconfiguredAdminHandler serves the admin paths of a porthole that serves
+// nothing else: alive, never ready, with the reason.
+func UnconfiguredAdminHandler(reason string) http.Handler {
+	r := chi.NewRouter()
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
+	})
+	return r
+}

@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// maxCacheEntries bounds the cache; past it, expired entries are swept and,
+// if that is not enough, new answers are not kept.
+const maxCacheEntries = 1024
+
+// cachingReader answers identical reads within ttl from one Temporal call.
+// Concurrent identical reads share one call in flight (singleflight), and
+// an answer is kept for ttl, served with its age. A chatty client therefore
+// cannot spend the namespace's read quota: a hundred identical reads in a
+// second cost Temporal one. Errors are shared in flight but never kept.
+//
+// Answers are the same for every principal (one install is one trust
+// domain), so the cache is shared. A shared read runs detached from the
+// first caller's cancellation, bounded by the call timeout, so that one
+// caller hanging up does not fail the others.
+type cachingReader struct {
+	read.Reader
+	ttl     time.Duration
+	timeout time.Duration
+	now     func() time.Time
+	m       *metrics
+
+	mu      sync.Mutex
+	entries map[string]cacheEntry
+	flight  singleflight.Group
+}
+
+type cacheEntry struct {
+	v  any
+	at time.Time
+}
+
+func newCachingReader(r read.Reader, ttl, timeout time.Duration, m *metrics) *cachingReader {
+	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, entries: map[string]cacheEntry{}}
+}
+
+// result is any result type: all embed read.Observation.
+type result[T any] interface {
+	*T
+	Observed() *read.Observation
+}
+
+// cachedRead is the one path of every cached method. A kept answer is served
+// as a copy with its age set.
+func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (P, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		c.m.cached("hit")
+		stateFrom(ctx).cached = true
+		cp := *e.v.(P)
+		age := now.Sub(e.at).Seconds()
+		P(&cp).Observed().AgeSeconds = &age
+		return &cp, nil
+	}
+	ch := c.flight.DoChan(key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+		defer cancel()
+		v, err := call(rctx)
+		if err == nil {
+			c.keep(key, v)
+		}
+		return v, err
+	})
+	// A caller that goes away stops waiting; the read goes on for the
+	// others sharing it, within its own timeout.
+	var res singleflight.Result
+	select {
+	case res = <-ch:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	v, err, shared := res.Val, res.Err, res.Shared
+	if shared {
+		c.m.cached("shared")
+		stateFrom(ctx).cached = true
+	} else {
+		c.m.cached("miss")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v.(P), nil
+}
+
+func (c *cachingReader) keep(key string, v any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if len(c.entries) >= maxCacheEntries {
+		for k, e := range c.entries {
+			if now.Sub(e.at) >= c.ttl {
+				delete(c.entries, k)
+			}
+		}
+		if len(c.entries) >= maxCacheEntries {
+			return
+		}
+	}
+	c.entries[key] = cacheEntry{v: v, at: now}
+}
+
+func key(method string, req any) string { return fmt.Sprintf("%s\x00%#v", method, req) }
+
+func (c *cachingReader) ListWorkflows(ctx context.Context, req read.ListWorkflowsRequest) (*read.WorkflowList, error) {
+	return cachedRead(c, ctx, key("ListWorkflows", req), func(ctx context.Context) (*read.WorkflowList, error) { return c.Reader.ListWorkflows(ctx, req) })
+}
+
+func (c *cachingReader) CountWorkflows(ctx context.Context, req read.CountWorkflowsRequest) (*read.WorkflowCount, error) {
+	return cachedRead(c, ctx, key("CountWorkflows", req), func(ctx context.Context) (*read.WorkflowCount, error) { return c.Reader.CountWorkflows(ctx, req) })
+}
+
+func (c *cachingReader) DescribeWorkflow(ctx context.Context, req read.WorkflowRef) (*read.WorkflowDescription, error) {
+	return cachedRead(c, ctx, key("DescribeWorkflow", req), func(ctx context.Context) (*read.WorkflowDescription, error) {
+		return c.Reader.DescribeWorkflow(ctx, req)
+	})
+}
+
+func (c *cachingReader) GetWorkflowHistory(ctx context.Context, req read.HistoryRequest) (*read.History, error) {
+	return cachedRead(c, ctx, key("GetWorkflowHistory", req), func(ctx context.Context) (*read.History, error) { return c.Reader.GetWorkflowHistory(ctx, req) })
+}
+
+func (c *cachingReader) DescribeTaskQueue(ctx context.Context, req read.TaskQueueRequest) (*read.TaskQueueDescription, error) {
+	return cachedRead(c, ctx, key("DescribeTaskQueue", req), func(ctx context.Context) (*read.TaskQueueDescription, error) {
+		return c.Reader.DescribeTaskQueue(ctx, req)
+	})
+}
+
+func (c *cachingReader) ListSchedules(ctx context.Context, req read.ListSchedulesRequest) (*read.ScheduleList, error) {
+	return cachedRead(c, ctx, key("ListSchedules", req), func(ctx context.Context) (*read.ScheduleList, error) { return c.Reader.ListSchedules(ctx, req) })
+}
+
+func (c *cachingReader) DescribeSchedule(ctx context.Context, req read.ScheduleRef) (*read.ScheduleDescription, error) {
+	return cachedRead(c, ctx, key("DescribeSchedule", req), func(ctx context.Context) (*read.ScheduleDescription, error) {
+		return c.Reader.DescribeSchedule(ctx, req)
+	})
+}
+
+func (c *cachingReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
+	return cachedRead(c, ctx, "DescribeNamespace", func(ctx context.Context) (*read.NamespaceDescription, error) { return c.Reader.DescribeNamespace(ctx) })
+}

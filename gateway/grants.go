@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/redact"
+)
+
+// granted is the MCP middleware that applies per-principal grants: tools/list
+// shows a principal only the tools it may call, and a tools/call of a tool it
+// may not call, or of a tool porthole does not have, is refused with a
+// sentence before any handler runs. It sits inside the audit middleware, so
+// a refusal is recorded as a call with outcome "denied".
+func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		who := principalOf(req.GetExtra())
+		switch method {
+		case "tools/call":
+			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if p != nil && !g.grants.Allows(who, p.Name) {
+				stateFrom(ctx).outcome = audit.OutcomeDenied
+				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", redact.Identifier(p.Name)),
+				}}}
+				res.IsError = true
+				return res, nil
+			}
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				cp := *l
+				cp.Tools = make([]*mcp.Tool, 0, len(l.Tools))
+				for _, t := range l.Tools {
+					if g.grants.Allows(who, t.Name) {
+						cp.Tools = append(cp.Tools, t)
+					}
+				}
+				return &cp, nil
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}

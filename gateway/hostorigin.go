@@ -1,0 +1,83 @@
+package gateway
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/porthole-dev/porthole/audit"
+)
+
+// HostPolicy lists the Host names and Origins porthole answers.
+type HostPolicy struct {
+	// Hosts are names a request's Host may carry, with or without a port:
+	// "mcp.example.com" matches any port, "mcp.example.com:443" only that.
+	Hosts []string
+	// Origins are browser origins (scheme://host[:port]) allowed to call.
+	// A request without Origin (every non-browser client) is not affected.
+	Origins []string
+}
+
+// DefaultHostPolicy is safe for loopback use: the loopback names, and no
+// browser origin at all.
+func DefaultHostPolicy() HostPolicy {
+	return HostPolicy{Hosts: []string{"localhost", "127.0.0.1", "::1"}}
+}
+
+// checkHostAndOrigin refuses with 403 a request whose Host is not listed
+// (DNS rebinding: a page on evil.example resolves its own name to 127.0.0.1
+// and its requests carry Host: evil.example) and a request that carries an
+// Origin not listed (a browser page calling porthole from another site), as
+// the MCP transport specification requires. Behind a same-pod proxy, list
+// the public name in PORTHOLE_ALLOWED_HOSTS: the check stays on, it just
+// knows the name the proxy forwards.
+func (g *Server) checkHostAndOrigin(p HostPolicy) func(http.Handler) http.Handler {
+	hosts := map[string]bool{}
+	for _, h := range p.Hosts {
+		hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+		hosts[strings.ToLower(h)] = true
+	}
+	origins := map[string]bool{}
+	for _, o := range p.Origins {
+		origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !hostAllowed(hosts, r.Host) {
+				g.denied(r, audit.OutcomeDenied, http.StatusForbidden, "Host not allowed")
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
+			}
+			if o := r.Header.Values("Origin"); len(o) > 1 || len(o) == 1 && !originAllowed(origins, o[0]) {
+				g.denied(r, audit.OutcomeDenied, http.StatusForbidden, "Origin not allowed")
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func hostAllowed(hosts map[string]bool, host string) bool {
+	host = strings.ToLower(host)
+	if host == "" {
+		return false
+	}
+	if hosts[host] {
+		return true
+	}
+	name, _, err := net.SplitHostPort(host)
+	if err != nil {
+		return false
+	}
+	return hosts[strings.Trim(name, "[]")]
+}
+
+func originAllowed(origins map[string]bool, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" && u.Path != "/" || u.User != nil {
+		return false
+	}
+	return origins[strings.ToLower(u.Scheme+"://"+u.Host)]
+}

@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// TokenStore holds the current tokens and reloads them from their file when
+// it changes, or when asked (SIGHUP), without a restart. A revoked token
+// stops working at the next reload. A file that does not parse keeps the
+// previous set in force, and the reason is logged: a half-written edit must
+// not lock everyone out, nor let anyone in.
+type TokenStore struct {
+	path string
+	log  *zap.Logger
+	cur  atomic.Pointer[Tokens]
+
+	mu  sync.Mutex
+	sum [sha256.Size]byte
+}
+
+// OpenTokenStore loads path; unlike a reload, a first load that fails is an
+// error, so porthole does not start on a broken file.
+func OpenTokenStore(path string, log *zap.Logger) (*TokenStore, error) {
+	s := &TokenStore{path: path, log: log}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := ParseTokens(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	s.cur.Store(t)
+	s.sum = sha256.Sum256(b)
+	return s, nil
+}
+
+// Current is the token set in force.
+func (s *TokenStore) Current() *Tokens { return s.cur.Load() }
+
+// Reload reads the file again. It reports whether the set changed.
+func (s *TokenStore) Reload() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		s.log.Error("tokens file not reloaded; the previous tokens stay in force", zap.Error(err))
+		return false, err
+	}
+	sum := sha256.Sum256(b)
+	if sum == s.sum {
+		return false, nil
+	}
+	t, err := ParseTokens(bytes.NewReader(b))
+	if err != nil {
+		s.log.Error("tokens file not reloaded; the previous tokens stay in force", zap.Error(err))
+		return false, err
+	}
+	s.cur.Store(t)
+	s.sum = sum
+	s.log.Info("tokens file reloaded", zap.Int("principals", t.Len()))
+	return true, nil
+}
+
+// Watch reloads the file every interval until ctx ends. Polling the content
+// (not the modification time) catches every change, including an editor's
+// rename-over and a change within the same second.
+func (s *TokenStore) Watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_, _ = s.Reload()
+		}
+	}
+}
