@@ -33,8 +33,14 @@ func newTestFront(t *testing.T) (url, token string) {
 }
 
 func post(t *testing.T, url string, header http.Header, body string) (*http.Response, string) {
+	return send(t, http.MethodPost, url, header, body)
+}
+
+// send makes one request with MCP's content headers, header on top, and
+// returns the response with its body read.
+func send(t *testing.T, method, url string, header http.Header, body string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,22 @@
 //
 // # The path of one HTTP call
 //
-//	POST /mcp -> recover -> bearer authentication (401) -> MCP server
-//	  (go-sdk, stateless, JSON responses) -> argument bounds (policy)
-//	  -> read.Reader -> payload-free result -> JSON -> client
+//	POST /mcp -> recover -> request id -> client address (trusted proxies only)
+//	  -> wire redaction (wraps the writer) -> Host/Origin allowlist (403)
+//	  -> bearer authentication (401; failed attempts limited per address, 429)
+//	  -> strict JSON-RPC decoding (one object, no duplicate or case-variant
+//	     keys, size cap 413) -> rate limits (per principal, per tool cost,
+//	     global; 429 + Retry-After) -> MCP server (go-sdk, stateless, JSON)
+//	  -> audit call record (fail closed) -> grants -> argument bounds and
+//	     query screening (policy) -> coalescing cache -> read.Reader
+//	  -> payload-free result -> audit result record -> JSON -> redaction
 //
-// Only POST /mcp is served. GET and DELETE on /mcp answer 405 (a stateless
-// server has no stream to resume and no session to end); every other path is
-// 404. stdio takes the same path from the MCP server on, as principal "local".
+// [Server.Handler] documents why each link sits where it does. Only POST
+// /mcp is served. GET and DELETE on /mcp answer 405 (a stateless server has
+// no stream to resume and no session to end); every other path is 404, and
+// the admin paths (/healthz, /readyz, /metrics) live on a listener of their
+// own ([Server.AdminHandler]). stdio takes the same path from the MCP server
+// on, as principal "local".
 //
 // # Authentication
 //

@@ -3,8 +3,14 @@ package gateway
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
 
@@ -110,4 +116,43 @@ func mustServer(t *testing.T, r read.Reader) *Server {
 	t.Helper()
 	g, _ := newTestServer(t, r)
 	return g
+}
+
+func nopLogger() *zap.Logger { return zap.NewNop() }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countingReader answers DescribeNamespace once released, counting calls.
+type countingReader struct {
+	*fakeReader
+	calls   atomic.Int32
+	release chan struct{}
+}
+
+func (c *countingReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
+	c.calls.Add(1)
+	<-c.release
+	return &read.NamespaceDescription{Observation: read.Observation{Namespace: "default", ObservedAt: time.Now()}, State: "Registered"}, nil
+}
+
+func callParams(tool string) *mcp.CallToolParams { return &mcp.CallToolParams{Name: tool} }
+
+func textOf(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	t, _ := res.Content[0].(*mcp.TextContent)
+	if t == nil {
+		return ""
+	}
+	return t.Text
 }

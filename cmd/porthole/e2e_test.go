@@ -714,3 +714,52 @@ func TestTheAPIKeyNeverLeaves(t *testing.T) {
 	checkAudit(t, auditLog, auditKey, "key-hunter", append(calledTools(),
 		"describe_workflow", "list_workflows", "count_workflows", "describe_schedule", "describe_task_queue", "list_workflows"))
 }
+
+// TestAdminListenerOverARealTemporal: /readyz is ready while Temporal
+// answers, and /metrics counts calls and Temporal reads.
+func TestAdminListenerOverARealTemporal(t *testing.T) {
+	t.Parallel()
+	endpoint, token, p, _ := serveHTTP(t)
+	var admin string
+	deadline := time.Now().Add(10 * time.Second)
+	for admin == "" && time.Now().Before(deadline) {
+		for _, l := range strings.Split(p.logs.String(), "\n") {
+			var line map[string]any
+			if json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "serving admin" {
+				admin = line["addr"].(string)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if admin == "" {
+		t.Fatalf("no admin listener in the log:\n%s", p.logs)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + admin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := get("/readyz"); status != 200 {
+		t.Fatalf("/readyz = %d %q with Temporal up", status, body)
+	}
+	cs := connectHTTP(t, endpoint, &recordingTransport{token: token})
+	for i := 0; i < 3; i++ {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, metrics := get("/metrics")
+	for _, want := range []string{
+		`porthole_calls_total{outcome="ok",principal="e2e-agent",tool="describe_namespace"} 3`,
+		`porthole_temporal_read_duration_seconds_count{failed="false",read="DescribeNamespace"}`,
+		`porthole_cache_total{result="hit"}`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

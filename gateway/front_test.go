@@ -1,0 +1,600 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/policy"
+)
+
+// front is an httptest server running the whole HTTP chain over a fake
+// reader, with tokens for alice and bob.
+type front struct {
+	url        string
+	alice, bob string
+	tokensFile string
+	auditor    *fakeAuditor
+	reader     *fakeReader
+	srv        *httptest.Server
+}
+
+func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
+	t.Helper()
+	f := &front{tokensFile: filepath.Join(t.TempDir(), "tokens"), reader: &fakeReader{}, auditor: &fakeAuditor{}}
+	var err error
+	if f.alice, err = AppendToken(f.tokensFile, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if f.bob, err = AppendToken(f.tokensFile, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Namespace: "default", Audit: f.auditor}
+	for _, s := range sopts {
+		s(&o)
+	}
+	g, err := NewServer(f.reader, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
+		tokens, err := LoadTokens(f.tokensFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Tokens = func() *Tokens { return tokens }
+	}
+	h, err := g.Handler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(f.srv.Close)
+	f.url = f.srv.URL
+	return f
+}
+
+func callBody(tool string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, tool)
+}
+
+func (f *front) do(t *testing.T, method, path string, header http.Header, body string) (int, http.Header, string) {
+	t.Helper()
+	resp, b := send(t, method, f.url+path, header, body)
+	return resp.StatusCode, resp.Header, b
+}
+
+func bearer(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
+
+// rawRequest sends bytes as they are, for paths net/http would clean.
+func rawRequest(t *testing.T, url, raw string) int {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the answer to %q: %v", raw, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestAuthenticationMatrixHasNoUnexpectedSuccess(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 1 << 20})
+	paths := []string{"/mcp", "//mcp", "/mcp/", "/MCP", "/mcp%2f", "/./mcp", "/healthz/../mcp", "/mcp/..", "/%6dcp", "/mcp?x=1", "/mcp#f", "/metrics", "/healthz"}
+	methods := []string{"POST", "GET", "DELETE", "PUT", "OPTIONS", "HEAD"}
+	body := callBody("describe_namespace")
+	creds := map[string][]string{
+		"none":            nil,
+		"empty Bearer":    {"Bearer "},
+		"wrong scheme":    {"Basic " + f.alice},
+		"lowercase":       {"bearer " + f.alice},
+		"off by one byte": {"Bearer " + f.alice[:len(f.alice)-1] + flip(f.alice[len(f.alice)-1])},
+		"token prefix":    {"Bearer " + f.alice[:20]},
+		"two headers":     {"Bearer " + f.alice, "Bearer " + f.bob},
+		"valid":           {"Bearer " + f.alice},
+	}
+	for _, path := range paths {
+		for _, method := range methods {
+			for name, cred := range creds {
+				var b strings.Builder
+				fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nConnection: close\r\n", method, path, len(body))
+				for _, c := range cred {
+					fmt.Fprintf(&b, "Authorization: %s\r\n", c)
+				}
+				b.WriteString("\r\n" + body)
+				status := rawRequest(t, f.url, b.String())
+				ok2xx := status >= 200 && status < 300
+				expected := name == "valid" && method == "POST" && (path == "/mcp" || path == "/mcp?x=1")
+				if ok2xx && !expected {
+					t.Errorf("%s %s with %s: status %d, an unexpected success", method, path, name, status)
+				}
+				if expected && !ok2xx {
+					t.Errorf("%s %s with %s: status %d, want success", method, path, name, status)
+				}
+			}
+		}
+	}
+}
+
+func TestFailedAuthenticationIsLimitedPerAddressWithBoundedMemory(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 3, FailedAuthEvery: time.Hour})
+	for i := 0; i < 3; i++ {
+		if status, _, _ := f.do(t, "POST", "/mcp", bearer(fmt.Sprintf("ph_guess%d", i)), listToolsBody); status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: status %d, want 401", i, status)
+		}
+	}
+	status, h, _ := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Fatalf("after 3 failures even the right token gets %d (Retry-After %q), want 429 with Retry-After", status, h.Get("Retry-After"))
+	}
+
+	fl := newFailureLimiter(100, 3, time.Hour)
+	for i := 0; i < 100000; i++ {
+		fl.failed(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String())
+	}
+	if fl.size() > 100 {
+		t.Fatalf("a flood of distinct addresses left %d entries, want at most 100", fl.size())
+	}
+	for i := 0; i < 100000; i++ {
+		fl.failed("192.0.2.1")
+	}
+	if fl.size() > 100 {
+		t.Fatalf("a flood of bad tokens from one address left %d entries", fl.size())
+	}
+}
+
+func TestSpoofedForwardingHeadersChangeNeitherIdentityNorLimitKey(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 2, FailedAuthEvery: time.Hour})
+	for i := 0; i < 2; i++ {
+		f.do(t, "POST", "/mcp", http.Header{"Authorization": {"Bearer ph_nope"}, "X-Forwarded-For": {fmt.Sprintf("203.0.113.%d", i)}, "X-Real-Ip": {"198.51.100.7"}}, listToolsBody)
+	}
+	status, _, _ := f.do(t, "POST", "/mcp", http.Header{"Authorization": {"Bearer ph_nope"}, "X-Forwarded-For": {"203.0.113.99"}}, listToolsBody)
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("a new X-Forwarded-For escaped the failure limit: status %d", status)
+	}
+	for _, r := range f.auditor.all() {
+		if r.ClientAddr != "127.0.0.1" {
+			t.Fatalf("audit names client %q; a spoofed header must not change it", r.ClientAddr)
+		}
+	}
+}
+
+func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
+	t.Parallel()
+	trusted, _ := ParseTrustedProxies("10.0.0.0/8, 127.0.0.1")
+	cases := []struct {
+		name, remote, xff, want string
+	}{
+		{"an untrusted peer's header is ignored", "192.0.2.5:1234", "203.0.113.1", "192.0.2.5"},
+		{"a trusted proxy's last hop is the client", "127.0.0.1:1", "203.0.113.1", "203.0.113.1"},
+		{"a client cannot prepend an address", "127.0.0.1:1", "198.51.100.66, 203.0.113.1", "203.0.113.1"},
+		{"chains of trusted proxies are walked", "127.0.0.1:1", "203.0.113.1, 10.1.2.3", "203.0.113.1"},
+		{"garbage stops the walk at the last trusted hop", "127.0.0.1:1", "203.0.113.1, not-an-ip", "127.0.0.1"},
+		{"IPv4 in IPv6 is one address", "[::ffff:192.0.2.5]:1", "", "192.0.2.5"},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.RemoteAddr = tc.remote
+		if tc.xff != "" {
+			r.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		if got := resolveClient(r, trusted).String(); got != tc.want {
+			t.Errorf("%s: client %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if _, err := ParseTrustedProxies("10.0.0.0/33"); err == nil {
+		t.Error("a bad CIDR was accepted")
+	}
+}
+
+func TestHostAndOriginAllowlists(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{Hosts: HostPolicy{Hosts: []string{"localhost", "127.0.0.1", "mcp.example.com"}, Origins: []string{"https://app.example.com"}}})
+	cases := []struct {
+		name   string
+		host   string
+		origin []string
+		want   int
+	}{
+		{"loopback without Origin", "127.0.0.1", nil, 200},
+		{"localhost with a port", "localhost:8082", nil, 200},
+		{"the public name behind a same-pod proxy", "mcp.example.com", nil, 200},
+		{"a rebinding name", "evil.example", nil, 403},
+		{"a rebinding name with a port", "evil.example:8082", nil, 403},
+		{"a listed name as a suffix", "mcp.example.com.evil.example", nil, 403},
+		{"an allowed origin", "127.0.0.1", []string{"https://app.example.com"}, 200},
+		{"an allowed origin with a slash", "127.0.0.1", []string{"https://app.example.com/"}, 200},
+		{"a foreign origin", "127.0.0.1", []string{"https://evil.example"}, 403},
+		{"the allowed origin over http", "127.0.0.1", []string{"http://app.example.com"}, 403},
+		{"a null origin", "127.0.0.1", []string{"null"}, 403},
+		{"two origins", "127.0.0.1", []string{"https://app.example.com", "https://evil.example"}, 403},
+	}
+	for _, tc := range cases {
+		var b strings.Builder
+		fmt.Fprintf(&b, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nConnection: close\r\n", tc.host, f.alice, len(listToolsBody))
+		for _, o := range tc.origin {
+			fmt.Fprintf(&b, "Origin: %s\r\n", o)
+		}
+		b.WriteString("\r\n" + listToolsBody)
+		if got := rawRequest(t, f.url, b.String()); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStrictDecodingRefusesAmbiguousBodies(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{})
+	cases := []struct {
+		name, body, contentType string
+		want                    int
+	}{
+		{"a duplicate key", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","name":"list_workflows","arguments":{}}}`, "application/json", 400},
+		{"a case variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","NAME":"list_workflows","arguments":{}}}`, "application/json", 400},
+		{"a Kelvin-sign variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{"\u212aey":1,"key":2}}}`, "application/json", 400},
+		{"a nested duplicate", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"a","workflowId":"b"}}}`, "application/json", 400},
+		{"a batch", `[` + callBody("describe_namespace") + `]`, "application/json", 400},
+		{"trailing data", callBody("describe_namespace") + `{}`, "application/json", 400},
+		{"trailing garbage", callBody("describe_namespace") + ` x`, "application/json", 400},
+		{"not JSON", `{"jsonrpc":`, "application/json", 400},
+		{"a response instead of a request", `{"jsonrpc":"2.0","id":1,"result":{}}`, "application/json", 400},
+		{"an unknown member", `{"jsonrpc":"2.0","id":1,"method":"tools/list","extra":1}`, "application/json", 400},
+		{"a wrong version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, "application/json", 400},
+		{"deep nesting", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":` + strings.Repeat(`[`, 100) + strings.Repeat(`]`, 100) + `}}}`, "application/json", 400},
+		{"a wrong content type", callBody("describe_namespace"), "text/plain", 415},
+		{"no content type", callBody("describe_namespace"), "", 415},
+		{"a body over the cap", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", MaxBodyBytes) + `"}}`, "application/json", 413},
+	}
+	for _, tc := range cases {
+		h := bearer(f.alice)
+		h.Set("Content-Type", tc.contentType)
+		status, hdr, body := f.do(t, "POST", "/mcp", h, tc.body)
+		if status != tc.want {
+			t.Errorf("%s: status %d, want %d (%.200s)", tc.name, status, tc.want, body)
+		}
+		if status >= 400 && status != 413 && strings.HasPrefix(hdr.Get("Content-Type"), "application/json") && !strings.Contains(body, `"error"`) {
+			t.Errorf("%s: refusal %q is not a JSON-RPC error", tc.name, body)
+		}
+	}
+	if n := f.reader.count(); n != 0 {
+		t.Fatalf("%d refused bodies reached Temporal", n)
+	}
+	for _, r := range f.auditor.all() {
+		if r.Kind != audit.KindDenial {
+			t.Fatalf("a refused body left a %s record; each should be a denial", r.Kind)
+		}
+	}
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	t.Run("a principal's burst is honoured within its cost, then 429 with Retry-After", func(t *testing.T) {
+		t.Parallel()
+		f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 1, PerPrincipalBurst: 6, Global: 1000, GlobalBurst: 1000}})
+		accepted := 0
+		var last http.Header
+		for i := 0; i < 10; i++ {
+			status, h, body := f.do(t, "POST", "/mcp", bearer(f.alice), callBody("get_workflow_history")) // cost 3
+			switch status {
+			case http.StatusOK:
+				accepted++
+			case http.StatusTooManyRequests:
+				last = h
+				if !strings.Contains(body, "principal limit") {
+					t.Errorf("429 body %q does not name the limit", body)
+				}
+			default:
+				t.Fatalf("status %d", status)
+			}
+		}
+		if accepted != 2 {
+			t.Fatalf("accepted %d history calls of cost 3 from a burst of 6, want 2", accepted)
+		}
+		if ra, err := strconv.Atoi(last.Get("Retry-After")); err != nil || ra < 1 || ra > 3 {
+			t.Fatalf("Retry-After %q, want 1..3 s for 3 units at 1/s", last.Get("Retry-After"))
+		}
+	})
+	t.Run("one principal's flood does not raise another's refusals", func(t *testing.T) {
+		t.Parallel()
+		f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 2, PerPrincipalBurst: 5, Global: 1000, GlobalBurst: 1000}})
+		var wg sync.WaitGroup
+		for i := 0; i < 4; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 30; j++ {
+					f.do(t, "POST", "/mcp", bearer(f.alice), callBody("describe_namespace"))
+				}
+			}()
+		}
+		wg.Wait()
+		for i := 0; i < 5; i++ {
+			if status, _, _ := f.do(t, "POST", "/mcp", bearer(f.bob), callBody("describe_namespace")); status != http.StatusOK {
+				t.Fatalf("bob's call %d after alice's flood: status %d", i, status)
+			}
+		}
+	})
+	t.Run("the global limit protects the namespace across principals", func(t *testing.T) {
+		t.Parallel()
+		f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 1000, PerPrincipalBurst: 1000, Global: 1, GlobalBurst: 4}})
+		for _, who := range []string{f.alice, f.bob} {
+			f.do(t, "POST", "/mcp", bearer(who), callBody("list_workflows")) // cost 2 each
+		}
+		status, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), callBody("describe_namespace"))
+		if status != http.StatusTooManyRequests || !strings.Contains(body, "global limit") {
+			t.Fatalf("after the global burst: status %d body %q", status, body)
+		}
+	})
+	t.Run("accuracy: the accepted count over a window matches rate and burst", func(t *testing.T) {
+		t.Parallel()
+		l := newLimiter(Limits{PerPrincipal: 10, PerPrincipalBurst: 5, Global: 1000, GlobalBurst: 1000})
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		l.now = func() time.Time { return clock }
+		accepted := 0
+		for i := 0; i < 1000; i++ { // 100 attempts per simulated second for 10 s
+			if l.charge("alice", 1, true) == nil {
+				accepted++
+			}
+			clock = clock.Add(10 * time.Millisecond)
+		}
+		if want := 5 + 10*10; accepted < want-2 || accepted > want+2 {
+			t.Fatalf("accepted %d over 10 s at 10/s with burst 5, want %d ± 2", accepted, want)
+		}
+	})
+}
+
+func TestGrantsShapeTheToolListAndRefuseCalls(t *testing.T) {
+	t.Parallel()
+	pf, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["describe_namespace","list_workflows"]},"bob":{"tools":["*"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFront(t, HTTPOptions{}, func(o *Options) { o.Grants = pf.Grants() })
+	_, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
+	if strings.Count(body, `"name":"`) != 2 || !strings.Contains(body, "describe_namespace") || strings.Contains(body, "get_workflow_history") {
+		t.Fatalf("alice's tools/list = %.300s", body)
+	}
+	_, _, body = f.do(t, "POST", "/mcp", bearer(f.bob), listToolsBody)
+	if strings.Count(body, `"name":"`) != 8 {
+		t.Fatalf("bob's tools/list has %d tools", strings.Count(body, `"name":"`))
+	}
+	_, _, body = f.do(t, "POST", "/mcp", bearer(f.alice), callBody("get_workflow_history"))
+	if !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "not one you may call") {
+		t.Fatalf("alice calling an ungranted tool: %s", body)
+	}
+	if n := f.reader.count(); n != 0 {
+		t.Fatalf("an ungranted call reached Temporal")
+	}
+	var denied bool
+	for _, r := range f.auditor.all() {
+		denied = denied || r.Kind == audit.KindResult && r.Tool == "get_workflow_history" && r.Outcome == audit.OutcomeDenied && r.Principal == "alice"
+	}
+	if !denied {
+		t.Fatal("the ungranted call was not audited as a denial")
+	}
+	for _, bad := range []string{`{"principals":{"a":{"tools":["terminate_workflow"]}}}`, `{"principals":{},"extra":1}`, `{}`} {
+		if _, err := policy.ParseFile([]byte(bad)); err == nil {
+			t.Errorf("policy %s was accepted", bad)
+		}
+	}
+}
+
+func TestRevokedTokensStopWorkingAfterAReload(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tokens")
+	alice, _ := AppendToken(file, "alice")
+	bob, _ := AppendToken(file, "bob")
+	store, err := OpenTokenStore(file, nopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFront(t, HTTPOptions{Tokens: store.Current})
+	if status, _, _ := f.do(t, "POST", "/mcp", bearer(bob), listToolsBody); status != 200 {
+		t.Fatalf("bob before revocation: %d", status)
+	}
+	writeFile(t, file, "alice "+Digest(alice)+"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go store.Watch(ctx, 20*time.Millisecond)
+	waitFor(t, func() bool {
+		status, _, _ := f.do(t, "POST", "/mcp", bearer(bob), listToolsBody)
+		return status == http.StatusUnauthorized
+	})
+	writeFile(t, file, "this is not a tokens file\n")
+	time.Sleep(100 * time.Millisecond)
+	if status, _, _ := f.do(t, "POST", "/mcp", bearer(alice), listToolsBody); status != 200 {
+		t.Fatalf("a malformed file replaced the tokens in force: alice gets %d", status)
+	}
+	if changed, err := store.Reload(); changed || err == nil {
+		t.Fatalf("Reload of a malformed file = %v, %v; want an error and no change", changed, err)
+	}
+}
+
+func TestSlowAndOversizedClients(t *testing.T) {
+	g, _ := newTestServer(t, &fakeReader{})
+	h, _ := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	srv := NewHTTPServer(h, nopLogger())
+	srv.ReadHeaderTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+
+	t.Run("a client that trickles its headers is cut off while a good one is served", func(t *testing.T) {
+		slow, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slow.Close()
+		io.WriteString(slow, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+		done := make(chan error, 1)
+		go func() {
+			for i := 0; i < 20; i++ {
+				time.Sleep(50 * time.Millisecond)
+				if _, err := io.WriteString(slow, "X-Slow: a\r\n"); err != nil {
+					done <- err
+					return
+				}
+			}
+			_, err := slow.Read(make([]byte, 1))
+			done <- err
+		}()
+		good := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(listToolsBody), listToolsBody)
+		if status := rawRequest(t, "http://"+addr, good); status != 200 {
+			t.Fatalf("the good client got %d while a slow one trickled", status)
+		}
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatal("the trickling connection was not closed")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the trickling connection was still open after 5s")
+		}
+	})
+
+	t.Run("oversized headers get 431", func(t *testing.T) {
+		raw := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n"
+		if status := rawRequest(t, "http://"+addr, raw); status != http.StatusRequestHeaderFieldsTooLarge {
+			t.Fatalf("status %d, want 431", status)
+		}
+	})
+
+	t.Run("oversized bodies get 413 without memory growth", func(t *testing.T) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := 0; i < 20; i++ {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 64<<20)
+			chunk := strings.Repeat("a", 64<<10)
+			status := 0
+			go func() {
+				for j := 0; j < 1024; j++ {
+					if _, err := io.WriteString(conn, chunk); err != nil {
+						return
+					}
+				}
+			}()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err == nil {
+				status = resp.StatusCode
+				resp.Body.Close()
+			}
+			conn.Close()
+			if status != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %d, want 413", status)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 16<<20 {
+			t.Fatalf("the heap grew by %d bytes over 20 bodies of 64 MiB", grew)
+		}
+	})
+}
+
+func TestTheCacheCoalescesIdenticalReads(t *testing.T) {
+	t.Parallel()
+	r := &countingReader{fakeReader: &fakeReader{}, release: make(chan struct{})}
+	g, a := newTestServer(t, r)
+	cs := connect(t, g)
+	const n = 20
+	var wg sync.WaitGroup
+	results := make([]string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), callParams("describe_namespace"))
+			if err == nil && !res.IsError {
+				results[i] = "ok"
+			}
+		}(i)
+	}
+	waitFor(t, func() bool { return r.calls.Load() == 1 })
+	time.Sleep(50 * time.Millisecond) // let the others join the flight
+	close(r.release)
+	wg.Wait()
+	if got := r.calls.Load(); got != 1 {
+		t.Fatalf("%d identical concurrent reads cost Temporal %d calls, want 1", n, got)
+	}
+	res, err := cs.CallTool(context.Background(), callParams("describe_namespace"))
+	if err != nil || !strings.Contains(textOf(res), `"ageSeconds"`) {
+		t.Fatalf("a cached answer does not say its age: %v %s", err, textOf(res))
+	}
+	if got := r.calls.Load(); got != 1 {
+		t.Fatalf("the answer was not kept: %d calls", got)
+	}
+	cached := 0
+	for _, rec := range a.all() {
+		if rec.Kind == audit.KindResult && rec.Cached {
+			cached++
+		}
+	}
+	if cached < n {
+		t.Fatalf("%d result records say cached, want at least %d", cached, n)
+	}
+}
+
+func TestAdminListener(t *testing.T) {
+	t.Parallel()
+	g, _ := newTestServer(t, &fakeReader{})
+	srv := httptest.NewServer(g.AdminHandler())
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, _ := get("/healthz"); status != 200 {
+		t.Errorf("/healthz %d", status)
+	}
+	if status, body := get("/readyz"); status != 503 || !strings.Contains(body, "Temporal does not answer") {
+		t.Errorf("/readyz with Temporal down: %d %q", status, body)
+	}
+	if status, body := get("/metrics"); status != 200 || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("/metrics %d", status)
+	}
+	front := newFront(t, HTTPOptions{})
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		if status, _, _ := front.do(t, "GET", path, bearer(front.alice), ""); status != 404 {
+			t.Errorf("the MCP listener serves %s: %d", path, status)
+		}
+	}
+}
