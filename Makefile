@@ -8,10 +8,17 @@ TEMPORAL_CLI := $(CACHE_DIR)/temporal-cli-$(TEMPORAL_CLI_VERSION)/temporal
 # The tests and the demo find the CLI here.
 export PORTHOLE_TEMPORAL_CLI := $(TEMPORAL_CLI)
 
+# Third-party MCP clients from the npm registry (conformance suite, MCP
+# Inspector, TypeScript SDK, and a Node 22 for the suite), installed once per
+# lock file into the cache.
+CLIENTS_SRC := cmd/porthole/testdata/clients
+CLIENTS_DIR := $(CACHE_DIR)/clients-$(shell sha256sum $(CLIENTS_SRC)/package-lock.json | cut -c1-12)
+export PORTHOLE_CLIENTS_DIR := $(CLIENTS_DIR)
+
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check temporal-cli fuzz bench-redact clean
+.PHONY: build demo test check clients temporal-cli fuzz bench-redact clean
 
 ## build: the porthole binary, as the Dockerfile builds it, into bin/
 build:
@@ -23,7 +30,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) check
+test: $(TEMPORAL_CLI) clients check
 	$(GO) test -race -count=1 ./...
 
 ## check: formatting and vet
@@ -41,6 +48,15 @@ fuzz:
 ## bench-redact: the redactor's cost per KiB
 bench-redact:
 	$(GO) test -run '^$$' -bench BenchmarkRedactJSON -benchmem ./redact/
+
+## clients: install the npm clients the interoperability tests run
+clients: $(CLIENTS_DIR)/.installed
+
+$(CLIENTS_DIR)/.installed: $(CLIENTS_SRC)/package.json $(CLIENTS_SRC)/package-lock.json
+	@mkdir -p $(CLIENTS_DIR)
+	cp $(CLIENTS_SRC)/package.json $(CLIENTS_SRC)/package-lock.json $(CLIENTS_DIR)/
+	cd $(CLIENTS_DIR) && npm install --no-audit --no-fund --ignore-scripts --no-save
+	touch $@
 
 ## temporal-cli: install the Temporal CLI into the cache (about 6 minutes cold)
 temporal-cli: $(TEMPORAL_CLI)

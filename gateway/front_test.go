@@ -213,7 +213,7 @@ func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
 
 func TestHostAndOriginAllowlists(t *testing.T) {
 	t.Parallel()
-	f := newFront(t, HTTPOptions{Hosts: HostPolicy{Hosts: []string{"localhost", "127.0.0.1", "mcp.example.com"}, Origins: []string{"https://app.example.com"}}})
+	f := newFront(t, HTTPOptions{Hosts: HostPolicy{Hosts: []string{"localhost", "127.0.0.1", "mcp.example.com"}, Origins: []string{"https://app.example.com"}, LoopbackOrigins: true}})
 	cases := []struct {
 		name   string
 		host   string
@@ -232,6 +232,9 @@ func TestHostAndOriginAllowlists(t *testing.T) {
 		{"the allowed origin over http", "127.0.0.1", []string{"http://app.example.com"}, 403},
 		{"a null origin", "127.0.0.1", []string{"null"}, 403},
 		{"two origins", "127.0.0.1", []string{"https://app.example.com", "https://evil.example"}, 403},
+		{"a page on this machine", "127.0.0.1", []string{"http://localhost:6274"}, 200},
+		{"a page on this machine by address", "127.0.0.1:8082", []string{"http://127.0.0.1:8082"}, 200},
+		{"a look-alike of this machine", "127.0.0.1", []string{"http://localhost.evil.example"}, 403},
 	}
 	for _, tc := range cases {
 		var b strings.Builder

@@ -17,12 +17,17 @@ type HostPolicy struct {
 	// Origins are browser origins (scheme://host[:port]) allowed to call.
 	// A request without Origin (every non-browser client) is not affected.
 	Origins []string
+	// LoopbackOrigins allows pages served from this machine (http or https
+	// on localhost, 127.0.0.1 or [::1], any port), such as the MCP
+	// Inspector's web UI. A DNS-rebinding page has a foreign origin, so
+	// this does not weaken that protection.
+	LoopbackOrigins bool
 }
 
-// DefaultHostPolicy is safe for loopback use: the loopback names, and no
-// browser origin at all.
+// DefaultHostPolicy is safe for loopback use: the loopback names, and
+// browser pages only from this machine.
 func DefaultHostPolicy() HostPolicy {
-	return HostPolicy{Hosts: []string{"localhost", "127.0.0.1", "::1"}}
+	return HostPolicy{Hosts: []string{"localhost", "127.0.0.1", "::1"}, LoopbackOrigins: true}
 }
 
 // checkHostAndOrigin refuses with 403 a request whose Host is not listed
@@ -49,7 +54,7 @@ func (g *Server) checkHostAndOrigin(p HostPolicy) func(http.Handler) http.Handle
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return
 			}
-			if o := r.Header.Values("Origin"); len(o) > 1 || len(o) == 1 && !originAllowed(origins, o[0]) {
+			if o := r.Header.Values("Origin"); len(o) > 1 || len(o) == 1 && !originAllowed(origins, p.LoopbackOrigins, o[0]) {
 				g.denied(r, audit.OutcomeDenied, http.StatusForbidden, "Origin not allowed")
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return
@@ -74,10 +79,16 @@ func hostAllowed(hosts map[string]bool, host string) bool {
 	return hosts[strings.Trim(name, "[]")]
 }
 
-func originAllowed(origins map[string]bool, origin string) bool {
+func originAllowed(origins map[string]bool, loopback bool, origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" && u.Path != "/" || u.User != nil {
 		return false
+	}
+	if loopback && (u.Scheme == "http" || u.Scheme == "https") {
+		switch strings.ToLower(u.Hostname()) {
+		case "localhost", "127.0.0.1", "::1":
+			return true
+		}
 	}
 	return origins[strings.ToLower(u.Scheme+"://"+u.Host)]
 }

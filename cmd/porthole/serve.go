@@ -35,6 +35,7 @@ type frontSettings struct {
 	tokensReload            string
 	noAuth                  bool
 	hosts, origins, proxies string
+	loopbackOrigins         string
 	ratePer, rateGlobal     string
 	burstPer, burstGlobal   string
 	maxBody                 string
@@ -52,6 +53,7 @@ func (f *frontSettings) register(s *settings) {
 		"serve everyone as principal \"anonymous\" with no token; logged at every start")
 	s.string(&f.hosts, "allowed-hosts", "PORTHOLE_ALLOWED_HOSTS", "localhost,127.0.0.1,::1", "comma-separated Host names (optionally with :port) the MCP listener answers; others get 403")
 	s.string(&f.origins, "allowed-origins", "PORTHOLE_ALLOWED_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) allowed to call; a request with another Origin gets 403")
+	s.string(&f.loopbackOrigins, "allow-loopback-origins", "PORTHOLE_ALLOW_LOOPBACK_ORIGINS", "true", "allow browser pages served from this machine (localhost, 127.0.0.1, [::1], any port)")
 	s.string(&f.proxies, "trusted-proxies", "PORTHOLE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed; from anyone else it is ignored")
 	s.string(&f.ratePer, "rate-per-principal", "PORTHOLE_RATE_PER_PRINCIPAL", "5", "each principal's sustained rate, in read units per second (a describe is 1, a list 2, a history page 3)")
 	s.string(&f.burstPer, "rate-per-principal-burst", "PORTHOLE_RATE_PER_PRINCIPAL_BURST", "20", "each principal's burst, in read units")
@@ -94,7 +96,11 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 	var o gateway.HTTPOptions
 	var err error
 	o.DangerouslyServeWithoutAuthentication = f.noAuth
-	o.Hosts = gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins)}
+	loopback, err := strconv.ParseBool(f.loopbackOrigins)
+	if err != nil {
+		return o, fmt.Errorf("%w: PORTHOLE_ALLOW_LOOPBACK_ORIGINS=%q: want true or false", errUsage, f.loopbackOrigins)
+	}
+	o.Hosts = gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins), LoopbackOrigins: loopback}
 	if o.TrustedProxies, err = gateway.ParseTrustedProxies(f.proxies); err != nil {
 		return o, fmt.Errorf("%w: PORTHOLE_TRUSTED_PROXIES: %v", errUsage, err)
 	}

