@@ -1,5 +1,13 @@
-# porthole: a static binary on a distroless base, running as non-root.
-# Build: docker build -t porthole .
+# porthole: a static binary on a distroless base, running as non-root, with
+# nothing else in the image: no shell, no package manager. The root
+# filesystem can be mounted read-only: porthole writes only its audit log,
+# to a path you mount (PORTHOLE_AUDIT_LOG), or to stderr.
+#
+#   docker build -t porthole .
+#
+# A test (cmd/porthole/dockerfile_test.go) builds the binary with the same
+# command as the build stage below and checks the stages and the user.
+
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -7,13 +15,16 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/porthole ./cmd/porthole
 
-# distroless/static has no shell and no package manager; nonroot is uid 65532.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/porthole /porthole
 USER 65532:65532
-# The MCP listener. Bind beyond loopback inside the container; publish it
-# only behind your ingress.
-ENV PORTHOLE_ADDR=0.0.0.0:8082
-EXPOSE 8082
+# Inside the container the listeners bind every interface; what reaches
+# them is the orchestrator's business. Name the public host in
+# PORTHOLE_ALLOWED_HOSTS: other Host headers get 403.
+ENV PORTHOLE_ADDR=0.0.0.0:8082 \
+    PORTHOLE_ADMIN_ADDR=0.0.0.0:9090
+# 8082: MCP (POST /mcp, bearer tokens). 9090: admin (/healthz, /readyz,
+# /metrics; no token: keep it on the cluster network).
+EXPOSE 8082 9090
 ENTRYPOINT ["/porthole"]
 CMD ["serve"]

@@ -8,8 +8,12 @@ import (
 
 // Observation says what a result is about and when it was read. Every result
 // embeds it.
+//
+// A `disclose` tag names what a string field reveals when it is not an
+// identifier: docs/disclosure.md is generated from these types, and a test
+// keeps it in step.
 type Observation struct {
-	Namespace  string    `json:"namespace" jsonschema:"the Temporal namespace this answer is about"`
+	Namespace  string    `json:"namespace" jsonschema:"the Temporal namespace this answer is about" disclose:"name"`
 	ObservedAt time.Time `json:"observedAt" jsonschema:"when porthole read this from Temporal"`
 	// AgeSeconds is set when the answer came from porthole's short-lived
 	// cache: how old it was when served.
@@ -45,7 +49,7 @@ type WorkflowSummary struct {
 type WorkflowList struct {
 	Observation
 	Workflows     []WorkflowSummary `json:"workflows" jsonschema:"the executions on this page; empty when none matched"`
-	NextPageToken string            `json:"nextPageToken,omitempty" jsonschema:"pass back to read the next page; absent on the last page"`
+	NextPageToken string            `json:"nextPageToken,omitempty" jsonschema:"pass back to read the next page; absent on the last page" disclose:"token"`
 }
 
 // WorkflowCount is how many executions matched a query.
@@ -64,7 +68,7 @@ type FailureSummary struct {
 	Message redact.Text `json:"message"`
 	// Kind is the failure's category: application, timeout, canceled,
 	// terminated, server, activity, child workflow, or unknown.
-	Kind string `json:"kind"`
+	Kind string `json:"kind" disclose:"enum"`
 	// ApplicationErrorType is the error type an application failure names.
 	ApplicationErrorType string `json:"applicationErrorType,omitempty"`
 	NonRetryable         bool   `json:"nonRetryable,omitempty"`
@@ -109,7 +113,7 @@ type WorkflowDescription struct {
 // payloads or free text are never read.
 type HistoryEvent struct {
 	EventID           int64     `json:"eventId"`
-	EventType         string    `json:"eventType"`
+	EventType         string    `json:"eventType" disclose:"enum"`
 	EventTime         time.Time `json:"eventTime"`
 	ActivityID        string    `json:"activityId,omitempty"`
 	ActivityType      string    `json:"activityType,omitempty"`
@@ -126,7 +130,7 @@ type History struct {
 	WorkflowID    string         `json:"workflowId"`
 	RunID         string         `json:"runId,omitempty"`
 	Events        []HistoryEvent `json:"events"`
-	NextPageToken string         `json:"nextPageToken,omitempty"`
+	NextPageToken string         `json:"nextPageToken,omitempty" disclose:"token"`
 }
 
 // Poller is a worker that polled a task queue recently.
@@ -181,7 +185,7 @@ type ScheduleSummary struct {
 type ScheduleList struct {
 	Observation
 	Schedules     []ScheduleSummary `json:"schedules"`
-	NextPageToken string            `json:"nextPageToken,omitempty"`
+	NextPageToken string            `json:"nextPageToken,omitempty" disclose:"token"`
 }
 
 // ScheduleInterval is an "every" rule of a schedule's spec.
@@ -202,9 +206,9 @@ type ScheduleDescription struct {
 	Paused               bool               `json:"paused"`
 	Notes                *redact.Text       `json:"notes,omitempty"`
 	Intervals            []ScheduleInterval `json:"intervals"`
-	CronExpressions      []string           `json:"cronExpressions"`
+	CronExpressions      []string           `json:"cronExpressions" disclose:"schedule spec"`
 	CalendarCount        int                `json:"calendarRules" jsonschema:"how many calendar rules the spec has"`
-	OverlapPolicy        string             `json:"overlapPolicy,omitempty"`
+	OverlapPolicy        string             `json:"overlapPolicy,omitempty" disclose:"enum"`
 	CatchupWindowSeconds float64            `json:"catchupWindowSeconds,omitempty"`
 	ActionCount          int64              `json:"actionCount"`
 	MissedCatchupWindow  int64              `json:"missedCatchupWindow"`
@@ -220,11 +224,11 @@ type ScheduleDescription struct {
 // description, owner email and data are never read.
 type NamespaceDescription struct {
 	Observation
-	State                   string  `json:"state"`
+	State                   string  `json:"state" disclose:"enum"`
 	RetentionSeconds        float64 `json:"retentionSeconds"`
 	IsGlobalNamespace       bool    `json:"isGlobalNamespace"`
 	ActiveCluster           string  `json:"activeCluster,omitempty"`
-	HistoryArchivalState    string  `json:"historyArchivalState,omitempty"`
-	VisibilityArchivalState string  `json:"visibilityArchivalState,omitempty"`
-	ServerVersion           string  `json:"serverVersion,omitempty"`
+	HistoryArchivalState    string  `json:"historyArchivalState,omitempty" disclose:"enum"`
+	VisibilityArchivalState string  `json:"visibilityArchivalState,omitempty" disclose:"enum"`
+	ServerVersion           string  `json:"serverVersion,omitempty" disclose:"version"`
 }

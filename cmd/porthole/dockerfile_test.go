@@ -1,0 +1,79 @@
+package main
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// No Docker engine runs here, so the Dockerfile is checked by reading it,
+// and its build stage is run as it stands: the same go build command, whose
+// binary must be static and must run.
+
+func dockerfile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestDockerfileShape(t *testing.T) {
+	t.Parallel()
+	d := dockerfile(t)
+	froms := regexp.MustCompile(`(?m)^FROM\s+(\S+)(?:\s+AS\s+(\S+))?`).FindAllStringSubmatch(d, -1)
+	if len(froms) != 2 || froms[0][2] != "build" {
+		t.Fatalf("want a build stage and a final stage, got %v", froms)
+	}
+	if final := froms[1][1]; !strings.HasPrefix(final, "gcr.io/distroless/static") || !strings.HasSuffix(final, ":nonroot") {
+		t.Errorf("the final stage is %s, want distroless static nonroot (no shell, no package manager)", final)
+	}
+	users := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindAllStringSubmatch(d, -1)
+	if len(users) != 1 || strings.HasPrefix(users[0][1], "0") || strings.HasPrefix(users[0][1], "root") {
+		t.Errorf("USER lines %v, want one non-root user", users)
+	}
+	finalStage := d[strings.LastIndex(d, "\nFROM "):]
+	if regexp.MustCompile(`(?m)^RUN `).MatchString(finalStage) {
+		t.Error("the final stage runs a command; it has no shell to run one with")
+	}
+	for _, want := range []string{"EXPOSE 8082 9090", `ENTRYPOINT ["/porthole"]`, "CGO_ENABLED=0", "-trimpath"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the Dockerfile lacks %q", want)
+		}
+	}
+}
+
+func TestDockerfileBuildStageMakesAStaticBinary(t *testing.T) {
+	t.Parallel()
+	m := regexp.MustCompile(`(?m)^RUN (CGO_ENABLED=0 go build .*) -o /out/porthole (\./cmd/porthole)$`).FindStringSubmatch(dockerfile(t))
+	if m == nil {
+		t.Fatal("no go build line in the build stage")
+	}
+	out := filepath.Join(t.TempDir(), "porthole")
+	cmd := exec.Command("sh", "-c", m[1]+" -o "+out+" "+m[2])
+	cmd.Dir = "../.."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", m[1], err, b)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatal("the binary asks for a dynamic loader; distroless/static has none")
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Fatalf("the binary links %v", libs)
+	}
+	if b, err := exec.Command(out, "version").Output(); err != nil || !strings.HasPrefix(string(b), "porthole ") {
+		t.Fatalf("the built binary does not run: %v %q", err, b)
+	}
+}
