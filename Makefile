@@ -15,10 +15,15 @@ CLIENTS_SRC := cmd/porthole/testdata/clients
 CLIENTS_DIR := $(CACHE_DIR)/clients-$(shell sha256sum $(CLIENTS_SRC)/package-lock.json | cut -c1-12)
 export PORTHOLE_CLIENTS_DIR := $(CLIENTS_DIR)
 
+# helm renders the chart in the tests; built from the Go module proxy once.
+HELM_VERSION := v3.22.0
+HELM := $(CACHE_DIR)/helm-$(HELM_VERSION)/helm
+export PORTHOLE_HELM := $(HELM)
+
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check clients temporal-cli fuzz bench-redact clean
+.PHONY: build demo test check clients helm temporal-cli fuzz bench-redact clean
 
 ## build: the porthole binary, as the Dockerfile builds it, into bin/
 build:
@@ -30,7 +35,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients check
+test: $(TEMPORAL_CLI) clients $(HELM) check
 	$(GO) test -race -count=1 ./...
 
 ## check: formatting and vet
@@ -57,6 +62,13 @@ $(CLIENTS_DIR)/.installed: $(CLIENTS_SRC)/package.json $(CLIENTS_SRC)/package-lo
 	cp $(CLIENTS_SRC)/package.json $(CLIENTS_SRC)/package-lock.json $(CLIENTS_DIR)/
 	cd $(CLIENTS_DIR) && npm install --no-audit --no-fund --ignore-scripts --no-save
 	touch $@
+
+## helm: install helm, which the chart tests run
+helm: $(HELM)
+
+$(HELM):
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 ## temporal-cli: install the Temporal CLI into the cache (about 6 minutes cold)
 temporal-cli: $(TEMPORAL_CLI)

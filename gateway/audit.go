@@ -55,12 +55,14 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		if ci.Transport == "" {
 			ci.Transport = "stdio"
 		}
-		if ci.RequestID == "" {
+		if ci.RequestID == "" || ci.Transport == "sse" {
+			// stdio has no requests; an SSE stream carries many calls.
+			// Each call gets an id of its own.
 			ci.RequestID = newRequestID()
 		}
 		ua, _ := g.redactor.String(ci.UserAgent)
 		rec := audit.Record{
-			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: principalOf(req.GetExtra()),
+			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: principalOf(ctx, req.GetExtra()),
 			ClientAddr: ci.ClientAddr, Transport: ci.Transport, UserAgent: ua, Method: method,
 		}
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {

@@ -17,7 +17,7 @@ import (
 // a refusal is recorded as a call with outcome "denied".
 func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		who := principalOf(req.GetExtra())
+		who := principalOf(ctx, req.GetExtra())
 		switch method {
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)

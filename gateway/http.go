@@ -67,23 +67,9 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //
 // Only POST /mcp is served; GET and DELETE answer 405, other paths 404.
 func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
-	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
-		return nil, ErrNoAuthentication
-	}
-	if opts.Hosts.Hosts == nil {
-		opts.Hosts = DefaultHostPolicy()
-	}
-	if opts.Limits.PerPrincipal == 0 && opts.Limits.Global == 0 {
-		opts.Limits = DefaultLimits()
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = MaxBodyBytes
-	}
-	if opts.FailedAuthBurst <= 0 {
-		opts.FailedAuthBurst = 10
-	}
-	if opts.FailedAuthEvery <= 0 {
-		opts.FailedAuthEvery = 6 * time.Second
+	opts, err := g.withDefaults(opts)
+	if err != nil {
+		return nil, err
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -112,6 +98,30 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	r.MethodNotAllowed(notAllowed)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
 	return r, nil
+}
+
+// withDefaults fills the zero values of opts and refuses a front without
+// authentication that was not asked for.
+func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
+	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
+		return opts, ErrNoAuthentication
+	}
+	if opts.Hosts.Hosts == nil {
+		opts.Hosts = DefaultHostPolicy()
+	}
+	if opts.Limits.PerPrincipal == 0 && opts.Limits.Global == 0 {
+		opts.Limits = DefaultLimits()
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = MaxBodyBytes
+	}
+	if opts.FailedAuthBurst <= 0 {
+		opts.FailedAuthBurst = 10
+	}
+	if opts.FailedAuthEvery <= 0 {
+		opts.FailedAuthEvery = 6 * time.Second
+	}
+	return opts, nil
 }
 
 // NewHTTPServer wraps h in an http.Server whose timeouts bound what a slow

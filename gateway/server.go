@@ -110,27 +110,29 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 func (g *Server) MCP() *mcp.Server { return g.mcp }
 
 // principal names the caller of a tool call.
-func principal(req *mcp.CallToolRequest) string {
+func principal(ctx context.Context, req *mcp.CallToolRequest) string {
 	if req == nil {
-		return PrincipalLocal
+		return principalOf(ctx, nil)
 	}
-	return principalOf(req.Extra)
+	return principalOf(ctx, req.Extra)
 }
 
-// principalOf names the caller from the transport's extras: the verified
-// token's principal over HTTP, "anonymous" over HTTP without authentication,
-// "local" over stdio, which carries no extras.
-func principalOf(extra *mcp.RequestExtra) string {
-	if extra == nil {
-		return PrincipalLocal
-	}
-	if extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+// principalOf names the caller: the verified token's principal over HTTP
+// (the go-sdk's TokenInfo on streamable HTTP; on the legacy SSE transport,
+// which carries no TokenInfo, the principal authenticated on the stream's
+// GET, whose context the session keeps), "anonymous" over HTTP without
+// authentication, and "local" over stdio.
+func principalOf(ctx context.Context, extra *mcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
 		return extra.TokenInfo.UserID
 	}
-	if extra.Header == nil {
-		return PrincipalLocal
+	if name, ok := ctx.Value(principalKey{}).(string); ok && name != "" {
+		return name
 	}
-	return PrincipalAnonymous
+	if t := callInfoFrom(ctx).Transport; t == "http" || t == "sse" || extra != nil && extra.Header != nil {
+		return PrincipalAnonymous
+	}
+	return PrincipalLocal
 }
 
 // toolError is a tool failure whose text is a sentence for the client.
@@ -141,7 +143,7 @@ func (e *toolError) Error() string { return e.sentence }
 // refuse turns an argument refusal into a tool error; the refusal's text is
 // already a sentence meant for the client.
 func (g *Server) refuse(ctx context.Context, req *mcp.CallToolRequest, tool string, err error) error {
-	g.log.Info("tool call refused", zap.String("tool", tool), zap.String("principal", principal(req)), zap.Error(err))
+	g.log.Info("tool call refused", zap.String("tool", tool), zap.String("principal", principal(ctx, req)), zap.Error(err))
 	stateFrom(ctx).outcome = audit.OutcomeInvalid
 	if errors.Is(err, policy.ErrOutOfBounds) {
 		return &toolError{sentence: err.Error()}
@@ -172,6 +174,6 @@ func (g *Server) fail(ctx context.Context, req *mcp.CallToolRequest, tool string
 	if !errors.Is(err, read.ErrNotFound) && !errors.Is(err, read.ErrInvalidArgument) {
 		level = zap.WarnLevel
 	}
-	g.log.Log(level, "tool call failed", zap.String("tool", tool), zap.String("principal", principal(req)), zap.Error(err))
+	g.log.Log(level, "tool call failed", zap.String("tool", tool), zap.String("principal", principal(ctx, req)), zap.Error(err))
 	return &toolError{sentence: sentence}
 }

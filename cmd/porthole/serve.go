@@ -61,6 +61,7 @@ func (f *frontSettings) register(s *settings) {
 	s.string(&f.burstGlobal, "rate-global-burst", "PORTHOLE_RATE_GLOBAL_BURST", "30", "the global burst, in read units")
 	s.string(&f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413")
 	s.string(&f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", "10", "failed authentications allowed per client address before 429 (then one per 6s)")
+	s.bool(&f.legacySSE, "legacy-sse", "PORTHOLE_LEGACY_SSE", "also serve the 2024-11-05 HTTP+SSE transport at /sse, behind the same chain (sessions need sticky routing across replicas)")
 	s.string(&f.cacheTTL, "cache-ttl", "PORTHOLE_CACHE_TTL", "2s", "how long identical reads share one answer; 0 turns the cache off")
 }
 
@@ -206,6 +207,11 @@ func runServe(args []string, stderr io.Writer) error {
 	h, err := g.Handler(httpOpts)
 	if err != nil {
 		return err
+	}
+	if fs.legacySSE {
+		if h, err = g.WithLegacySSE(h, httpOpts); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", fs.addr)
 	if err != nil {

@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/audit"
+)
+
+// bearerTransport adds a token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func newSSEFront(t *testing.T) (url, alice, bob string, a *fakeAuditor) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "tokens")
+	alice, _ = AppendToken(file, "alice")
+	bob, _ = AppendToken(file, "bob")
+	tokens, _ := LoadTokens(file)
+	g, a := newTestServer(t, &fakeReader{})
+	opts := HTTPOptions{Tokens: func() *Tokens { return tokens }}
+	h, err := g.Handler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = g.WithLegacySSE(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL, alice, bob, a
+}
+
+func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
+	t.Parallel()
+	url, alice, _, a := newSSEFront(t)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "old-client", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.SSEClientTransport{Endpoint: url + "/sse", HTTPClient: &http.Client{Transport: bearerTransport{alice}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 8 {
+		t.Fatalf("tools/list over SSE: %v, %v", tools, err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"}); err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	for _, r := range a.all() {
+		if r.Kind == audit.KindCall {
+			calls++
+			if r.Principal != "alice" || r.Transport != "sse" {
+				t.Errorf("SSE call recorded as %q over %q, want alice over sse", r.Principal, r.Transport)
+			}
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("%d call records, want 2", calls)
+	}
+}
+
+func TestLegacySSESessionsBelongToTheirPrincipal(t *testing.T) {
+	t.Parallel()
+	url, alice, bob, _ := newSSEFront(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+alice)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var endpoint string
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			endpoint = strings.TrimPrefix(sc.Text(), "data: ")
+			break
+		}
+	}
+	if !strings.Contains(endpoint, "sessionid=") {
+		t.Fatalf("no endpoint event: %q", endpoint)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	postAs := func(token string) int {
+		h := http.Header{}
+		if token != "" {
+			h.Set("Authorization", "Bearer "+token)
+		}
+		r, _ := send(t, http.MethodPost, url+endpoint, h, body)
+		return r.StatusCode
+	}
+	if got := postAs(bob); got != http.StatusNotFound {
+		t.Fatalf("bob posting into alice's session: %d, want 404", got)
+	}
+	if got := postAs(""); got != http.StatusUnauthorized {
+		t.Fatalf("posting without a token: %d, want 401", got)
+	}
+	if got := postAs(alice); got != http.StatusAccepted {
+		t.Fatalf("alice posting into her session: %d, want 202", got)
+	}
+	if r, _ := send(t, http.MethodGet, url+"/sse", nil, ""); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("opening a stream without a token: %d", r.StatusCode)
+	}
+}
+
+func TestLegacySSEIsOffUnlessAsked(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{})
+	if status, _, _ := f.do(t, http.MethodGet, "/sse", bearer(f.alice), ""); status != http.StatusNotFound {
+		t.Fatalf("/sse without the legacy transport: %d, want 404", status)
+	}
+}
