@@ -79,7 +79,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 
 		state := &callState{}
 		start := time.Now()
-		callCtx, cancel := context.WithCancel(context.WithValue(ctx, callStateKey{}, state))
+		callCtx, cancel := context.WithCancel(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci))
 		if ci.requestDone != nil {
 			go func() {
 				select {

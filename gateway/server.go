@@ -143,7 +143,7 @@ func (e *toolError) Error() string { return e.sentence }
 // refuse turns an argument refusal into a tool error; the refusal's text is
 // already a sentence meant for the client.
 func (g *Server) refuse(ctx context.Context, req *mcp.CallToolRequest, tool string, err error) error {
-	g.log.Info("tool call refused", zap.String("tool", tool), zap.String("principal", principal(ctx, req)), zap.Error(err))
+	g.log.Info("tool call refused", zap.String("requestId", callInfoFrom(ctx).RequestID), zap.String("tool", tool), zap.String("principal", principal(ctx, req)), zap.Error(err))
 	stateFrom(ctx).outcome = audit.OutcomeInvalid
 	if errors.Is(err, policy.ErrOutOfBounds) {
 		return &toolError{sentence: err.Error()}
@@ -174,6 +174,6 @@ func (g *Server) fail(ctx context.Context, req *mcp.CallToolRequest, tool string
 	if !errors.Is(err, read.ErrNotFound) && !errors.Is(err, read.ErrInvalidArgument) {
 		level = zap.WarnLevel
 	}
-	g.log.Log(level, "tool call failed", zap.String("tool", tool), zap.String("principal", principal(ctx, req)), zap.Error(err))
+	g.log.Log(level, "tool call failed", zap.String("requestId", callInfoFrom(ctx).RequestID), zap.String("tool", tool), zap.String("principal", principal(ctx, req)), zap.Error(err))
 	return &toolError{sentence: sentence}
 }
