@@ -23,7 +23,7 @@ export PORTHOLE_HELM := $(HELM)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check clients helm temporal-cli fuzz bench-redact clean
+.PHONY: build demo test check clients helm temporal-cli fuzz bench bench-links clean
 
 ## build: the porthole binary, as the Dockerfile builds it, into bin/
 build:
@@ -51,9 +51,15 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelope$$' -fuzztime $(FUZZTIME) ./gateway/
 
-## bench-redact: the redactor's cost per KiB
-bench-redact:
-	$(GO) test -run '^$$' -bench BenchmarkRedactJSON -benchmem ./redact/
+## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
+BENCH_DURATION ?= 5s
+bench: $(TEMPORAL_CLI) build
+	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
+	./bin/porthole-bench -duration $(BENCH_DURATION) -porthole bin/porthole
+
+## bench-links: the cost of each link of the chain alone, as Go benchmarks
+bench-links:
+	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/
 
 ## clients: install the npm clients the interoperability tests run
 clients: $(CLIENTS_DIR)/.installed

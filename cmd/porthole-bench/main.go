@@ -1,0 +1,432 @@
+// Command porthole-bench measures porthole side by side with what it is
+// built from, in one run, against a real Temporal dev server:
+//
+//  1. sdk: the Temporal SDK's DescribeWorkflowExecution, called directly;
+//  2. bare: a bare go-sdk streamable HTTP server with the same tool and no
+//     hardening (a subprocess of this binary);
+//  3. porthole: the porthole binary with its whole chain (auth, strict
+//     decoding, rate limits set high, audit to a file, redaction, policy),
+//     cache off;
+//  4. cached: the same, answering from its coalescing cache;
+//  5. echo: the bare server's echo tool, which reads nothing: the ceiling
+//     for an answer from a cache.
+//
+// It writes docs/performance.md (a table, the machine, the command) and an
+// SVG chart. Compare ratios within one run: the load generator, porthole
+// and the dev server share the machine's cores.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/client"
+
+	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "bare-server" {
+		bareServer(os.Args[2])
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "porthole-bench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	mode         string
+	concurrency  int
+	calls        int
+	errors       int
+	p50, p90     time.Duration
+	p99          time.Duration
+	throughput   float64
+	cpuPerCall   time.Duration // server process CPU per call, where measured
+	allocPerCall float64       // server bytes allocated per call, where measured
+	rssMiB       float64
+	heapMiB      float64
+	temporalRPC  int // Temporal reads the server made, where counted
+}
+
+func run() error {
+	duration := flag.Duration("duration", 5*time.Second, "how long each mode runs at each concurrency")
+	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
+	bin := flag.String("porthole", "bin/porthole", "the porthole binary")
+	out := flag.String("out", "docs/performance.md", "the report to write")
+	svg := flag.String("svg", "docs/performance.svg", "the chart to write")
+	flag.Parse()
+	var conc []int
+	for _, s := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("bad concurrency %q", s)
+		}
+		conc = append(conc, n)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	fmt.Println("== starting Temporal (visibility throttle raised for benchmarking)")
+	srv, err := temporaltest.Start(ctx, temporaltest.Options{ExtraArgs: []string{
+		"--dynamic-config-value", "frontend.namespaceRPS.visibility=100000",
+		"--dynamic-config-value", "frontend.namespaceRPS=100000",
+		"--dynamic-config-value", "frontend.rps=100000",
+	}})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	fix, err := temporaltest.Seed(ctx, srv.FrontendHostPort(), srv.Namespace)
+	if err != nil {
+		return err
+	}
+	defer fix.Stop()
+
+	dir, err := os.MkdirTemp("", "porthole-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	self, _ := os.Executable()
+
+	var results []result
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace, Logger: temporaltest.Quiet()})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sdkCall := func(ctx context.Context) error {
+		_, err := c.DescribeWorkflowExecution(ctx, temporaltest.RunningWorkflowID, "")
+		return err
+	}
+
+	bare, err := startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort()}, nil, "serving bare")
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+
+	token, tokens := "", filepath.Join(dir, "tokens")
+	if token, err = gateway.AppendToken(tokens, "bench"); err != nil {
+		return err
+	}
+	key := filepath.Join(dir, "audit.key")
+	os.WriteFile(key, []byte(strings.Repeat("k", 64)), 0o600)
+	env := func(name, cache string) []string {
+		return append(os.Environ(),
+			"TEMPORAL_ADDRESS="+srv.FrontendHostPort(), "TEMPORAL_NAMESPACE="+srv.Namespace,
+			"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_ADMIN_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokens,
+			"PORTHOLE_AUDIT_LOG="+filepath.Join(dir, name+".audit.log"), "PORTHOLE_AUDIT_KEY_FILE="+key,
+			"PORTHOLE_RATE_PER_PRINCIPAL=1000000", "PORTHOLE_RATE_PER_PRINCIPAL_BURST=1000000",
+			"PORTHOLE_RATE_GLOBAL=1000000", "PORTHOLE_RATE_GLOBAL_BURST=1000000", "PORTHOLE_FAILED_AUTH_BURST=1000000",
+			"PORTHOLE_CACHE_TTL="+cache, "PORTHOLE_LOG_LEVEL=info")
+	}
+	ph, err := startServer(ctx, *bin, []string{"serve"}, env("porthole", "0"), "serving MCP")
+	if err != nil {
+		return err
+	}
+	defer ph.stop()
+	cached, err := startServer(ctx, *bin, []string{"serve"}, env("cached", "2s"), "serving MCP")
+	if err != nil {
+		return err
+	}
+	defer cached.stop()
+
+	describe := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"` + temporaltest.RunningWorkflowID + `"}}}`
+	echo := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
+	httpCall := func(url, body, token string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				return err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || bytes.Contains(b, []byte(`"isError":true`)) || !bytes.Contains(b, []byte(`"result"`)) {
+				return fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
+			}
+			return nil
+		}
+	}
+	modes := []struct {
+		name string
+		call func(context.Context) error
+		srv  *server
+	}{
+		{"sdk", sdkCall, nil},
+		{"bare", httpCall(bare.endpoint, describe, ""), bare},
+		{"porthole", httpCall(ph.endpoint, describe, token), ph},
+		{"cached", httpCall(cached.endpoint, describe, token), cached},
+		{"echo", httpCall(bare.endpoint, echo, ""), bare},
+	}
+	for _, n := range conc {
+		for _, m := range modes {
+			var before stats
+			if m.srv != nil {
+				before = m.srv.stats()
+			}
+			r := load(ctx, m.call, n, *duration)
+			r.mode = m.name
+			if m.srv != nil {
+				after := m.srv.stats()
+				if r.calls > 0 {
+					r.cpuPerCall = (after.cpu - before.cpu) / time.Duration(r.calls)
+					r.allocPerCall = (after.alloc - before.alloc) / float64(r.calls)
+				}
+				r.rssMiB, r.heapMiB = after.rssMiB, after.heapMiB
+				r.temporalRPC = int(after.reads - before.reads)
+			}
+			fmt.Printf("%-8s c=%-3d calls=%-6d err=%-4d p50=%-9s p90=%-9s p99=%-9s %.0f/s cpu/call=%s alloc/call=%.0fB rss=%.1fMiB reads=%d\n",
+				r.mode, n, r.calls, r.errors, r.p50, r.p90, r.p99, r.throughput, r.cpuPerCall, r.allocPerCall, r.rssMiB, r.temporalRPC)
+			results = append(results, r)
+		}
+	}
+	coalesced := coalescing(ctx, httpCall(cached.endpoint, strings.Replace(describe, temporaltest.RunningWorkflowID, temporaltest.CompletedWorkflowID, 1), token), cached)
+	if err := writeReport(*out, *svg, results, conc, coalesced, *duration); err != nil {
+		return err
+	}
+	fmt.Println("== wrote", *out, "and", *svg)
+	return nil
+}
+
+// load runs call from n goroutines for d and measures each call.
+func load(ctx context.Context, call func(context.Context) error, n int, d time.Duration) result {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				err := call(cctx)
+				cancel()
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				mine = append(mine, time.Since(start))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(float64(len(lat))*p))]
+	}
+	return result{concurrency: n, calls: len(lat), errors: int(errs.Load()), p50: pct(0.50), p90: pct(0.90), p99: pct(0.99),
+		throughput: float64(len(lat)) / d.Seconds()}
+}
+
+// coalescing fires n identical reads at once at a cold cache and reports how
+// many Temporal reads they cost.
+func coalescing(ctx context.Context, call func(context.Context) error, s *server) string {
+	const n = 50
+	time.Sleep(2500 * time.Millisecond) // let every kept answer expire
+	before := s.stats().reads
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = call(ctx) }()
+	}
+	wg.Wait()
+	return fmt.Sprintf("%d identical concurrent describe_workflow calls cost Temporal %d read(s) (porthole_temporal_read_duration_seconds_count).", n, int(s.stats().reads-before))
+}
+
+// server is a subprocess serving MCP, with a way to read its costs.
+type server struct {
+	cmd      *exec.Cmd
+	endpoint string
+	admin    string // porthole's admin address, or the bare server's stats URL
+}
+
+type stats struct {
+	cpu             time.Duration
+	alloc           float64
+	rssMiB, heapMiB float64
+	reads           float64
+}
+
+func startServer(ctx context.Context, bin string, args, env []string, ready string) (*server, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd}
+	lines := make(chan map[string]any, 16)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var l map[string]any
+			if json.Unmarshal(sc.Bytes(), &l) == nil {
+				select {
+				case lines <- l:
+				default:
+				}
+			}
+		}
+	}()
+	timeout := time.After(30 * time.Second)
+	for s.endpoint == "" || s.admin == "" {
+		select {
+		case l := <-lines:
+			switch l["msg"] {
+			case ready:
+				s.endpoint = fmt.Sprint(l["endpoint"])
+				if a, ok := l["stats"]; ok {
+					s.admin = fmt.Sprint(a)
+				}
+			case "serving admin":
+				s.admin = "http://" + fmt.Sprint(l["addr"]) + "/metrics"
+			}
+		case <-timeout:
+			cmd.Process.Kill()
+			return nil, fmt.Errorf("%s %v did not start", bin, args)
+		}
+	}
+	return s, nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+}
+
+// stats reads the process's CPU time and RSS from /proc, and its allocations,
+// heap and Temporal reads from its metrics.
+func (s *server) stats() stats {
+	var st stats
+	pid := s.cmd.Process.Pid
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		stt, _ := strconv.ParseFloat(f[12], 64)
+		st.cpu = time.Duration((ut + stt) / 100 * float64(time.Second)) // USER_HZ is 100 on Linux
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "VmRSS:") {
+				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+				st.rssMiB = kb / 1024
+			}
+		}
+	}
+	resp, err := http.Get(s.admin)
+	if err != nil {
+		return st
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		val := func() float64 {
+			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			return v
+		}
+		switch {
+		case strings.HasPrefix(line, "go_memstats_alloc_bytes_total "):
+			st.alloc = val()
+		case strings.HasPrefix(line, "go_memstats_heap_inuse_bytes "):
+			st.heapMiB = val() / (1 << 20)
+		case strings.HasPrefix(line, "porthole_temporal_read_duration_seconds_count"):
+			st.reads += val()
+		}
+	}
+	return st
+}
+
+// bareServer is the baseline: a go-sdk stateless streamable HTTP server
+// with describe_workflow calling the SDK and returning a small struct, and
+// an echo tool; no auth, no audit, no redaction, no limits.
+func bareServer(hostPort string) {
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: "default", Logger: temporaltest.Quiet()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	type in struct {
+		WorkflowID string `json:"workflowId"`
+		RunID      string `json:"runId,omitempty"`
+	}
+	type out struct {
+		WorkflowID   string    `json:"workflowId"`
+		RunID        string    `json:"runId"`
+		WorkflowType string    `json:"workflowType"`
+		Status       string    `json:"status"`
+		StartTime    time.Time `json:"startTime"`
+		Pending      int       `json:"pendingActivities"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "describe_workflow"}, func(ctx context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
+		d, err := c.DescribeWorkflowExecution(ctx, i.WorkflowID, i.RunID)
+		if err != nil {
+			return nil, out{}, err
+		}
+		e := d.GetWorkflowExecutionInfo()
+		return nil, out{e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), e.GetType().GetName(), e.GetStatus().String(), e.GetStartTime().AsTime(), len(d.GetPendingActivities())}, nil
+	})
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, _ *mcp.CallToolRequest, i echoIn) (*mcp.CallToolResult, echoIn, error) {
+		return nil, i, nil
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		fmt.Fprintf(w, "go_memstats_alloc_bytes_total %d\ngo_memstats_heap_inuse_bytes %d\n", m.TotalAlloc, m.HeapInuse)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	line, _ := json.Marshal(map[string]string{"msg": "serving bare", "endpoint": "http://" + ln.Addr().String() + "/mcp", "stats": "http://" + ln.Addr().String() + "/stats"})
+	fmt.Fprintln(os.Stderr, string(line))
+	_ = http.Serve(ln, mux)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
+
+func find(rs []result, mode string, c int) *result {
+	for i := range rs {
+		if rs[i].mode == mode && rs[i].concurrency == c {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			return strings.TrimSpace(l[strings.Index(l, ":")+1:])
+		}
+	}
+	return "unknown"
+}
+
+func writeReport(path, svgPath string, rs []result, conc []int, coalesced string, d time.Duration) error {
+	var b strings.Builder
+	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	fmt.Fprintf(&b, `# Performance
+
+Measured by `+"`make bench`"+` (cmd/porthole-bench) on %s, commit %s:
+%d cores (%s), %s, %s per mode and concurrency, all modes side by side in
+one run against one real Temporal dev server (visibility throttle raised).
+The load generator, the servers and Temporal share the cores, so compare
+ratios within this run, not absolute figures across runs.
+
+Modes: **sdk** calls the Temporal SDK's DescribeWorkflowExecution directly
+(the floor); **bare** is a go-sdk stateless streamable HTTP server with the
+same describe_workflow tool and no hardening; **porthole** is the porthole
+binary with its whole chain (bearer auth, strict decoding, rate limits set
+high, audit to a file, redaction, policy) and its cache off; **cached** is
+porthole answering from its cache; **echo** is the bare server's echo tool,
+which reads nothing. HTTP modes use one keep-alive client posting
+tools/call.
+
+![latency and throughput](%s)
+
+| mode | concurrency | calls | errors | p50 ms | p90 ms | p99 ms | calls/s | server CPU/call | server alloc/call | RSS MiB | heap MiB |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(), d, filepath.Base(svgPath))
+	for _, r := range rs {
+		cpu, alloc, rss, heap := "", "", "", ""
+		if r.mode != "sdk" {
+			cpu = r.cpuPerCall.Round(time.Microsecond).String()
+			alloc = fmt.Sprintf("%.0f KiB", r.allocPerCall/1024)
+			rss = fmt.Sprintf("%.1f", r.rssMiB)
+			heap = fmt.Sprintf("%.1f", r.heapMiB)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %s | %.0f | %s | %s | %s | %s |\n",
+			r.mode, r.concurrency, r.calls, r.errors, ms(r.p50), ms(r.p90), ms(r.p99), r.throughput, cpu, alloc, rss, heap)
+	}
+	b.WriteString("\n## Against the targets\n\n| target | measured |\n|---|---|\n")
+	for _, c := range []int{1, 32} {
+		p, bare := find(rs, "porthole", c), find(rs, "bare", c)
+		if p != nil && bare != nil {
+			fmt.Fprintf(&b, "| whole chain at most 1.10× bare, p50 and p99, concurrency %d | p50 %s, p99 %s |\n", c,
+				ratio(float64(p.p50), float64(bare.p50)), ratio(float64(p.p99), float64(bare.p99)))
+		}
+	}
+	if p, s := find(rs, "porthole", 1), find(rs, "sdk", 1); p != nil && s != nil {
+		fmt.Fprintf(&b, "| at most 0.5 ms p50 over a direct SDK call, concurrency 1 | +%s ms (bare: +%s ms) |\n", ms(p.p50-s.p50), ms(find(rs, "bare", 1).p50-s.p50))
+	}
+	top := conc[len(conc)-1]
+	if ca, e := find(rs, "cached", top), find(rs, "echo", top); ca != nil && e != nil {
+		fmt.Fprintf(&b, "| cached answers at 80%% or more of the bare echo tool's throughput (concurrency %d) | %.0f%% |\n", top, 100*ca.throughput/e.throughput)
+	}
+	fmt.Fprintf(&b, "| N identical concurrent reads cost Temporal one RPC | %s |\n", coalesced)
+	if p := find(rs, "porthole", top); p != nil {
+		fmt.Fprintf(&b, "| RSS under 64 MiB at concurrency %d | %.1f MiB |\n", top, p.rssMiB)
+	}
+	for _, c := range conc {
+		if p, bare := find(rs, "porthole", c), find(rs, "bare", c); p != nil && bare != nil {
+			fmt.Fprintf(&b, "| CPU and garbage per call, porthole vs bare, concurrency %d | %s vs %s; %.0f KiB vs %.0f KiB |\n", c,
+				p.cpuPerCall.Round(time.Microsecond), bare.cpuPerCall.Round(time.Microsecond), p.allocPerCall/1024, bare.allocPerCall/1024)
+		}
+	}
+	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\n```\n\n" +
+		"The per-link costs (bearer lookup, audit record, redaction per KiB, query screening, strict decoding) are Go benchmarks:\n`make bench-links`.\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(svgPath, []byte(chart(rs, conc)), 0o644)
+}
+
+// chart draws p50 latency and throughput per mode and concurrency as an SVG.
+func chart(rs []result, conc []int) string {
+	modes := []string{"sdk", "bare", "porthole", "cached", "echo"}
+	colors := map[string]string{"sdk": "#888", "bare": "#4a90d9", "porthole": "#d9534f", "cached": "#5cb85c", "echo": "#f0ad4e"}
+	const w, h, pad = 900, 360, 50
+	var maxLat, maxTP float64
+	for _, r := range rs {
+		maxLat = max(maxLat, float64(r.p50.Microseconds())/1000)
+		maxTP = max(maxTP, r.throughput)
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`, w, h)
+	s.WriteString(`<rect width="100%" height="100%" fill="white"/>`)
+	panel := func(x0 int, title string, val func(result) float64, maxV float64, unit string) {
+		pw := (w - 3*pad) / 2
+		fmt.Fprintf(&s, `<text x="%d" y="20" font-size="13">%s</text>`, x0, title)
+		groupW := float64(pw) / float64(len(conc))
+		barW := groupW / float64(len(modes)+1)
+		for gi, c := range conc {
+			gx := float64(x0) + float64(gi)*groupW
+			fmt.Fprintf(&s, `<text x="%.0f" y="%d">c=%d</text>`, gx+groupW/3, h-pad+15, c)
+			for mi, m := range modes {
+				r := find(rs, m, c)
+				if r == nil || maxV == 0 {
+					continue
+				}
+				v := val(*r)
+				bh := v / maxV * float64(h-2*pad-20)
+				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s c=%d: %.2f %s</title></rect>`,
+					gx+float64(mi)*barW, float64(h-pad)-bh, barW*0.9, bh, colors[m], m, c, v, unit)
+			}
+		}
+		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, x0, h-pad, x0+pw, h-pad)
+	}
+	panel(pad, "p50 latency (ms)", func(r result) float64 { return float64(r.p50.Microseconds()) / 1000 }, maxLat, "ms")
+	panel(2*pad+(w-3*pad)/2, "throughput (calls/s)", func(r result) float64 { return r.throughput }, maxTP, "calls/s")
+	for i, m := range modes {
+		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`, pad+i*90, h-18, colors[m], pad+i*90+14, h-9, m)
+	}
+	s.WriteString(`</svg>`)
+	return s.String()
+}
