@@ -23,7 +23,9 @@ func newTestFront(t *testing.T) (url, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mustServer(t, &fakeReader{}).Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }})
+	// Many cases here fail authentication from one address on purpose;
+	// the failed-attempt limit has tests of its own.
+	h, err := mustServer(t, &fakeReader{}).Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, FailedAuthBurst: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
