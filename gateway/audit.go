@@ -97,14 +97,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			Transport: ci.Transport, Method: method, Tool: rec.Tool, Duration: time.Since(start),
 			Outcome: outcomeOf(state, res, err), Cached: state.cached,
 		}
-		if res != nil {
-			// The wire redactor runs again where the bytes leave (it is
-			// idempotent); this pass is what counts its replacements.
-			if b, merr := json.Marshal(res); merr == nil {
-				redacted, n := g.redactor.JSON(b)
-				result.ResultBytes, result.Redactions = len(redacted), n
-			}
-		}
+		result.ResultBytes, result.Redactions = g.measure(res)
 		g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 		defer cancel()
@@ -116,6 +109,35 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// measure counts what an answer will put on the wire and how many secrets
+// the redactor will replace in it. The wire redactor runs again where the
+// bytes leave (it is idempotent); this pass is what counts. A tool result's
+// text content is its structured content, marshalled once by the handler,
+// so only the text is measured.
+func (g *Server) measure(res mcp.Result) (bytes, redactions int) {
+	switch r := res.(type) {
+	case nil:
+		return 0, 0
+	case *mcp.CallToolResult:
+		for _, c := range r.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				red, n := g.redactor.JSON([]byte(t.Text))
+				bytes, redactions = bytes+len(red), redactions+n
+				if r.StructuredContent != nil {
+					bytes += len(red) // structured content carries the same JSON again
+				}
+			}
+		}
+		return bytes, redactions
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return 0, 0
+	}
+	red, n := g.redactor.JSON(b)
+	return len(red), n
 }
 
 func outcomeOf(state *callState, res mcp.Result, err error) audit.Outcome {

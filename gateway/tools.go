@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/policy"
@@ -82,29 +85,95 @@ func readOnly() *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f}
 }
 
-// define builds a tool entry whose handler checks nothing itself: bounds are
-// checked by check before call runs, on the same decoded value.
+// define builds a tool entry. Bounds are checked by check before call runs,
+// on the same decoded value.
+//
+// porthole registers its handlers with the go-sdk's untyped AddTool rather
+// than the generic one: the generic path marshals the result, then decodes
+// and validates it against the output schema derived from the very same Go
+// type, which can only pass and costs a sixth of a call's CPU. Here the
+// input is still validated against its schema (unknown arguments are
+// refused), and the result is marshalled once, for both structuredContent
+// and the text content.
 func define[In any, Out any](g *Server, name, desc string, check func(*In) error, call func(context.Context, In) (Out, error)) tool {
-	def := &mcp.Tool{Name: name, Description: desc, Annotations: readOnly()}
+	inSchema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+	}
+	if inSchema.Properties == nil {
+		inSchema.Properties = map[string]*jsonschema.Schema{} // an object with no arguments, and none allowed
+	}
+	inResolved, err := inSchema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolving the input schema: %v", name, err))
+	}
+	outType := reflect.TypeFor[Out]()
+	outSchema, err := jsonschema.ForType(outType.Elem(), nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
+	}
+	def := &mcp.Tool{Name: name, Description: desc, Annotations: readOnly(), InputSchema: inSchema, OutputSchema: outSchema}
 	return tool{
 		def:    def,
-		output: reflect.TypeFor[Out](),
+		output: outType,
 		add: func(s *mcp.Server, t *mcp.Tool) {
-			mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-				var zero Out
+			s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				in, err := decodeArguments[In](req.Params.Arguments, inResolved)
+				if err != nil {
+					return toolFailure(g.refuse(ctx, req, name, err)), nil
+				}
 				if err := check(&in); err != nil {
-					return nil, zero, g.refuse(ctx, req, name, err)
+					return toolFailure(g.refuse(ctx, req, name, err)), nil
 				}
 				ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 				defer cancel()
 				out, err := call(ctx, in)
 				if err != nil {
-					return nil, zero, g.fail(ctx, req, name, err)
+					return toolFailure(g.fail(ctx, req, name, err)), nil
 				}
-				return nil, out, nil
+				b, err := json.Marshal(out)
+				if err != nil {
+					return toolFailure(g.fail(ctx, req, name, err)), nil
+				}
+				return &mcp.CallToolResult{
+					StructuredContent: json.RawMessage(b),
+					Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+				}, nil
 			})
 		},
 	}
+}
+
+// decodeArguments validates raw arguments against the tool's input schema
+// and decodes them. A refusal names what is wrong, as a sentence.
+func decodeArguments[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+	var in In
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return in, &argumentError{"the arguments are not a JSON object."}
+	}
+	if err := schema.Validate(generic); err != nil {
+		return in, &argumentError{"the arguments do not fit the tool's input schema: " + err.Error() + "."}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, &argumentError{"the arguments do not fit the tool's input schema: " + err.Error() + "."}
+	}
+	return in, nil
+}
+
+// argumentError is a refusal of arguments; its text is for the client.
+type argumentError struct{ sentence string }
+
+func (e *argumentError) Error() string        { return e.sentence }
+func (e *argumentError) Is(target error) bool { return target == policy.ErrOutOfBounds }
+
+func toolFailure(err error) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{}
+	res.SetError(err)
+	return res
 }
 
 // catalog is the fixed tool set, bound to a reader.

