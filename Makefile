@@ -23,7 +23,7 @@ export PORTHOLE_HELM := $(HELM)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check clients helm temporal-cli fuzz bench bench-links clean
+.PHONY: build demo test check clients helm temporal-cli fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it, into bin/
 build:
@@ -56,6 +56,11 @@ BENCH_DURATION ?= 5s
 bench: $(TEMPORAL_CLI) build
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
 	./bin/porthole-bench -duration $(BENCH_DURATION) -porthole bin/porthole
+
+## soak: the load and fault tests for SOAK (default 60s) each: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink
+SOAK ?= 60s
+soak: $(TEMPORAL_CLI)
+	PORTHOLE_SOAK=$(SOAK) $(GO) test -count=1 -v -run 'TestSoakLoad|TestTemporalStoppedAndStartedAgain|TestSlowTemporal|TestAuditSink|TestAnAuditSink' ./cmd/porthole/
 
 ## bench-links: the cost of each link of the chain alone, as Go benchmarks
 bench-links:

@@ -126,6 +126,17 @@ func Open(cfg Config) (*Log, error) {
 	default:
 		var err error
 		var partial bool
+		if st, serr := os.Stat(cfg.Path); serr == nil && !st.Mode().IsRegular() {
+			// A pipe or a device (a log shipper's FIFO, /dev/stdout):
+			// there is nothing to read back, and opening it to read could
+			// block. It is a stream: a new chain each start.
+			f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return nil, fmt.Errorf("opening the audit log: %w", err)
+			}
+			s, reason = f, "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
+			break
+		}
 		seq, prev, reason, partial, err = resume(cfg.Path, cfg.Key)
 		if err != nil {
 			return nil, err

@@ -74,6 +74,15 @@ tools/call.
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %s | %.0f | %s | %s | %s | %s |\n",
 			r.mode, r.concurrency, r.calls, r.errors, ms(r.p50), ms(r.p90), ms(r.p99), r.throughput, cpu, alloc, rss, heap)
 	}
+	b.WriteString("\n## Ratios\n\n| concurrency | porthole / sdk p50 | porthole / sdk p99 | porthole / bare p50 | porthole / bare p99 | bare / sdk p50 |\n|---|---|---|---|---|---|\n")
+	for _, c := range conc {
+		p, s, bare := find(rs, "porthole", c), find(rs, "sdk", c), find(rs, "bare", c)
+		if p == nil || s == nil || bare == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", c, ratio(float64(p.p50), float64(s.p50)), ratio(float64(p.p99), float64(s.p99)),
+			ratio(float64(p.p50), float64(bare.p50)), ratio(float64(p.p99), float64(bare.p99)), ratio(float64(bare.p50), float64(s.p50)))
+	}
 	b.WriteString("\n## Against the targets\n\n| target | measured |\n|---|---|\n")
 	for _, c := range []int{1, 32} {
 		p, bare := find(rs, "porthole", c), find(rs, "bare", c)
@@ -99,8 +108,8 @@ tools/call.
 				p.cpuPerCall.Round(time.Microsecond), bare.cpuPerCall.Round(time.Microsecond), p.allocPerCall/1024, bare.allocPerCall/1024)
 		}
 	}
-	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\n```\n\n" +
-		"The per-link costs (bearer lookup, audit record, redaction per KiB, query screening, strict decoding) are Go benchmarks:\n`make bench-links`.\n")
+	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
+		"`make test` runs the soak and fault tests for 2 s each and every fuzz target's seed corpus; `.ci/run` adds 5 s of fuzzing per target.\n")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return err
 	}

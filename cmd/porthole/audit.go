@@ -86,7 +86,7 @@ func newGateway(adapter *temporal.Adapter, as *auditSettings, c *common) (g *gat
 			log.Error("closing the audit log", zap.Error(err))
 		}
 	}
-	g, err = gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor, QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL})
+	g, err = gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor, QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout})
 	if err != nil {
 		closeAudit()
 		return nil, nil, err

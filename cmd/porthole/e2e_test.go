@@ -763,3 +763,10 @@ func TestAdminListenerOverARealTemporal(t *testing.T) {
 		}
 	}
 }
+
+// execPorthole is the built binary with env, not started.
+func execPorthole(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(e2e.bin, args...)
+	cmd.Env = env
+	return cmd
+}

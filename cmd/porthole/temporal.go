@@ -27,6 +27,7 @@ type temporalSettings struct {
 	logLevel           string
 	secretFiles        string
 	policyFile         string
+	callTimeout        string
 	queryAttributes    string
 	queryMaxLen        string
 	queryMaxIn         string
@@ -50,20 +51,22 @@ func (t *temporalSettings) register(s *settings) {
 	s.string(&t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", "100", "most values in one IN list")
 	s.string(&t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", "16", "deepest nesting of parentheses and NOT")
 	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
+	s.string(&t.callTimeout, "call-timeout", "PORTHOLE_CALL_TIMEOUT", "30s", "how long one tool call may wait for Temporal before it fails with a sentence")
 	s.string(&t.policyFile, "policy-file", "PORTHOLE_POLICY_FILE", "", "JSON file granting tools to principals and listing query attributes; without it every principal may call every tool")
 	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
 }
 
 // common is what serve and stdio share once their settings are read.
 type common struct {
-	cfg      temporal.Config
-	query    policy.QueryRules
-	grants   *policy.Grants
-	cacheTTL time.Duration
-	log      *zap.Logger
-	sdkLog   *slog.Logger
-	redactor *redact.Redactor
-	auditKey []byte
+	cfg         temporal.Config
+	query       policy.QueryRules
+	grants      *policy.Grants
+	cacheTTL    time.Duration
+	callTimeout time.Duration
+	log         *zap.Logger
+	sdkLog      *slog.Logger
+	redactor    *redact.Redactor
+	auditKey    []byte
 }
 
 // setup validates the Temporal configuration, gathers every secret porthole
@@ -80,6 +83,9 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	c := &common{cfg: cfg}
 	if c.query, err = t.queryRules(); err != nil {
 		return nil, err
+	}
+	if c.callTimeout, err = time.ParseDuration(t.callTimeout); err != nil || c.callTimeout <= 0 {
+		return nil, fmt.Errorf("%w: PORTHOLE_CALL_TIMEOUT=%q: want a positive duration such as 30s", errUsage, t.callTimeout)
 	}
 	if t.policyFile != "" {
 		f, err := policy.LoadFile(t.policyFile)
