@@ -165,6 +165,8 @@ func TestArgumentsOutOfBoundsAreRefusedBeforeTemporal(t *testing.T) {
 		{"an overlong query", "count_workflows", map[string]any{"query": strings.Repeat("a", 3000)}, "query may be at most 2048"},
 		{"an unknown argument", "describe_namespace", map[string]any{"namespace": "other"}, "namespace"},
 		{"a namespace argument to a list", "list_workflows", map[string]any{"namespace": "other"}, "namespace"},
+		{"a case variant of an argument name", "describe_workflow", map[string]any{"WORKFLOWID": "a"}, `no argument "WORKFLOWID"`},
+		{"an argument of the wrong type", "list_workflows", map[string]any{"pageSize": "ten"}, "wrong type"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
