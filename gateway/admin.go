@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 )
@@ -18,8 +19,22 @@ const readyTimeout = 2 * time.Second
 // (Prometheus). It needs no token: bind it to loopback or a network only
 // your monitoring reaches. The MCP listener serves none of these paths.
 func (g *Server) AdminHandler() http.Handler {
+	return g.adminHandler(false)
+}
+
+// AdminHandlerWithProfiling is AdminHandler plus Go's profiler under
+// /debug/pprof/, for an operator chasing a cost. Profiles show code paths,
+// not request data, but they are off unless asked for.
+func (g *Server) AdminHandlerWithProfiling() http.Handler {
+	return g.adminHandler(true)
+}
+
+func (g *Server) adminHandler(profiling bool) http.Handler {
 	r := chi.NewRouter()
 	r.Use(g.recoverPanics)
+	if profiling {
+		r.Mount("/debug", middleware.Profiler())
+	}
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

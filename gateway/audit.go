@@ -22,8 +22,10 @@ const auditWriteTimeout = 5 * time.Second
 // callState is what a handler learns about its call that the audit record
 // of the result should say.
 type callState struct {
-	outcome audit.Outcome // set by handlers that refuse; empty means decide from the result
-	cached  bool
+	outcome     audit.Outcome // set by handlers that refuse; empty means decide from the result
+	cached      bool
+	redactions  int // set by a handler that redacted its own result
+	resultBytes int // set with redactions
 }
 
 type callStateKey struct{}
@@ -97,7 +99,11 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			Transport: ci.Transport, Method: method, Tool: rec.Tool, Duration: time.Since(start),
 			Outcome: outcomeOf(state, res, err), Cached: state.cached,
 		}
-		result.ResultBytes, result.Redactions = g.measure(res)
+		if state.resultBytes > 0 {
+			result.ResultBytes, result.Redactions = state.resultBytes, state.redactions
+		} else {
+			result.ResultBytes, result.Redactions = g.measure(res)
+		}
 		g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 		defer cancel()

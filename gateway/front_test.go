@@ -594,8 +594,18 @@ func TestAdminListener(t *testing.T) {
 	if status, body := get("/metrics"); status != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("/metrics %d", status)
 	}
+	if status, _ := get("/debug/pprof/"); status != 404 {
+		t.Errorf("the profiler is served without being asked for: %d", status)
+	}
+	prof := httptest.NewServer(g.AdminHandlerWithProfiling())
+	defer prof.Close()
+	if resp, err := http.Get(prof.URL + "/debug/pprof/"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the profiler, asked for, is not served: %v", err)
+	} else {
+		resp.Body.Close()
+	}
 	front := newFront(t, HTTPOptions{})
-	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/debug/pprof/"} {
 		if status, _, _ := front.do(t, "GET", path, bearer(front.alice), ""); status != 404 {
 			t.Errorf("the MCP listener serves %s: %d", path, status)
 		}

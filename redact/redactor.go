@@ -272,6 +272,9 @@ func (r *Redactor) docMayHoldSecret(b []byte) bool {
 				continue
 			}
 			if h.fold && bytes.EqualFold(b[i:i+len(h.s)], []byte(h.s)) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
+				if redactedAlready(b, i, len(h.s)) {
+					continue
+				}
 				return true
 			}
 		}
@@ -308,22 +311,51 @@ var (
 	}()
 )
 
-// mayHoldSecret is the fast path: a literal with no escape, no exact secret
-// and no detector's hint holds nothing to redact.
+// mayHoldSecret is the fast path for one literal: the document's test,
+// applied to the literal alone.
 func (r *Redactor) mayHoldSecret(lit []byte) bool {
-	if bytes.IndexByte(lit, '\\') >= 0 || !utf8.Valid(lit) {
-		return true
+	return !utf8.Valid(lit) || r.docMayHoldSecret(lit)
+}
+
+// redactedAlready reports whether the hint at b[i:i+n] is part of porthole's
+// own output: inside a well-formed marker ("[REDACTED:aws-secret-access-key]")
+// or the scheme a Bearer marker keeps ("Bearer [REDACTED:bearer]"). Without
+// this, every answer that once held a secret would take the slow path at
+// the wire. Only a closed marker of lowercase letters and dashes counts, so
+// text made to look like an open marker does not hide what follows it.
+func redactedAlready(b []byte, i, n int) bool {
+	const open = "[REDACTED:"
+	if m := markerLen(b[i+n:], 1); m > 0 {
+		return true // "Bearer [REDACTED:bearer]"
 	}
-	s := string(lit)
-	for _, secret := range r.exact {
-		if strings.Contains(s, secret) {
-			return true
+	lo := max(0, i-len(open)-32)
+	j := bytes.LastIndex(b[lo:i], []byte(open))
+	if j < 0 {
+		return false
+	}
+	start := lo + j
+	m := markerLen(b[start:], 0)
+	return m > 0 && i+n <= start+m-1
+}
+
+// markerLen is the length of a marker at the start of b, after skip spaces,
+// or 0 when there is none.
+func markerLen(b []byte, skip int) int {
+	const open = "[REDACTED:"
+	if len(b) < skip || !bytes.HasPrefix(b[skip:], []byte(open)) || (skip > 0 && b[0] != ' ') {
+		return 0
+	}
+	for k := skip + len(open); k < len(b) && k < skip+len(open)+40; k++ {
+		switch c := b[k]; {
+		case c == ']':
+			if k == skip+len(open) {
+				return 0
+			}
+			return k + 1 - skip
+		case c >= 'a' && c <= 'z' || c == '-':
+		default:
+			return 0
 		}
 	}
-	for _, d := range detectors {
-		if d.hint(s) {
-			return true
-		}
-	}
-	return false
+	return 0
 }

@@ -309,3 +309,23 @@ func TestDocHintsCoverEveryDetector(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkersKeepTheFastPathButCannotHideASecret(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	clean := []byte(`{"m":"failed: Bearer [REDACTED:bearer] key [REDACTED:aws-secret-access-key] and [REDACTED:secret]"}`)
+	if r.docMayHoldSecret(clean) {
+		t.Error("porthole's own markers send an answer down the slow path")
+	}
+	for _, sneaky := range []string{
+		`{"m":"[REDACTED:x AKIAIOSFODNN7EXAMPLE"}`,
+		`{"m":"[REDACTED:bearer] bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0"}`,
+		`{"m":"Bearer [REDACTED:bearer] Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0"}`,
+		`{"m":"[REDACTED:aws-secret_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY]"}`,
+	} {
+		out, _ := r.JSON([]byte(sneaky))
+		if strings.Contains(string(out), "AKIAIOSFODNN7EXAMPLE") || strings.Contains(string(out), "9f8e7d6c5b4a39281706f5e4d3c2b1a0") || strings.Contains(string(out), "wJalrXUtnFEMI") {
+			t.Errorf("a fake marker hid a secret: %s -> %s", sneaky, out)
+		}
+	}
+}

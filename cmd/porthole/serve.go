@@ -42,6 +42,7 @@ type frontSettings struct {
 	failedAuthBurst         string
 	cacheTTL                string
 	legacySSE               bool
+	pprof                   bool
 }
 
 func (f *frontSettings) register(s *settings) {
@@ -62,6 +63,7 @@ func (f *frontSettings) register(s *settings) {
 	s.string(&f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413")
 	s.string(&f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", "10", "failed authentications allowed per client address before 429 (then one per 6s)")
 	s.bool(&f.legacySSE, "legacy-sse", "PORTHOLE_LEGACY_SSE", "also serve the 2024-11-05 HTTP+SSE transport at /sse, behind the same chain (sessions need sticky routing across replicas)")
+	s.bool(&f.pprof, "admin-pprof", "PORTHOLE_ADMIN_PPROF", "serve Go's profiler at /debug/pprof/ on the admin listener")
 	s.string(&f.cacheTTL, "cache-ttl", "PORTHOLE_CACHE_TTL", "2s", "how long identical reads share one answer; 0 turns the cache off")
 }
 
@@ -218,7 +220,11 @@ func runServe(args []string, stderr io.Writer) error {
 		return fmt.Errorf("listening on %s: %w", fs.addr, err)
 	}
 	if fs.adminAddr != "" {
-		go serveAdmin(ctx, fs.adminAddr, g.AdminHandler(), log)
+		admin := g.AdminHandler()
+		if fs.pprof {
+			admin = g.AdminHandlerWithProfiling()
+		}
+		go serveAdmin(ctx, fs.adminAddr, admin, log)
 	}
 	principals := 0
 	if store != nil {
