@@ -113,12 +113,8 @@ func decodeEnvelope(body []byte) (envelope, error) {
 	if err := checkStrictJSON(body); err != nil {
 		return env, err
 	}
-	var raw struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  *string         `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
+	// One pass reads the members; keys are exact (checkStrictJSON refused
+	// case variants), so a member in another case is an unknown one.
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return env, refuseBody(codeParseError, "the body is not JSON")
@@ -130,7 +126,17 @@ func decodeEnvelope(body []byte) (envelope, error) {
 			return env, refuseBody(codeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
 		}
 	}
-	_ = json.Unmarshal(body, &raw)
+	var raw struct {
+		JSONRPC string
+		ID      json.RawMessage
+		Method  *string
+		Params  json.RawMessage
+	}
+	raw.ID, raw.Params = top["id"], top["params"]
+	_ = json.Unmarshal(top["jsonrpc"], &raw.JSONRPC)
+	if m, ok := top["method"]; ok {
+		_ = json.Unmarshal(m, &raw.Method)
+	}
 	env.ID = raw.ID
 	switch {
 	case raw.JSONRPC != "2.0":
