@@ -36,6 +36,9 @@ type HTTPOptions struct {
 	// address, then one per FailedAuthEvery. Zero means 10 and 6s.
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
+	// LegacySSE also serves the 2024-11-05 HTTP+SSE transport at /sse,
+	// behind the same chain and the same buckets as /mcp.
+	LegacySSE bool
 }
 
 // ErrNoAuthentication is returned by Handler when no token source is given
@@ -50,7 +53,8 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //  3. clientAddress: who the client is (RemoteAddr, or X-Forwarded-For from
 //     a trusted proxy only), before anything is keyed by it.
 //  4. redactResponses: wraps the writer, so that every byte written by any
-//     later link passes the wire redactor, refusals included.
+//     later link passes the wire redactor, refusals included (an SSE stream
+//     is redacted event by event).
 //  5. checkHostAndOrigin: 403 for a Host or Origin not allowed, before
 //     authentication, so a DNS-rebinding page learns nothing, not even
 //     whether its token guess was right.
@@ -65,11 +69,27 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //     Retry-After).
 //  9. auditRefusals and the MCP server: grants, audit, tools.
 //
-// Only POST /mcp is served; GET and DELETE answer 405, other paths 404.
+// Links 6 to 9 guard every route with the same buckets: a principal that
+// uses both /mcp and the legacy /sse draws on one rate limit and one
+// failed-authentication count.
+//
+// Only POST /mcp is served (and /sse when LegacySSE is set); GET and DELETE
+// on /mcp answer 405, other paths 404.
 func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	opts, err := g.withDefaults(opts)
 	if err != nil {
 		return nil, err
+	}
+	limits := newLimiter(opts.Limits)
+	failures := newFailureLimiter(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
+	authenticate := func(h http.Handler) http.Handler {
+		if opts.DangerouslyServeWithoutAuthentication {
+			return h
+		}
+		return g.requireBearer(opts.Tokens, failures)(h)
+	}
+	guard := func(h http.Handler) http.Handler {
+		return authenticate(g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(limits)(g.auditRefusals(h))))
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -80,15 +100,14 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 	})
-	endpoint := g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(newLimiter(opts.Limits))(g.auditRefusals(streamable)))
-	if !opts.DangerouslyServeWithoutAuthentication {
-		failures := newFailureLimiter(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
-		endpoint = g.requireBearer(opts.Tokens, failures)(endpoint)
-	}
-
 	r := chi.NewRouter()
 	r.Use(g.recoverPanics, identify, clientAddress(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
-	r.Method(http.MethodPost, "/mcp", endpoint)
+	r.Method(http.MethodPost, "/mcp", guard(streamable))
+	if opts.LegacySSE {
+		stream, messages := g.legacySSE(opts.MaxBodyBytes)
+		r.Method(http.MethodGet, "/sse", authenticate(stream))
+		r.Method(http.MethodPost, "/sse", guard(messages))
+	}
 	notAllowed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

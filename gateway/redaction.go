@@ -7,39 +7,82 @@ import (
 	"strings"
 )
 
-// redactingWriter holds a response until its handler is done, so that the
-// redactor sees the whole body before any byte leaves. Bodies are small:
-// stateless JSON responses of capped pages, or porthole's own short errors.
+// redactingWriter is the wire redactor for HTTP. An ordinary answer is held
+// until its handler is done, so that the redactor sees the whole body before
+// any byte leaves; bodies are small (stateless JSON answers of capped pages,
+// or porthole's own short errors). An event stream (the legacy SSE
+// transport) cannot be held: each event is redacted as it is written, which
+// is whole because the go-sdk writes one event per Write.
 type redactingWriter struct {
 	http.ResponseWriter
-	status int
-	body   bytes.Buffer
+	g         *Server
+	status    int
+	streaming bool
+	body      bytes.Buffer
 }
 
 func (w *redactingWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		w.streaming = true
+		w.ResponseWriter.WriteHeader(code)
 	}
 }
 
 func (w *redactingWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
-	return w.body.Write(b)
+	if !w.streaming {
+		return w.body.Write(b)
+	}
+	if _, err := w.ResponseWriter.Write(w.g.redactEvent(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
-// Flush is a no-op: nothing leaves before it is redacted.
-func (w *redactingWriter) Flush() {}
+// Flush passes on for a stream; an ordinary answer leaves only when it is
+// redacted whole.
+func (w *redactingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.streaming {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer (the SSE stream
+// lifts its write deadline through it).
+func (w *redactingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// redactEvent redacts one server-sent event: its data as JSON, anything
+// else as text.
+func (g *Server) redactEvent(p []byte) []byte {
+	i := bytes.Index(p, []byte("data: "))
+	if i < 0 {
+		s, _ := g.redactor.String(string(p))
+		return []byte(s)
+	}
+	data := bytes.TrimSuffix(p[i+len("data: "):], []byte("\n\n"))
+	red, n := g.redactor.JSON(data)
+	if n == 0 {
+		return p
+	}
+	return append(append(append([]byte{}, p[:i+len("data: ")]...), red...), "\n\n"...)
+}
 
 // redactResponses is the last step before bytes leave for an HTTP client:
-// every response body on the MCP route passes through the wire redactor,
-// whatever wrote it (a tool result, an error from the go-sdk, porthole's own
-// refusals).
+// every response body passes through the wire redactor, whatever wrote it
+// (a tool result, an error from the go-sdk, porthole's own refusals).
 func (g *Server) redactResponses(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rw := &redactingWriter{ResponseWriter: w}
+		rw := &redactingWriter{ResponseWriter: w, g: g}
 		next.ServeHTTP(rw, r)
+		if rw.streaming {
+			return
+		}
 		if rw.status == 0 {
 			rw.status = http.StatusOK
 		}

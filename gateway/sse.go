@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,38 +32,38 @@ type sseSessions struct {
 	owners map[string]string
 }
 
-// WithLegacySSE adds the legacy transport at /sse to the handler Handler
-// built with the same options.
-func (g *Server) WithLegacySSE(h http.Handler, opts HTTPOptions) (http.Handler, error) {
-	opts, err := g.withDefaults(opts)
-	if err != nil {
-		return nil, err
-	}
+// legacySSE returns the stream (GET /sse) and messages (POST /sse)
+// handlers; Handler puts them behind the chain, and its wire redactor
+// redacts the stream event by event.
+func (g *Server) legacySSE(maxBody int64) (stream, messages http.Handler) {
 	sessions := &sseSessions{owners: map[string]string{}}
 	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.SSEOptions{
 		DisableLocalhostProtection: true, // checkHostAndOrigin is in the chain
-		MaxRequestBodyBytes:        opts.MaxBodyBytes,
+		MaxRequestBodyBytes:        maxBody,
 	})
-	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	stream = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The stream lives as long as the client keeps it: lift the
 		// server's write deadline, which bounds ordinary answers.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		ci := callInfoFrom(r.Context())
 		ci.Transport = "sse"
 		r = r.WithContext(withCallInfo(r.Context(), ci))
-		rw := &sseWriter{ResponseWriter: w, g: g, onSession: func(id string) {
+		owner := principalFromRequest(r)
+		// The session is bound to its owner before its first event, which
+		// names it, reaches the client: no POST can race the binding.
+		sw := &sessionWatcher{ResponseWriter: w, bind: func(id string) {
 			sessions.mu.Lock()
-			sessions.owners[id] = principalFromRequest(r)
+			sessions.owners[id] = owner
 			sessions.mu.Unlock()
 		}}
-		sse.ServeHTTP(rw, r)
-		if rw.session != "" {
+		sse.ServeHTTP(sw, r)
+		if sw.session != "" {
 			sessions.mu.Lock()
-			delete(sessions.owners, rw.session)
+			delete(sessions.owners, sw.session)
 			sessions.mu.Unlock()
 		}
 	})
-	message := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	messages = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("sessionid")
 		sessions.mu.Lock()
 		owner, ok := sessions.owners[id]
@@ -75,60 +74,33 @@ func (g *Server) WithLegacySSE(h http.Handler, opts HTTPOptions) (http.Handler, 
 		}
 		sse.ServeHTTP(w, r)
 	})
-	limiter := newLimiter(opts.Limits)
-	post := g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(limiter)(g.auditRefusals(message)))
-	get := http.Handler(stream)
-	if !opts.DangerouslyServeWithoutAuthentication {
-		failures := newFailureLimiter(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
-		get = g.requireBearer(opts.Tokens, failures)(get)
-		post = g.requireBearer(opts.Tokens, failures)(post)
-	}
-
-	r := chi.NewRouter()
-	r.Use(g.recoverPanics, identify, clientAddress(opts.TrustedProxies), g.checkHostAndOrigin(opts.Hosts))
-	r.Method(http.MethodGet, "/sse", get)
-	r.Method(http.MethodPost, "/sse", g.redactResponses(post))
-	r.NotFound(h.ServeHTTP)
-	r.MethodNotAllowed(h.ServeHTTP)
-	return r, nil
+	return stream, messages
 }
 
-// sseWriter redacts each event of the stream as it is written (the go-sdk
-// writes one whole event per Write), and learns the session id from the
-// first event, which names the endpoint to POST to.
-type sseWriter struct {
+// sessionWatcher learns the session id from the stream's first event,
+// which names the endpoint to POST to, and passes every write on.
+type sessionWatcher struct {
 	http.ResponseWriter
-	g         *Server
-	session   string
-	onSession func(string)
+	session string
+	bind    func(id string)
 }
 
-func (w *sseWriter) Write(p []byte) (int, error) {
-	out := p
-	if i := bytes.Index(p, []byte("data: ")); i >= 0 {
-		data := bytes.TrimSuffix(p[i+len("data: "):], []byte("\n\n"))
-		if w.session == "" && bytes.HasPrefix(p, []byte("event: endpoint\n")) {
-			if u, err := url.Parse(string(data)); err == nil {
+func (w *sessionWatcher) Write(p []byte) (int, error) {
+	if w.session == "" && bytes.HasPrefix(p, []byte("event: endpoint\n")) {
+		if i := bytes.Index(p, []byte("data: ")); i >= 0 {
+			if u, err := url.Parse(string(bytes.TrimSpace(p[i+len("data: "):]))); err == nil {
 				w.session = u.Query().Get("sessionid")
-				w.onSession(w.session)
+				w.bind(w.session)
 			}
 		}
-		if red, n := w.g.redactor.JSON(data); n > 0 {
-			out = append(append(append([]byte{}, p[:i+len("data: ")]...), red...), "\n\n"...)
-		}
-	} else if s, n := w.g.redactor.String(string(p)); n > 0 {
-		out = []byte(s)
 	}
-	if _, err := w.ResponseWriter.Write(out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return w.ResponseWriter.Write(p)
 }
 
-func (w *sseWriter) Flush() {
+func (w *sessionWatcher) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
-func (w *sseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *sessionWatcher) Unwrap() http.ResponseWriter { return w.ResponseWriter }

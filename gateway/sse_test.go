@@ -23,19 +23,14 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func newSSEFront(t *testing.T) (url, alice, bob string, a *fakeAuditor) {
+func newSSEFront(t *testing.T, limits Limits) (url, alice, bob string, a *fakeAuditor) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens")
 	alice, _ = AppendToken(file, "alice")
 	bob, _ = AppendToken(file, "bob")
 	tokens, _ := LoadTokens(file)
 	g, a := newTestServer(t, &fakeReader{})
-	opts := HTTPOptions{Tokens: func() *Tokens { return tokens }}
-	h, err := g.Handler(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err = g.WithLegacySSE(h, opts)
+	h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, LegacySSE: true, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +41,7 @@ func newSSEFront(t *testing.T) (url, alice, bob string, a *fakeAuditor) {
 
 func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
 	t.Parallel()
-	url, alice, _, a := newSSEFront(t)
+	url, alice, _, a := newSSEFront(t, Limits{})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "old-client", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.SSEClientTransport{Endpoint: url + "/sse", HTTPClient: &http.Client{Transport: bearerTransport{alice}}}, nil)
 	if err != nil {
@@ -76,27 +71,8 @@ func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
 
 func TestLegacySSESessionsBelongToTheirPrincipal(t *testing.T) {
 	t.Parallel()
-	url, alice, bob, _ := newSSEFront(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+alice)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	var endpoint string
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "data: ") {
-			endpoint = strings.TrimPrefix(sc.Text(), "data: ")
-			break
-		}
-	}
-	if !strings.Contains(endpoint, "sessionid=") {
-		t.Fatalf("no endpoint event: %q", endpoint)
-	}
+	url, alice, bob, _ := newSSEFront(t, Limits{})
+	endpoint := openSSE(t, url, alice)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	postAs := func(token string) int {
 		h := http.Header{}
@@ -117,6 +93,43 @@ func TestLegacySSESessionsBelongToTheirPrincipal(t *testing.T) {
 	}
 	if r, _ := send(t, http.MethodGet, url+"/sse", nil, ""); r.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("opening a stream without a token: %d", r.StatusCode)
+	}
+}
+
+// openSSE opens a stream as the token's principal and returns the endpoint
+// its first event names; the stream stays open until the test ends.
+func openSSE(t *testing.T, url, token string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if endpoint, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(endpoint, "sessionid=") {
+			return endpoint
+		}
+	}
+	t.Fatal("no endpoint event")
+	return ""
+}
+
+func TestLegacySSESharesTheRateLimitsOfMCP(t *testing.T) {
+	t.Parallel()
+	url, alice, _, _ := newSSEFront(t, Limits{PerPrincipal: 0.01, PerPrincipalBurst: 3, Global: 1000, GlobalBurst: 1000})
+	endpoint := openSSE(t, url, alice)
+	for i := 0; i < 3; i++ {
+		if r, _ := send(t, http.MethodPost, url+"/mcp", bearer(alice), listToolsBody); r.StatusCode != http.StatusOK {
+			t.Fatalf("call %d on /mcp: %d", i, r.StatusCode)
+		}
+	}
+	if r, body := send(t, http.MethodPost, url+endpoint, bearer(alice), listToolsBody); r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after alice spent her burst on /mcp, /sse answered %d %q; the limits must be one", r.StatusCode, body)
 	}
 }
 

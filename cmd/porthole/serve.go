@@ -144,6 +144,7 @@ func runServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	httpOpts, err := fs.httpOptions()
+	httpOpts.LegacySSE = fs.legacySSE
 	if err != nil {
 		return err
 	}
@@ -209,11 +210,6 @@ func runServe(args []string, stderr io.Writer) error {
 	h, err := g.Handler(httpOpts)
 	if err != nil {
 		return err
-	}
-	if fs.legacySSE {
-		if h, err = g.WithLegacySSE(h, httpOpts); err != nil {
-			return err
-		}
 	}
 	ln, err := net.Listen("tcp", fs.addr)
 	if err != nil {
