@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -44,27 +42,25 @@ func (g *Server) requireBearer(tokens func() *Tokens, failures *failureLimiter) 
 			if blocked, after := failures.blocked(addr); blocked {
 				// Too many failures from this address: refuse before
 				// looking at the token, so guessing costs the guesser.
-				secs := max(1, int(math.Ceil(after.Seconds())))
-				g.metrics.rateLimited("failed-auth")
-				g.denied(r, audit.OutcomeRateLimited, http.StatusTooManyRequests, "too many failed authentications from this address")
-				w.Header().Set("Retry-After", strconv.Itoa(secs))
-				http.Error(w, "too many failed authentications; retry later", http.StatusTooManyRequests)
+				g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
 				return
+			}
+			// fail refuses one attempt; sent says a token was sent and
+			// refused, which RFC 6750 signals with error="invalid_token".
+			fail := func(metric, reason string, sent bool) {
+				failures.failed(addr)
+				g.metrics.authFailed(metric)
+				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
+				unauthorized(w, sent)
 			}
 			token, sent := bearerToken(r.Header)
 			if !sent {
-				failures.failed(addr)
-				g.metrics.authFailed("no-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
-				unauthorized(w, false)
+				fail("no-token", "no bearer token in the form porthole accepts", false)
 				return
 			}
 			name, ok := tokens().Lookup(token)
 			if !ok {
-				failures.failed(addr)
-				g.metrics.authFailed("unknown-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "a bearer token that matches no principal")
-				unauthorized(w, true)
+				fail("unknown-token", "a bearer token that matches no principal", true)
 				return
 			}
 			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, name)))

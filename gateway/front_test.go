@@ -146,9 +146,9 @@ func TestFailedAuthenticationIsLimitedPerAddressWithBoundedMemory(t *testing.T) 
 			t.Fatalf("guess %d: status %d, want 401", i, status)
 		}
 	}
-	status, h, _ := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
-	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
-		t.Fatalf("after 3 failures even the right token gets %d (Retry-After %q), want 429 with Retry-After", status, h.Get("Retry-After"))
+	status, h, body := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, "failed-auth limit") {
+		t.Fatalf("after 3 failures even the right token gets %d (Retry-After %q, body %q), want 429 with Retry-After naming the limit", status, h.Get("Retry-After"), body)
 	}
 
 	fl := newFailureLimiter(100, 3, time.Hour)

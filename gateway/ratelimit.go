@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -143,17 +145,23 @@ func (g *Server) rateLimit(l *limiter) func(http.Handler) http.Handler {
 			}
 			who := principalFromRequest(r)
 			if ref := l.charge(who, cost, reaches); ref != nil {
-				secs := int(math.Ceil(ref.after.Seconds()))
-				g.metrics.rateLimited(ref.limit)
-				g.denied(r, audit.OutcomeRateLimited, http.StatusTooManyRequests, "the "+ref.limit+" rate limit")
-				w.Header().Set("Retry-After", fmt.Sprint(max(1, secs)))
-				writeRPCError(w, http.StatusTooManyRequests, env.ID, codeRateLimited,
-					fmt.Sprintf("rate limited by the %s limit; retry after %d s", ref.limit, max(1, secs)))
+				g.tooManyRequests(w, r, ref.limit, ref.after, env.ID, "the "+ref.limit+" rate limit")
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// tooManyRequests is porthole's one 429: Retry-After in whole seconds (at
+// least 1), a JSON-RPC error naming the limit, a denial record, a metric.
+func (g *Server) tooManyRequests(w http.ResponseWriter, r *http.Request, limit string, after time.Duration, id json.RawMessage, reason string) {
+	secs := max(1, int(math.Ceil(after.Seconds())))
+	g.metrics.rateLimited(limit)
+	g.denied(r, audit.OutcomeRateLimited, http.StatusTooManyRequests, reason)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeRPCError(w, http.StatusTooManyRequests, id, codeRateLimited,
+		fmt.Sprintf("rate limited by the %s limit; retry after %d s", limit, secs))
 }
 
 // codeRateLimited is porthole's JSON-RPC error code for a rate-limited call,

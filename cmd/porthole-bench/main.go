@@ -90,7 +90,7 @@ func run() error {
 	defer stop()
 
 	fmt.Println("== starting Temporal (visibility throttle raised for benchmarking)")
-	srv, err := temporaltest.Start(ctx, temporaltest.Options{ExtraArgs: []string{
+	srv, stopTemporal, err := temporaltest.StartSeeded(ctx, temporaltest.Options{ExtraArgs: []string{
 		"--dynamic-config-value", "frontend.namespaceRPS.visibility=100000",
 		"--dynamic-config-value", "frontend.namespaceRPS=100000",
 		"--dynamic-config-value", "frontend.rps=100000",
@@ -98,12 +98,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-	fix, err := temporaltest.Seed(ctx, srv.FrontendHostPort(), srv.Namespace)
-	if err != nil {
-		return err
-	}
-	defer fix.Stop()
+	defer stopTemporal()
 
 	dir, err := os.MkdirTemp("", "porthole-bench-")
 	if err != nil {

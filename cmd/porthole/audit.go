@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -73,25 +74,35 @@ func (a *auditSettings) open(log *zap.Logger, key []byte) (*audit.Log, error) {
 	return l, nil
 }
 
-// newGateway opens the audit log and builds the MCP server over adapter.
-// closeAudit writes the log's close record; call it after serving ends.
-func newGateway(adapter *temporal.Adapter, as *auditSettings, c *common) (g *gateway.Server, closeAudit func(), err error) {
+// dialGateway dials Temporal, opens the audit log and builds the MCP
+// server. closeAll writes the audit log's close record and closes the
+// connection; call it after serving ends.
+func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.Server, closeAll func(), err error) {
 	log := c.log
-	auditLog, err := as.open(log, c.auditKey)
+	adapter, err := temporal.Dial(ctx, c.cfg, c.sdkLog)
 	if err != nil {
 		return nil, nil, err
 	}
-	closeAudit = func() {
+	auditLog, err := as.open(log, c.auditKey)
+	if err != nil {
+		adapter.Close()
+		return nil, nil, err
+	}
+	closeAll = func() {
 		if err := auditLog.Close(); err != nil {
 			log.Error("closing the audit log", zap.Error(err))
 		}
+		adapter.Close()
 	}
-	g, err = gateway.NewServer(adapter, gateway.Options{Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor, QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout})
+	g, err = gateway.NewServer(adapter, gateway.Options{
+		Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor,
+		QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout,
+	})
 	if err != nil {
-		closeAudit()
+		closeAll()
 		return nil, nil, err
 	}
-	return g, closeAudit, nil
+	return g, closeAll, nil
 }
 
 const auditUsage = `Usage:

@@ -720,22 +720,9 @@ func TestTheAPIKeyNeverLeaves(t *testing.T) {
 func TestAdminListenerOverARealTemporal(t *testing.T) {
 	t.Parallel()
 	endpoint, token, p, _ := serveHTTP(t)
-	var admin string
-	deadline := time.Now().Add(10 * time.Second)
-	for admin == "" && time.Now().Before(deadline) {
-		for _, l := range strings.Split(p.logs.String(), "\n") {
-			var line map[string]any
-			if json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "serving admin" {
-				admin = line["addr"].(string)
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if admin == "" {
-		t.Fatalf("no admin listener in the log:\n%s", p.logs)
-	}
+	admin := adminOf(t, p)
 	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + admin + path)
+		resp, err := http.Get(admin + path)
 		if err != nil {
 			t.Fatal(err)
 		}

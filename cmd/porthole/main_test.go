@@ -38,18 +38,12 @@ func runTests(m *testing.M) int {
 	}
 
 	ctx := context.Background()
-	srv, err := temporaltest.Start(ctx, temporaltest.Options{})
+	srv, stop, err := temporaltest.StartSeeded(ctx, temporaltest.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer srv.Stop()
-	fix, err := temporaltest.Seed(ctx, srv.FrontendHostPort(), srv.Namespace)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer fix.Stop()
+	defer stop()
 	e2e.temporal = srv
 	return m.Run()
 }

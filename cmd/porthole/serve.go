@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway"
-	"github.com/porthole-dev/porthole/temporal"
 )
 
 const serveSummary = `Serve MCP over streamable HTTP at POST /mcp, stateless, with JSON responses.
@@ -99,6 +98,7 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 	var o gateway.HTTPOptions
 	var err error
 	o.DangerouslyServeWithoutAuthentication = f.noAuth
+	o.LegacySSE = f.legacySSE
 	loopback, err := strconv.ParseBool(f.loopbackOrigins)
 	if err != nil {
 		return o, fmt.Errorf("%w: PORTHOLE_ALLOW_LOOPBACK_ORIGINS=%q: want true or false", errUsage, f.loopbackOrigins)
@@ -144,7 +144,6 @@ func runServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	httpOpts, err := fs.httpOptions()
-	httpOpts.LegacySSE = fs.legacySSE
 	if err != nil {
 		return err
 	}
@@ -188,12 +187,6 @@ func runServe(args []string, stderr io.Writer) error {
 		go reloadOnHangup(ctx, store)
 	}
 
-	adapter, err := temporal.Dial(ctx, cfg, c.sdkLog)
-	if err != nil {
-		return err
-	}
-	defer adapter.Close()
-
 	cacheTTL, err := time.ParseDuration(fs.cacheTTL)
 	if err != nil || cacheTTL < 0 {
 		return fmt.Errorf("%w: PORTHOLE_CACHE_TTL=%q: want a duration, 0 for no cache", errUsage, fs.cacheTTL)
@@ -202,11 +195,11 @@ func runServe(args []string, stderr io.Writer) error {
 		cacheTTL = -1
 	}
 	c.cacheTTL = cacheTTL
-	g, closeAudit, err := newGateway(adapter, &as, c)
+	g, closeAll, err := dialGateway(ctx, &as, c)
 	if err != nil {
 		return err
 	}
-	defer closeAudit()
+	defer closeAll()
 	h, err := g.Handler(httpOpts)
 	if err != nil {
 		return err

@@ -8,8 +8,6 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
-
-	"github.com/porthole-dev/porthole/temporal"
 )
 
 const stdioSummary = `Serve MCP over stdin and stdout for a local MCP client (Claude Code, Cursor,
@@ -32,16 +30,11 @@ func runStdio(args []string, stderr io.Writer) error {
 	defer log.Sync()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	adapter, err := temporal.Dial(ctx, cfg, c.sdkLog)
+	g, closeAll, err := dialGateway(ctx, &as, c)
 	if err != nil {
 		return err
 	}
-	defer adapter.Close()
-	g, closeAudit, err := newGateway(adapter, &as, c)
-	if err != nil {
-		return err
-	}
-	defer closeAudit()
+	defer closeAll()
 	log.Info("serving MCP over stdio", zap.String("namespace", cfg.Namespace), zap.String("version", Version()))
 	return g.ServeStdio(ctx, os.Stdin, os.Stdout)
 }

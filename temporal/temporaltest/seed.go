@@ -308,3 +308,17 @@ func (canaryHeader) ExtractToWorkflow(ctx workflow.Context, _ workflow.HeaderRea
 func countRequest(query string) *workflowservice.CountWorkflowExecutionsRequest {
 	return &workflowservice.CountWorkflowExecutionsRequest{Query: query}
 }
+
+// StartSeeded starts a dev server and seeds it: what a test package's
+// TestMain or a benchmark needs. stop stops the worker, then the server.
+func StartSeeded(ctx context.Context, opts Options) (srv *DevServer, stop func(), err error) {
+	if srv, err = Start(ctx, opts); err != nil {
+		return nil, nil, err
+	}
+	fix, err := Seed(ctx, srv.FrontendHostPort(), srv.Namespace)
+	if err != nil {
+		srv.Stop()
+		return nil, nil, err
+	}
+	return srv, func() { fix.Stop(); srv.Stop() }, nil
+}
