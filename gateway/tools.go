@@ -162,15 +162,15 @@ func decodeArguments[In any](raw json.RawMessage, allowed map[string]bool) (In, 
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return in, &argumentError{"the arguments are not a JSON object."}
+		return in, policy.Refuse("the arguments are not a JSON object")
 	}
 	for name := range fields {
 		if !allowed[name] {
-			return in, &argumentError{fmt.Sprintf("the tool has no argument %q.", redact.Identifier(name))}
+			return in, policy.Refuse("the tool has no argument %q", redact.Identifier(name))
 		}
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, &argumentError{"an argument has the wrong type: " + err.Error() + "."}
+		return in, policy.Refuse("an argument has the wrong type: %v", err)
 	}
 	return in, nil
 }
@@ -187,12 +187,6 @@ func argumentNames(t reflect.Type) map[string]bool {
 	return names
 }
 
-// argumentError is a refusal of arguments; its text is for the client.
-type argumentError struct{ sentence string }
-
-func (e *argumentError) Error() string        { return e.sentence }
-func (e *argumentError) Is(target error) bool { return target == policy.ErrOutOfBounds }
-
 func toolFailure(err error) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{}
 	res.SetError(err)
@@ -208,10 +202,7 @@ func (g *Server) catalog() []tool {
 				if _, err = policy.ScreenQuery(in.Query, g.opts.QueryRules); err != nil {
 					return err
 				}
-				if err = policy.PageToken(in.NextPageToken); err != nil {
-					return err
-				}
-				in.PageSize, err = policy.PageSize(in.PageSize, policy.MaxPageSize)
+				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxPageSize)
 				return err
 			},
 			func(ctx context.Context, in listWorkflowsInput) (*read.WorkflowList, error) {
@@ -235,10 +226,7 @@ func (g *Server) catalog() []tool {
 				if err = checkWorkflowRef(in.WorkflowID, in.RunID); err != nil {
 					return err
 				}
-				if err = policy.PageToken(in.NextPageToken); err != nil {
-					return err
-				}
-				in.PageSize, err = policy.PageSize(in.PageSize, policy.MaxHistoryPageSize)
+				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxHistoryPageSize)
 				return err
 			},
 			func(ctx context.Context, in historyInput) (*read.History, error) {
@@ -254,10 +242,7 @@ func (g *Server) catalog() []tool {
 			}),
 		define(g, policy.ToolListSchedules, descListSchedules,
 			func(in *listSchedulesInput) (err error) {
-				if err = policy.PageToken(in.NextPageToken); err != nil {
-					return err
-				}
-				in.PageSize, err = policy.PageSize(in.PageSize, policy.MaxPageSize)
+				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxPageSize)
 				return err
 			},
 			func(ctx context.Context, in listSchedulesInput) (*read.ScheduleList, error) {

@@ -69,9 +69,10 @@ type boundsError struct{ sentence string }
 func (e *boundsError) Error() string        { return e.sentence }
 func (e *boundsError) Is(target error) bool { return target == ErrOutOfBounds }
 
-// refuse makes a refusal: one sentence that names the argument (spelled as
-// the client spells it, so not capitalised) and what is wrong with it.
-func refuse(format string, args ...any) error {
+// Refuse makes a refusal: one sentence that names the argument (spelled as
+// the client spells it, so not capitalised) and what is wrong with it. It
+// wraps ErrOutOfBounds, and its text is meant for the client.
+func Refuse(format string, args ...any) error {
 	s := fmt.Sprintf(format, args...)
 	if !strings.HasSuffix(s, ".") {
 		s += "."
@@ -86,9 +87,9 @@ func PageSize(n, max int) (int, error) {
 	case n == 0:
 		return min(DefaultPageSize, max), nil
 	case n < 0:
-		return 0, refuse("pageSize must be positive; it was %d", n)
+		return 0, Refuse("pageSize must be positive; it was %d", n)
 	case n > max:
-		return 0, refuse("pageSize may be at most %d; it was %d", max, n)
+		return 0, Refuse("pageSize may be at most %d; it was %d", max, n)
 	}
 	return n, nil
 }
@@ -98,36 +99,25 @@ func PageSize(n, max int) (int, error) {
 func Identifier(arg, v string, required bool) error {
 	switch {
 	case v == "" && required:
-		return refuse("%s is required", arg)
+		return Refuse("%s is required", arg)
 	case len(v) > MaxIdentifierLen:
-		return refuse("%s may be at most %d bytes; it was %d", arg, MaxIdentifierLen, len(v))
+		return Refuse("%s may be at most %d bytes; it was %d", arg, MaxIdentifierLen, len(v))
 	case !utf8.ValidString(v):
-		return refuse("%s is not valid UTF-8", arg)
+		return Refuse("%s is not valid UTF-8", arg)
 	}
 	for _, r := range v {
 		if unicode.IsControl(r) {
-			return refuse("%s contains a control character", arg)
+			return Refuse("%s contains a control character", arg)
 		}
 	}
 	return nil
 }
 
-// Query checks a visibility query's size. Screening of the attributes it
-// names is a separate step.
-func Query(q string) error {
-	if len(q) > MaxQueryLen {
-		return refuse("query may be at most %d bytes; it was %d", MaxQueryLen, len(q))
+// Page checks a page request: the opaque token's size, and the page size as
+// PageSize does. It returns the page size to use.
+func Page(token string, size, max int) (int, error) {
+	if len(token) > MaxPageTokenLen {
+		return 0, Refuse("nextPageToken is longer than any porthole issues")
 	}
-	if !utf8.ValidString(q) {
-		return refuse("query is not valid UTF-8")
-	}
-	return nil
-}
-
-// PageToken checks an opaque page token's size.
-func PageToken(t string) error {
-	if len(t) > MaxPageTokenLen {
-		return refuse("nextPageToken is longer than any porthole issues")
-	}
-	return nil
+	return PageSize(size, max)
 }

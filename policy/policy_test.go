@@ -67,3 +67,13 @@ func TestIdentifierRefusesWhatCannotBeAnIdentifier(t *testing.T) {
 		})
 	}
 }
+
+func TestPageRefusesAnOverlongToken(t *testing.T) {
+	t.Parallel()
+	if _, err := Page(strings.Repeat("t", MaxPageTokenLen+1), 0, MaxPageSize); !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), "nextPageToken") {
+		t.Fatalf("Page with an overlong token = %v", err)
+	}
+	if n, err := Page("abc", 0, MaxPageSize); err != nil || n != DefaultPageSize {
+		t.Fatalf("Page = %d, %v", n, err)
+	}
+}

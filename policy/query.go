@@ -70,10 +70,10 @@ var allowedOperators = []string{
 func ScreenQuery(q string, rules QueryRules) ([]string, error) {
 	rules = rules.withDefaults()
 	if len(q) > rules.MaxLen {
-		return nil, refuse("query may be at most %d bytes; it was %d", rules.MaxLen, len(q))
+		return nil, Refuse("query may be at most %d bytes; it was %d", rules.MaxLen, len(q))
 	}
 	if !utf8.ValidString(q) {
-		return nil, refuse("query is not valid UTF-8")
+		return nil, Refuse("query is not valid UTF-8")
 	}
 	trimmed := strings.TrimSpace(q)
 	if trimmed == "" {
@@ -82,7 +82,7 @@ func ScreenQuery(q string, rules QueryRules) ([]string, error) {
 	// The parser's own stack is the first thing deep nesting would reach;
 	// count it before parsing.
 	if parenDepth(trimmed) > rules.MaxDepth {
-		return nil, refuse("query nests deeper than %d levels", rules.MaxDepth)
+		return nil, Refuse("query nests deeper than %d levels", rules.MaxDepth)
 	}
 	sql := "select * from workflows where " + trimmed
 	if strings.HasPrefix(strings.ToLower(trimmed), "order by") {
@@ -90,19 +90,19 @@ func ScreenQuery(q string, rules QueryRules) ([]string, error) {
 	}
 	stmt, err := sqlparser.Parse(sql)
 	if err != nil {
-		return nil, refuse("query is not a visibility query porthole can parse: write comparisons of search attributes joined by AND and OR, e.g. ExecutionStatus = 'Running'")
+		return nil, Refuse("query is not a visibility query porthole can parse: write comparisons of search attributes joined by AND and OR, e.g. ExecutionStatus = 'Running'")
 	}
 	sel, ok := stmt.(*sqlparser.Select)
 	if !ok {
-		return nil, refuse("query must be a filter, not a statement")
+		return nil, Refuse("query must be a filter, not a statement")
 	}
 	switch {
 	case sel.GroupBy != nil:
-		return nil, refuse("query may not use GROUP BY")
+		return nil, Refuse("query may not use GROUP BY")
 	case sel.Having != nil, sel.Limit != nil, sel.Distinct != "", sel.Lock != "":
-		return nil, refuse("query may hold only a filter and ORDER BY")
+		return nil, Refuse("query may hold only a filter and ORDER BY")
 	case len(sel.OrderBy) > 0 && rules.DisableOrderBy:
-		return nil, refuse("query may not use ORDER BY on this porthole")
+		return nil, Refuse("query may not use ORDER BY on this porthole")
 	}
 	s := &screen{rules: rules, seen: map[string]bool{}}
 	if sel.Where != nil {
@@ -113,7 +113,7 @@ func ScreenQuery(q string, rules QueryRules) ([]string, error) {
 	for _, o := range sel.OrderBy {
 		col, ok := o.Expr.(*sqlparser.ColName)
 		if !ok {
-			return nil, refuse("ORDER BY may name only search attributes")
+			return nil, Refuse("ORDER BY may name only search attributes")
 		}
 		if err := s.column(col); err != nil {
 			return nil, err
@@ -160,7 +160,7 @@ type screen struct {
 
 func (s *screen) expr(e sqlparser.Expr, depth int) error {
 	if depth > s.rules.MaxDepth {
-		return refuse("query nests deeper than %d levels", s.rules.MaxDepth)
+		return Refuse("query nests deeper than %d levels", s.rules.MaxDepth)
 	}
 	switch x := e.(type) {
 	// AND and OR chains do not nest: a chain of n terms is n deep in the
@@ -184,7 +184,7 @@ func (s *screen) expr(e sqlparser.Expr, depth int) error {
 			return err
 		}
 		if !slices.Contains(allowedOperators, x.Operator) {
-			return refuse("query uses the operator %q, which Temporal's visibility does not support", strings.ToUpper(x.Operator))
+			return Refuse("query uses the operator %q, which Temporal's visibility does not support", strings.ToUpper(x.Operator))
 		}
 		if err := s.attribute(x.Left); err != nil {
 			return err
@@ -207,13 +207,13 @@ func (s *screen) expr(e sqlparser.Expr, depth int) error {
 		}
 		return s.attribute(x.Expr)
 	}
-	return refuse("query may compare search attributes with values, joined by AND, OR and NOT; it holds %s", describe(e))
+	return Refuse("query may compare search attributes with values, joined by AND, OR and NOT; it holds %s", describe(e))
 }
 
 func (s *screen) term() error {
 	s.terms++
 	if s.terms > s.rules.MaxTerms {
-		return refuse("query holds more than %d comparisons", s.rules.MaxTerms)
+		return Refuse("query holds more than %d comparisons", s.rules.MaxTerms)
 	}
 	return nil
 }
@@ -221,45 +221,45 @@ func (s *screen) term() error {
 func (s *screen) attribute(e sqlparser.Expr) error {
 	col, ok := e.(*sqlparser.ColName)
 	if !ok {
-		return refuse("the left side of a comparison must be a search attribute; it is %s", describe(e))
+		return Refuse("the left side of a comparison must be a search attribute; it is %s", describe(e))
 	}
 	return s.column(col)
 }
 
 func (s *screen) column(col *sqlparser.ColName) error {
 	if !col.Qualifier.IsEmpty() {
-		return refuse("search attributes are named alone, without a qualifier")
+		return Refuse("search attributes are named alone, without a qualifier")
 	}
 	name := col.Name.String()
 	switch {
 	case slices.Contains(refusedAttributes, name):
-		return refuse("query may not name %s", name)
+		return Refuse("query may not name %s", name)
 	case slices.Contains(SystemAttributes, name), slices.Contains(s.rules.CustomAttributes, name):
 		s.seen[name] = true
 		return nil
 	case strings.EqualFold(name, "Memo"):
-		return refuse("query may not name Memo: memo is user data, and porthole does not search it")
+		return Refuse("query may not name Memo: memo is user data, and porthole does not search it")
 	}
-	return refuse("query names the search attribute %q, which is not allowed here: the allowed ones are the system attributes%s", name, customList(s.rules.CustomAttributes))
+	return Refuse("query names the search attribute %q, which is not allowed here: the allowed ones are the system attributes%s", name, customList(s.rules.CustomAttributes))
 }
 
 func (s *screen) value(e sqlparser.Expr, list bool) error {
 	switch x := e.(type) {
 	case *sqlparser.SQLVal:
 		if list {
-			return refuse("IN takes a parenthesised list of values")
+			return Refuse("IN takes a parenthesised list of values")
 		}
 		return nil
 	case sqlparser.ValTuple:
 		if !list {
-			return refuse("a list of values is allowed only after IN")
+			return Refuse("a list of values is allowed only after IN")
 		}
 		if len(x) > s.rules.MaxInList {
-			return refuse("an IN list may hold at most %d values; it holds %d", s.rules.MaxInList, len(x))
+			return Refuse("an IN list may hold at most %d values; it holds %d", s.rules.MaxInList, len(x))
 		}
 		for _, v := range x {
 			if _, ok := v.(*sqlparser.SQLVal); !ok {
-				return refuse("an IN list may hold only values; it holds %s", describe(v))
+				return Refuse("an IN list may hold only values; it holds %s", describe(v))
 			}
 		}
 		return nil
@@ -268,7 +268,7 @@ func (s *screen) value(e sqlparser.Expr, list bool) error {
 	case sqlparser.BoolVal:
 		return nil
 	}
-	return refuse("a search attribute may be compared only with a value; it is compared with %s", describe(e))
+	return Refuse("a search attribute may be compared only with a value; it is compared with %s", describe(e))
 }
 
 func customList(custom []string) string {
