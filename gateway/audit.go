@@ -81,18 +81,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 
 		state := &callState{}
 		start := time.Now()
-		callCtx, cancel := context.WithCancel(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci))
-		if ci.requestDone != nil {
-			go func() {
-				select {
-				case <-ci.requestDone:
-					cancel()
-				case <-callCtx.Done():
-				}
-			}()
-		}
-		res, err := next(callCtx, method, req)
-		cancel()
+		res, err := next(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci), method, req)
 
 		result := audit.Record{
 			Kind: audit.KindResult, RequestID: ci.RequestID, Principal: rec.Principal, ClientAddr: ci.ClientAddr,
@@ -144,6 +133,25 @@ func (g *Server) measure(res mcp.Result) (bytes, redactions int) {
 	}
 	red, n := g.redactor.JSON(b)
 	return len(red), n
+}
+
+// followRequest is the MCP middleware that ends a call's context when its
+// HTTP request ends (the client hung up), which the go-sdk's detached
+// handler context would not. It runs first, so everything after it, the
+// Temporal read included, sees the cancellation; the audit middleware
+// writes its result record on a context of its own.
+func followRequest(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		reqCtx := callInfoFrom(ctx).request
+		if reqCtx == nil {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(reqCtx, cancel)
+		defer stop()
+		return next(ctx, method, req)
+	}
 }
 
 func outcomeOf(state *callState, res mcp.Result, err error) audit.Outcome {

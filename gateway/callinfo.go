@@ -25,11 +25,11 @@ type callInfo struct {
 	ClientAddr string
 	Transport  string
 	UserAgent  string
-	// requestDone is closed when the HTTP request ends, the client hung up
-	// among those ends. The go-sdk hands tool handlers a context detached
-	// from the request's cancellation, so porthole carries it here to stop
-	// a Temporal read nobody is waiting for.
-	requestDone <-chan struct{}
+	// request is the HTTP request's context, which ends when the client
+	// hangs up. The go-sdk hands MCP handlers a context detached from the
+	// request's cancellation, so porthole carries it here (see
+	// followRequest) to stop a Temporal read nobody is waiting for.
+	request context.Context
 	// recorded is set once a call record is written for the request, so
 	// that a refusal after it is not recorded twice.
 	recorded *atomic.Bool
@@ -63,7 +63,7 @@ func identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := newRequestID()
 		w.Header().Set(RequestIDHeader, id)
-		ci := callInfo{RequestID: id, ClientAddr: r.RemoteAddr, Transport: "http", UserAgent: r.UserAgent(), requestDone: r.Context().Done()}
+		ci := callInfo{RequestID: id, ClientAddr: r.RemoteAddr, Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
 		next.ServeHTTP(w, r.WithContext(withCallInfo(r.Context(), ci)))
 	})
 }

@@ -102,7 +102,7 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	for _, t := range g.catalog() {
 		t.add(g.mcp, t.def)
 	}
-	g.mcp.AddReceivingMiddleware(g.audited, g.granted)
+	g.mcp.AddReceivingMiddleware(followRequest, g.audited, g.granted)
 	return g, nil
 }
 
