@@ -21,16 +21,16 @@ type auditSettings struct {
 	path     string
 	keyFile  string
 	fsync    string
-	timeout  string
-	maxBytes string
+	timeout  time.Duration
+	maxBytes int64
 }
 
 func (a *auditSettings) register(s *settings) {
 	s.string(&a.path, "audit-log", "PORTHOLE_AUDIT_LOG", "stderr", "audit log: a file path, or stdout or stderr")
 	s.string(&a.keyFile, "audit-key-file", "PORTHOLE_AUDIT_KEY_FILE", "", "file holding the key (at least 32 bytes) of the audit records' HMAC; without it a random key is used and the log cannot be verified after exit")
 	s.string(&a.fsync, "audit-fsync", "PORTHOLE_AUDIT_FSYNC", "interval", "always: fsync each record before the call proceeds; interval: within a second")
-	s.string(&a.timeout, "audit-timeout", "PORTHOLE_AUDIT_TIMEOUT", "2s", "how long a call waits for its audit record before it is refused")
-	s.string(&a.maxBytes, "audit-max-bytes", "PORTHOLE_AUDIT_MAX_BYTES", "104857600", "rotate the audit file above this size; 0 never rotates")
+	numeric(s, &a.timeout, "audit-timeout", "PORTHOLE_AUDIT_TIMEOUT", 2*time.Second, false, "how long a call waits for its audit record before it is refused")
+	numeric(s, &a.maxBytes, "audit-max-bytes", "PORTHOLE_AUDIT_MAX_BYTES", 100<<20, true, "rotate the audit file above this size; 0 never rotates")
 }
 
 // readAuditKey reads a key file: its trimmed contents are the key, and
@@ -50,17 +50,9 @@ func readAuditKey(path string) ([]byte, error) {
 // open opens the audit log these settings describe, keyed with key, or with
 // a random key (and a warning) when the operator gave none.
 func (a *auditSettings) open(log *zap.Logger, key []byte) (*audit.Log, error) {
-	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync)}
+	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes}
 	if cfg.Fsync != audit.FsyncAlways && cfg.Fsync != audit.FsyncInterval {
 		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
-	}
-	d, err := time.ParseDuration(a.timeout)
-	if err != nil || d <= 0 {
-		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_TIMEOUT=%q: want a positive duration such as 2s", errUsage, a.timeout)
-	}
-	cfg.Timeout = d
-	if _, err := fmt.Sscan(a.maxBytes, &cfg.MaxBytes); err != nil || cfg.MaxBytes < 0 {
-		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_BYTES=%q: want a byte count, 0 for no rotation", errUsage, a.maxBytes)
 	}
 	cfg.Key = key
 	if cfg.Key == nil {

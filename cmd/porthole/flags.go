@@ -7,15 +7,17 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // settings is a flag set whose every flag has an environment variable of the
 // same meaning. A flag given on the command line wins over the variable; the
 // variable wins over the default.
 type settings struct {
-	fs  *flag.FlagSet
-	env map[string]string // flag name -> variable name
-	bad []string          // variables whose values could not be parsed
+	fs     *flag.FlagSet
+	env    map[string]string // flag name -> variable name
+	bad    []string          // variables whose values could not be parsed
+	checks []func() error    // range checks, run after parsing
 }
 
 func newSettings(name, summary string, out io.Writer) *settings {
@@ -37,7 +39,10 @@ func (s *settings) string(p *string, name, env, def, usage string) {
 }
 
 func (s *settings) bool(p *bool, name, env string, usage string) {
-	def := false
+	s.boolDefault(p, name, env, false, usage)
+}
+
+func (s *settings) boolDefault(p *bool, name, env string, def bool, usage string) {
 	if v, ok := os.LookupEnv(env); ok && v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -49,10 +54,74 @@ func (s *settings) bool(p *bool, name, env string, usage string) {
 	s.fs.BoolVar(p, name, def, usage+" ($"+env+")")
 }
 
+// number is what a numeric setting may hold.
+type number interface {
+	~int | ~int64 | ~float64
+}
+
+// numeric registers a number or a duration that must be positive, or at
+// least zero when zeroOK. A value that does not parse or is out of range
+// is refused by parse, naming the variable and the flag.
+func numeric[T number](s *settings, p *T, name, env string, def T, zeroOK bool, usage string) {
+	// parseInto sets *p only when v parses, so a bad value leaves the
+	// default in place and is reported once.
+	parseInto := func(v string) error {
+		var parsed T
+		var err error
+		switch q := any(&parsed).(type) {
+		case *time.Duration:
+			*q, err = time.ParseDuration(v)
+		case *int:
+			*q, err = strconv.Atoi(v)
+		case *int64:
+			*q, err = strconv.ParseInt(v, 10, 64)
+		case *float64:
+			*q, err = strconv.ParseFloat(v, 64)
+		}
+		if err == nil {
+			*p = parsed
+		}
+		return err
+	}
+	*p = def
+	if v, ok := os.LookupEnv(env); ok && v != "" {
+		if parseInto(v) != nil {
+			s.bad = append(s.bad, fmt.Sprintf("$%s=%q is not a %s", env, v, kindOf(p)))
+		}
+	}
+	s.env[name] = env
+	s.fs.Func(name, fmt.Sprintf("%s ($%s) (default %v)", usage, env, def), parseInto)
+	s.checks = append(s.checks, func() error {
+		if *p < 0 || *p == 0 && !zeroOK {
+			want := "positive"
+			if zeroOK {
+				want = "zero or more"
+			}
+			return fmt.Errorf("$%s (--%s) is %v: it must be %s", env, name, *p, want)
+		}
+		return nil
+	})
+}
+
+func kindOf(p any) string {
+	switch p.(type) {
+	case *time.Duration:
+		return "duration such as 2s"
+	case *float64:
+		return "number"
+	}
+	return "whole number"
+}
+
 // parse parses args and reports environment values that did not parse.
 func (s *settings) parse(args []string) error {
 	if err := s.fs.Parse(args); err != nil {
 		return err
+	}
+	for _, check := range s.checks {
+		if err := check(); err != nil {
+			s.bad = append(s.bad, err.Error())
+		}
 	}
 	if len(s.bad) > 0 {
 		return fmt.Errorf("%w: %s", errUsage, strings.Join(s.bad, "; "))

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,15 +30,15 @@ const shutdownGrace = 10 * time.Second
 type frontSettings struct {
 	addr, adminAddr         string
 	tokensFile              string
-	tokensReload            string
+	tokensReload            time.Duration
 	noAuth                  bool
 	hosts, origins, proxies string
-	loopbackOrigins         string
-	ratePer, rateGlobal     string
-	burstPer, burstGlobal   string
-	maxBody                 string
-	failedAuthBurst         string
-	cacheTTL                string
+	loopbackOrigins         bool
+	ratePer, rateGlobal     float64
+	burstPer, burstGlobal   int
+	maxBody                 int64
+	failedAuthBurst         int
+	cacheTTL                time.Duration
 	legacySSE               bool
 	pprof                   bool
 }
@@ -47,39 +46,23 @@ type frontSettings struct {
 func (f *frontSettings) register(s *settings) {
 	s.string(&f.addr, "addr", "PORTHOLE_ADDR", "127.0.0.1:8082", "address the MCP listener binds")
 	s.string(&f.adminAddr, "admin-addr", "PORTHOLE_ADMIN_ADDR", "127.0.0.1:9090", "address of the admin listener (/healthz, /readyz, /metrics; no token needed); empty turns it off")
+	s.bool(&f.pprof, "admin-pprof", "PORTHOLE_ADMIN_PPROF", "serve Go's profiler at /debug/pprof/ on the admin listener")
 	s.string(&f.tokensFile, "tokens-file", "PORTHOLE_TOKENS_FILE", "", "file of principal names and token digests; reloaded when it changes and on SIGHUP")
-	s.string(&f.tokensReload, "tokens-reload", "PORTHOLE_TOKENS_RELOAD", "2s", "how often the tokens file is checked for changes")
+	numeric(s, &f.tokensReload, "tokens-reload", "PORTHOLE_TOKENS_RELOAD", 2*time.Second, false, "how often the tokens file is checked for changes")
 	s.bool(&f.noAuth, "dangerously-serve-without-authentication", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION",
 		"serve everyone as principal \"anonymous\" with no token; logged at every start")
 	s.string(&f.hosts, "allowed-hosts", "PORTHOLE_ALLOWED_HOSTS", "localhost,127.0.0.1,::1", "comma-separated Host names (optionally with :port) the MCP listener answers; others get 403")
 	s.string(&f.origins, "allowed-origins", "PORTHOLE_ALLOWED_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) allowed to call; a request with another Origin gets 403")
-	s.string(&f.loopbackOrigins, "allow-loopback-origins", "PORTHOLE_ALLOW_LOOPBACK_ORIGINS", "true", "allow browser pages served from this machine (localhost, 127.0.0.1, [::1], any port)")
+	s.boolDefault(&f.loopbackOrigins, "allow-loopback-origins", "PORTHOLE_ALLOW_LOOPBACK_ORIGINS", true, "allow browser pages served from this machine (localhost, 127.0.0.1, [::1], any port)")
 	s.string(&f.proxies, "trusted-proxies", "PORTHOLE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed; from anyone else it is ignored")
-	s.string(&f.ratePer, "rate-per-principal", "PORTHOLE_RATE_PER_PRINCIPAL", "5", "each principal's sustained rate, in read units per second (a describe is 1, a list 2, a history page 3)")
-	s.string(&f.burstPer, "rate-per-principal-burst", "PORTHOLE_RATE_PER_PRINCIPAL_BURST", "20", "each principal's burst, in read units")
-	s.string(&f.rateGlobal, "rate-global", "PORTHOLE_RATE_GLOBAL", "15", "the rate across all principals, in read units per second; keep it under the namespace's own limit")
-	s.string(&f.burstGlobal, "rate-global-burst", "PORTHOLE_RATE_GLOBAL_BURST", "30", "the global burst, in read units")
-	s.string(&f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413")
-	s.string(&f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", "10", "failed authentications allowed per client address before 429 (then one per 6s)")
+	numeric(s, &f.ratePer, "rate-per-principal", "PORTHOLE_RATE_PER_PRINCIPAL", 5, false, "each principal's sustained rate, in read units per second (a describe is 1, a list 2, a history page 3)")
+	numeric(s, &f.burstPer, "rate-per-principal-burst", "PORTHOLE_RATE_PER_PRINCIPAL_BURST", 20, false, "each principal's burst, in read units")
+	numeric(s, &f.rateGlobal, "rate-global", "PORTHOLE_RATE_GLOBAL", 15, false, "the rate across all principals, in read units per second; keep it under the namespace's own limit")
+	numeric(s, &f.burstGlobal, "rate-global-burst", "PORTHOLE_RATE_GLOBAL_BURST", 30, false, "the global burst, in read units")
+	numeric(s, &f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", 1<<20, false, "largest request body; larger ones get 413")
+	numeric(s, &f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", 10, false, "failed authentications allowed per client address before 429 (then one per 6s)")
 	s.bool(&f.legacySSE, "legacy-sse", "PORTHOLE_LEGACY_SSE", "also serve the 2024-11-05 HTTP+SSE transport at /sse, behind the same chain (sessions need sticky routing across replicas)")
-	s.bool(&f.pprof, "admin-pprof", "PORTHOLE_ADMIN_PPROF", "serve Go's profiler at /debug/pprof/ on the admin listener")
-	s.string(&f.cacheTTL, "cache-ttl", "PORTHOLE_CACHE_TTL", "2s", "how long identical reads share one answer; 0 turns the cache off")
-}
-
-func positiveFloat(env, v string) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f <= 0 {
-		return 0, fmt.Errorf("%w: %s=%q: want a positive number", errUsage, env, v)
-	}
-	return f, nil
-}
-
-func positiveInt(env, v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%w: %s=%q: want a positive whole number", errUsage, env, v)
-	}
-	return n, nil
+	numeric(s, &f.cacheTTL, "cache-ttl", "PORTHOLE_CACHE_TTL", 2*time.Second, true, "how long identical reads share one answer; 0 turns the cache off")
 }
 
 func splitList(s string) []string {
@@ -92,40 +75,19 @@ func splitList(s string) []string {
 	return out
 }
 
-// httpOptions turns the settings into the front's options, refusing a bad
-// value with the variable's name.
+// httpOptions turns the settings into the front's options.
 func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
-	var o gateway.HTTPOptions
-	var err error
-	o.DangerouslyServeWithoutAuthentication = f.noAuth
-	o.LegacySSE = f.legacySSE
-	loopback, err := strconv.ParseBool(f.loopbackOrigins)
-	if err != nil {
-		return o, fmt.Errorf("%w: PORTHOLE_ALLOW_LOOPBACK_ORIGINS=%q: want true or false", errUsage, f.loopbackOrigins)
+	o := gateway.HTTPOptions{
+		DangerouslyServeWithoutAuthentication: f.noAuth,
+		LegacySSE:                             f.legacySSE,
+		Hosts:                                 gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins), LoopbackOrigins: f.loopbackOrigins},
+		Limits:                                gateway.Limits{PerPrincipal: f.ratePer, PerPrincipalBurst: f.burstPer, Global: f.rateGlobal, GlobalBurst: f.burstGlobal},
+		MaxBodyBytes:                          f.maxBody,
+		FailedAuthBurst:                       f.failedAuthBurst,
 	}
-	o.Hosts = gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins), LoopbackOrigins: loopback}
+	var err error
 	if o.TrustedProxies, err = gateway.ParseTrustedProxies(f.proxies); err != nil {
 		return o, fmt.Errorf("%w: PORTHOLE_TRUSTED_PROXIES: %v", errUsage, err)
-	}
-	if o.Limits.PerPrincipal, err = positiveFloat("PORTHOLE_RATE_PER_PRINCIPAL", f.ratePer); err != nil {
-		return o, err
-	}
-	if o.Limits.Global, err = positiveFloat("PORTHOLE_RATE_GLOBAL", f.rateGlobal); err != nil {
-		return o, err
-	}
-	if o.Limits.PerPrincipalBurst, err = positiveInt("PORTHOLE_RATE_PER_PRINCIPAL_BURST", f.burstPer); err != nil {
-		return o, err
-	}
-	if o.Limits.GlobalBurst, err = positiveInt("PORTHOLE_RATE_GLOBAL_BURST", f.burstGlobal); err != nil {
-		return o, err
-	}
-	maxBody, err := positiveInt("PORTHOLE_MAX_BODY_BYTES", f.maxBody)
-	if err != nil {
-		return o, err
-	}
-	o.MaxBodyBytes = int64(maxBody)
-	if o.FailedAuthBurst, err = positiveInt("PORTHOLE_FAILED_AUTH_BURST", f.failedAuthBurst); err != nil {
-		return o, err
 	}
 	return o, nil
 }
@@ -146,10 +108,6 @@ func runServe(args []string, stderr io.Writer) error {
 	httpOpts, err := fs.httpOptions()
 	if err != nil {
 		return err
-	}
-	reloadEvery, err := time.ParseDuration(fs.tokensReload)
-	if err != nil || reloadEvery <= 0 {
-		return fmt.Errorf("%w: PORTHOLE_TOKENS_RELOAD=%q: want a positive duration", errUsage, fs.tokensReload)
 	}
 	c, err := ts.setup(&as)
 	if err != nil {
@@ -183,18 +141,14 @@ func runServe(args []string, stderr io.Writer) error {
 			" can read the Temporal namespace " + cfg.Namespace + " as principal \"anonymous\"")
 	} else {
 		httpOpts.Tokens = store.Current
-		go store.Watch(ctx, reloadEvery)
+		go store.Watch(ctx, fs.tokensReload)
 		go reloadOnHangup(ctx, store)
 	}
 
-	cacheTTL, err := time.ParseDuration(fs.cacheTTL)
-	if err != nil || cacheTTL < 0 {
-		return fmt.Errorf("%w: PORTHOLE_CACHE_TTL=%q: want a duration, 0 for no cache", errUsage, fs.cacheTTL)
+	c.cacheTTL = fs.cacheTTL
+	if c.cacheTTL == 0 {
+		c.cacheTTL = -1 // the gateway's "off"; its zero means the default
 	}
-	if cacheTTL == 0 {
-		cacheTTL = -1
-	}
-	c.cacheTTL = cacheTTL
 	g, closeAll, err := dialGateway(ctx, &as, c)
 	if err != nil {
 		return err

@@ -27,11 +27,11 @@ type temporalSettings struct {
 	logLevel           string
 	secretFiles        string
 	policyFile         string
-	callTimeout        string
+	callTimeout        time.Duration
 	queryAttributes    string
-	queryMaxLen        string
-	queryMaxIn         string
-	queryMaxDepth      string
+	queryMaxLen        int
+	queryMaxIn         int
+	queryMaxDepth      int
 	queryNoOrderBy     bool
 }
 
@@ -47,11 +47,11 @@ func (t *temporalSettings) register(s *settings) {
 	s.bool(&t.disableHostVerify, "temporal-tls-disable-host-verification", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "refused if set: porthole always verifies the server")
 	s.string(&t.logLevel, "log-level", "PORTHOLE_LOG_LEVEL", "info", "operations log level: debug, info, warn, error")
 	s.string(&t.queryAttributes, "query-attributes", "PORTHOLE_QUERY_ATTRIBUTES", "", "comma-separated custom search attributes visibility queries may name (system attributes are always allowed)")
-	s.string(&t.queryMaxLen, "query-max-len", "PORTHOLE_QUERY_MAX_LEN", "2048", "longest visibility query, in bytes")
-	s.string(&t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", "100", "most values in one IN list")
-	s.string(&t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", "16", "deepest nesting of parentheses and NOT")
+	numeric(s, &t.queryMaxLen, "query-max-len", "PORTHOLE_QUERY_MAX_LEN", policy.MaxQueryLen, false, "longest visibility query, in bytes")
+	numeric(s, &t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", 100, false, "most values in one IN list")
+	numeric(s, &t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", 16, false, "deepest nesting of parentheses and NOT")
 	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
-	s.string(&t.callTimeout, "call-timeout", "PORTHOLE_CALL_TIMEOUT", "30s", "how long one tool call may wait for Temporal before it fails with a sentence")
+	numeric(s, &t.callTimeout, "call-timeout", "PORTHOLE_CALL_TIMEOUT", 30*time.Second, false, "how long one tool call may wait for Temporal before it fails with a sentence")
 	s.string(&t.policyFile, "policy-file", "PORTHOLE_POLICY_FILE", "", "JSON file granting tools to principals and listing query attributes; without it every principal may call every tool")
 	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
 }
@@ -81,12 +81,7 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		return nil, err
 	}
 	c := &common{cfg: cfg}
-	if c.query, err = t.queryRules(); err != nil {
-		return nil, err
-	}
-	if c.callTimeout, err = time.ParseDuration(t.callTimeout); err != nil || c.callTimeout <= 0 {
-		return nil, fmt.Errorf("%w: PORTHOLE_CALL_TIMEOUT=%q: want a positive duration such as 30s", errUsage, t.callTimeout)
-	}
+	c.query, c.callTimeout = t.queryRules(), t.callTimeout
 	if t.policyFile != "" {
 		f, err := policy.LoadFile(t.policyFile)
 		if err != nil {
@@ -167,29 +162,15 @@ func (t *temporalSettings) config() (temporal.Config, error) {
 	return cfg, nil
 }
 
-// queryRules reads the visibility-query caps.
-func (t *temporalSettings) queryRules() (policy.QueryRules, error) {
-	r := policy.QueryRules{DisableOrderBy: t.queryNoOrderBy}
-	for _, a := range strings.Split(t.queryAttributes, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			r.CustomAttributes = append(r.CustomAttributes, a)
-		}
+// queryRules are the visibility-query rules the settings describe.
+func (t *temporalSettings) queryRules() policy.QueryRules {
+	return policy.QueryRules{
+		CustomAttributes: splitList(t.queryAttributes),
+		MaxLen:           t.queryMaxLen,
+		MaxInList:        t.queryMaxIn,
+		MaxDepth:         t.queryMaxDepth,
+		DisableOrderBy:   t.queryNoOrderBy,
 	}
-	for _, n := range []struct {
-		env, v string
-		into   *int
-	}{
-		{"PORTHOLE_QUERY_MAX_LEN", t.queryMaxLen, &r.MaxLen},
-		{"PORTHOLE_QUERY_MAX_IN", t.queryMaxIn, &r.MaxInList},
-		{"PORTHOLE_QUERY_MAX_DEPTH", t.queryMaxDepth, &r.MaxDepth},
-	} {
-		v, err := strconv.Atoi(n.v)
-		if err != nil || v <= 0 {
-			return r, fmt.Errorf("%w: %s=%q: want a positive number", errUsage, n.env, n.v)
-		}
-		*n.into = v
-	}
-	return r, nil
 }
 
 // newLogger is the operations log: JSON lines on stderr, each passed through

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNumericSettings(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     string
+		args    []string
+		want    time.Duration
+		refused string
+	}{
+		{"the default stands without a variable or a flag", "", nil, 2 * time.Second, ""},
+		{"the variable overrides the default", "5s", nil, 5 * time.Second, ""},
+		{"the flag overrides the variable", "5s", []string{"--wait", "7s"}, 7 * time.Second, ""},
+		{"a variable that does not parse is refused, naming it", "soon", nil, 0, `$PORTHOLE_TEST_WAIT="soon" is not a duration`},
+		{"zero is refused where it must be positive", "0s", nil, 0, "it must be positive"},
+		{"a negative flag is refused", "", []string{"--wait", "-1s"}, 0, "it must be positive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PORTHOLE_TEST_WAIT", tc.env)
+			s := newSettings("test", "", io.Discard)
+			var wait time.Duration
+			numeric(s, &wait, "wait", "PORTHOLE_TEST_WAIT", 2*time.Second, false, "how long")
+			err := s.parse(tc.args)
+			if tc.refused != "" {
+				if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("parse = %v, want a usage error containing %q", err, tc.refused)
+				}
+				return
+			}
+			if err != nil || wait != tc.want {
+				t.Fatalf("parse = %v, wait %s; want %s", err, wait, tc.want)
+			}
+		})
+	}
+}
