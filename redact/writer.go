@@ -10,11 +10,13 @@ import (
 // is not JSON) before passing it on. The stdio transport and the operations
 // log write one message or entry per call, ended by a newline, so each write
 // is redacted whole.
+//
+// Writes are serialized: the operations log's zap core and the SDK's slog
+// handler share one LineWriter, and their lines must not interleave.
 type LineWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	r   *Redactor
-	cnt int
+	mu sync.Mutex
+	w  io.Writer
+	r  *Redactor
 }
 
 // NewLineWriter wraps w.
@@ -32,7 +34,6 @@ func (lw *LineWriter) Write(p []byte) (int, error) {
 	}
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	lw.cnt += n
 	if _, err := lw.w.Write(out); err != nil {
 		return 0, err
 	}
@@ -54,11 +55,4 @@ func (lw *LineWriter) Sync() error {
 		return s.Sync()
 	}
 	return nil
-}
-
-// Redactions is how many secrets the writer has replaced.
-func (lw *LineWriter) Redactions() int {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return lw.cnt
 }
