@@ -47,6 +47,7 @@ type Entry struct {
 	UserAgent  string    `json:"userAgent"`
 	Method     string    `json:"method"`
 	Tool       string    `json:"tool"`
+	Upstream   string    `json:"upstream"`
 	Args       []struct {
 		Name      string `json:"name"`
 		Value     string `json:"value"`

@@ -18,6 +18,9 @@ const (
 	KindChainStart Kind = "chain-start" // a new chain, with the reason
 	KindAnchor     Kind = "anchor"      // the first record of a rotated-into file
 	KindClose      Kind = "close"       // a clean shutdown
+	// KindToolChange: an upstream changed the definition of a pinned tool,
+	// which porthole withholds until it is re-pinned.
+	KindToolChange Kind = "tool-change"
 )
 
 // Outcome is how a call or request ended.
@@ -44,6 +47,7 @@ type Record struct {
 	UserAgent  string // untrusted: quoted
 	Method     string // the JSON-RPC method porthole recognised, e.g. tools/call
 	Tool       string // untrusted: quoted
+	Upstream   string // the roster name of the upstream MCP server a tool belongs to
 	Args       []Arg
 
 	// For results and denials.
@@ -107,6 +111,7 @@ func (r *Record) fields() []zap.Field {
 	if r.Tool != "" {
 		f = append(f, zap.String("tool", Quote(capBytes(r.Tool, MaxToolBytes))))
 	}
+	str("upstream", r.Upstream)
 	if r.Kind == KindCall {
 		f = append(f, zap.Array("args", argsMarshaler(r.Args)))
 	}

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -9,14 +11,17 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway/upstream"
 )
 
 // readyTimeout bounds the Temporal check behind /readyz.
 const readyTimeout = 2 * time.Second
 
 // AdminHandler serves the admin listener: /healthz (the process answers),
-// /readyz (Temporal answers, so calls can succeed) and /metrics
-// (Prometheus). It needs no token: bind it to loopback or a network only
+// /readyz (Temporal answers, so calls can succeed; a line per upstream MCP
+// server follows, which does not decide readiness: an upstream that is down
+// makes its own tools answer that it is down) and /metrics (Prometheus). It needs no token: bind it to loopback or a network only
 // your monitoring reaches. The MCP listener serves none of these paths.
 func (g *Server) AdminHandler() http.Handler {
 	return g.adminHandler(false)
@@ -47,9 +52,11 @@ func (g *Server) adminHandler(profiling bool) http.Handler {
 			g.log.Warn("not ready: Temporal does not answer", zap.Error(err))
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("not ready: Temporal does not answer\n"))
+			g.writeUpstreamStatus(w)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
+		g.writeUpstreamStatus(w)
 	})
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g.metrics.registry, promhttp.HandlerOpts{}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
@@ -65,4 +72,31 @@ func UnconfiguredAdminHandler(reason string) http.Handler {
 		http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
 	})
 	return r
+}
+
+// writeUpstreamStatus writes one line per upstream: its connection, its
+// tools and how its tool list is kept fresh.
+func (g *Server) writeUpstreamStatus(w io.Writer) {
+	if g.upstreams == nil {
+		return
+	}
+	for _, u := range g.upstreams.Upstreams() {
+		s := u.Status()
+		line := fmt.Sprintf("upstream %s (%s): %s", s.Name, s.Transport, s.State)
+		if s.Reason != "" && s.State != upstream.StateUp {
+			line += fmt.Sprintf(" (%s)", s.Reason)
+		}
+		line += fmt.Sprintf("; %d tools exposed, %d withheld", s.Exposed, s.Withheld)
+		switch s.ListMode {
+		case upstream.ListNotified:
+			line += "; tool list refreshed on notifications/tools/list_changed"
+		case upstream.ListTTL:
+			line += fmt.Sprintf("; tool list refreshed every %s", u.Entry.ListTTL)
+		}
+		if !s.ListedAt.IsZero() {
+			line += fmt.Sprintf(", last read %s ago", time.Since(s.ListedAt).Round(time.Second))
+		}
+		line += fmt.Sprintf("; %d restarts\n", s.Restarts)
+		_, _ = io.WriteString(w, line)
+	}
 }

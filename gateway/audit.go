@@ -69,6 +69,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 			rec.Tool, _ = g.redactor.String(p.Name)
+			rec.Upstream = g.upstreamOf(p.Name)
 			rec.Args, _ = audit.ArgsFromJSON(p.Arguments, g.redactor.String)
 		}
 		if ci.recorded != nil {
@@ -85,7 +86,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 
 		result := audit.Record{
 			Kind: audit.KindResult, RequestID: ci.RequestID, Principal: rec.Principal, ClientAddr: ci.ClientAddr,
-			Transport: ci.Transport, Method: method, Tool: rec.Tool, Duration: time.Since(start),
+			Transport: ci.Transport, Method: method, Tool: rec.Tool, Upstream: rec.Upstream, Duration: time.Since(start),
 			Outcome: outcomeOf(state, res, err), Cached: state.cached,
 		}
 		if state.resultBytes > 0 {

@@ -21,7 +21,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-			if p != nil && !g.grants.Allows(who, p.Name) {
+			if p != nil && (!g.serves(p.Name) || !g.grants.Allows(who, p.Name)) {
 				stateFrom(ctx).outcome = audit.OutcomeDenied
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", redact.Identifier(p.Name)),
@@ -35,7 +35,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				cp := *l
 				cp.Tools = make([]*mcp.Tool, 0, len(l.Tools))
 				for _, t := range l.Tools {
-					if g.grants.Allows(who, t.Name) {
+					if g.serves(t.Name) && g.grants.Allows(who, t.Name) {
 						cp.Tools = append(cp.Tools, t)
 					}
 				}

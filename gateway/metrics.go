@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
@@ -23,6 +24,10 @@ type metrics struct {
 	authFailures *prometheus.CounterVec
 	cache        *prometheus.CounterVec
 	rpcSeconds   *prometheus.HistogramVec
+	// upstreamTools are the served names the roster allows: label values
+	// bounded by the roster.
+	upstreamTools map[string]bool
+	changes       *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -54,18 +59,18 @@ func newMetrics() *metrics {
 	return m
 }
 
-func toolLabel(tool, method string) string {
+func (m *metrics) toolLabel(tool, method string) string {
 	switch {
 	case method == "tools/list":
 		return "tools/list"
-	case slices.Contains(policy.Tools, tool):
+	case slices.Contains(policy.Tools, tool), m.upstreamTools[tool]:
 		return tool
 	}
 	return "unknown"
 }
 
 func (m *metrics) call(tool, method, principal, outcome string, d time.Duration) {
-	t := toolLabel(tool, method)
+	t := m.toolLabel(tool, method)
 	m.calls.WithLabelValues(t, principal, outcome).Inc()
 	m.callSeconds.WithLabelValues(t).Observe(d.Seconds())
 }
@@ -114,4 +119,61 @@ func (t timedReader) DescribeSchedule(ctx context.Context, req read.ScheduleRef)
 }
 func (t timedReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
 	return observe(t.m, "DescribeNamespace", func() (*read.NamespaceDescription, error) { return t.Reader.DescribeNamespace(ctx) })
+}
+
+// watchUpstreams adds the upstreams' series: each upstream's connection,
+// tools and how its tool list is kept, read from its status at scrape time,
+// and the definition changes it made.
+func (m *metrics) watchUpstreams(set *upstream.Set, served []string) {
+	m.upstreamTools = map[string]bool{}
+	for _, name := range served {
+		m.upstreamTools[name] = true
+	}
+	m.changes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "porthole_upstream_definition_changes_total", Help: "Pinned upstream tools whose definition changed, withheld until re-pinned, by upstream.",
+	}, []string{"upstream"})
+	m.registry.MustRegister(m.changes, upstreamCollector{set})
+}
+
+func (m *metrics) upstreamChanged(name string) { m.changes.WithLabelValues(name).Inc() }
+
+type upstreamCollector struct{ set *upstream.Set }
+
+var (
+	upstreamUpDesc = prometheus.NewDesc("porthole_upstream_up",
+		"1 while porthole is connected to the upstream MCP server.", []string{"upstream", "transport"}, nil)
+	upstreamToolsDesc = prometheus.NewDesc("porthole_upstream_tools",
+		"Tools of an upstream by state: exposed, or withheld (see the log for each reason).", []string{"upstream", "state"}, nil)
+	upstreamListDesc = prometheus.NewDesc("porthole_upstream_tool_list_mode",
+		"How an upstream's cached tool list is kept fresh: list_changed notifications, or a TTL. 1 for the mode in use.", []string{"upstream", "mode"}, nil)
+	upstreamListAgeDesc = prometheus.NewDesc("porthole_upstream_tool_list_age_seconds",
+		"Seconds since the upstream's tool list was last read.", []string{"upstream"}, nil)
+	upstreamRestartsDesc = prometheus.NewDesc("porthole_upstream_restarts_total",
+		"Connections made again after the first: a stdio child started again, an HTTP upstream reconnected.", []string{"upstream"}, nil)
+)
+
+func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{upstreamUpDesc, upstreamToolsDesc, upstreamListDesc, upstreamListAgeDesc, upstreamRestartsDesc} {
+		ch <- d
+	}
+}
+
+func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, u := range c.set.Upstreams() {
+		s := u.Status()
+		up := 0.0
+		if s.State == upstream.StateUp {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(upstreamUpDesc, prometheus.GaugeValue, up, s.Name, s.Transport)
+		ch <- prometheus.MustNewConstMetric(upstreamToolsDesc, prometheus.GaugeValue, float64(s.Exposed), s.Name, "exposed")
+		ch <- prometheus.MustNewConstMetric(upstreamToolsDesc, prometheus.GaugeValue, float64(s.Withheld), s.Name, "withheld")
+		if s.ListMode != "" {
+			ch <- prometheus.MustNewConstMetric(upstreamListDesc, prometheus.GaugeValue, 1, s.Name, s.ListMode)
+		}
+		if !s.ListedAt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(upstreamListAgeDesc, prometheus.GaugeValue, time.Since(s.ListedAt).Seconds(), s.Name)
+		}
+		ch <- prometheus.MustNewConstMetric(upstreamRestartsDesc, prometheus.CounterValue, float64(s.Restarts), s.Name)
+	}
 }

@@ -141,7 +141,10 @@ func (g *Server) rateLimit(l *limiter) func(http.Handler) http.Handler {
 			env, _ := envelopeFrom(r)
 			cost, reaches := 1, false
 			if env.Method == "tools/call" {
-				cost, reaches = l.limits.Cost(env.Tool), true
+				// The global bucket protects the namespace; an upstream
+				// tool's call reaches another server and is charged to its
+				// caller alone.
+				cost, reaches = l.limits.Cost(env.Tool), g.upstreamOf(env.Tool) == ""
 			}
 			who := principalFromRequest(r)
 			if ref := l.charge(who, cost, reaches); ref != nil {

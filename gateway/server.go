@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -50,6 +53,13 @@ type Options struct {
 	// stdio messages, audit arguments. Nil uses the detectors alone, with no
 	// exact secrets.
 	Redactor *redact.Redactor
+	// Roster lists upstream MCP servers whose read-only tools porthole
+	// serves beside its own; nil serves none. They connect on
+	// StartUpstreams.
+	Roster *upstream.Roster
+	// LookupEnv reads the environment the roster names (child variables,
+	// URLs, tokens). Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Server is porthole's MCP server with its fixed tool set.
@@ -63,6 +73,10 @@ type Server struct {
 	grants   *policy.Grants
 	metrics  *metrics
 	mcp      *mcp.Server
+
+	upstreams *upstream.Set
+	upMu      sync.Mutex
+	upServed  map[string]string // served name of each registered upstream tool → its digest
 }
 
 // ErrNoAudit is returned by NewServer without an Auditor.
@@ -102,8 +116,33 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	for _, t := range g.catalog() {
 		t.add(g.mcp, t.def)
 	}
+	if opts.Roster != nil {
+		if opts.LookupEnv == nil {
+			opts.LookupEnv = os.LookupEnv
+		}
+		clean := func(s string) string { s, _ = g.redactor.String(s); return s }
+		set, err := upstream.NewSet(opts.Roster, upstream.Options{
+			Logger: g.log, Events: g.upstreamEvents(), Version: opts.Version, LookupEnv: opts.LookupEnv, Clean: clean,
+		})
+		if err != nil {
+			return nil, err
+		}
+		g.upstreams, g.upServed = set, map[string]string{}
+		g.metrics.watchUpstreams(set, opts.Roster.ServedNames())
+	}
 	g.mcp.AddReceivingMiddleware(followRequest, g.audited, g.granted)
 	return g, nil
+}
+
+// StartUpstreams connects the roster's upstreams in the background; their
+// tools appear as they connect. stop disconnects them and stops every
+// stdio child.
+func (g *Server) StartUpstreams(ctx context.Context) (stop func()) {
+	if g.upstreams == nil {
+		return func() {}
+	}
+	g.upstreams.Start(ctx)
+	return g.upstreams.Close
 }
 
 // MCP returns the underlying MCP server.

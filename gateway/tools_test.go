@@ -3,12 +3,13 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/policy"
 )
 
 // servedTools are exactly the tools porthole may serve.
@@ -93,25 +94,8 @@ func TestServedToolCheckFailsWhenBroken(t *testing.T) {
 	}
 }
 
-// mutatingVerbs are the words a tool that changes Temporal would carry.
-var mutatingVerbs = []string{
-	"start", "signal", "query", "update", "cancel", "terminate", "reset", "delete",
-	"pause", "unpause", "trigger", "batch", "create", "patch", "execute", "backfill", "complete", "fail", "heartbeat",
-}
-
-// mutatingWords returns the mutating verbs found anywhere in a tool name,
-// ignoring case and separators, so that neither camelCase nor run-together
-// words hide one. "query" is among them: a workflow query runs worker code.
-func mutatingWords(name string) []string {
-	flat := regexp.MustCompile(`[^a-z]+`).ReplaceAllString(strings.ToLower(name), "")
-	var found []string
-	for _, verb := range mutatingVerbs {
-		if strings.Contains(flat, verb) {
-			found = append(found, verb)
-		}
-	}
-	return found
-}
+// mutatingWords returns the mutating verbs the screen finds in a tool name.
+func mutatingWords(name string) []string { return policy.MutatingVerbs(name) }
 
 func TestNoMutatingVerbIsReachable(t *testing.T) {
 	t.Parallel()

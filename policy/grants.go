@@ -19,9 +19,12 @@ import (
 //	  "queryAttributes": ["CustomerTier"]
 //	}
 //
-// A principal not named has no tool at all. "*" grants every tool. Unknown
-// fields and unknown tool names are refused when the file is read, so a
-// typo cannot grant less, or more, than the operator meant.
+// A principal not named has no tool at all. "*" grants every tool, the
+// tools of upstream MCP servers (PORTHOLE_ROSTER_FILE) included; an upstream
+// tool is granted by the name porthole serves it under, e.g.
+// "github__list_issues". Unknown fields and unknown tool names are refused
+// when the file is read, so a typo cannot grant less, or more, than the
+// operator meant.
 type File struct {
 	Principals      map[string]Grant `json:"principals"`
 	QueryAttributes []string         `json:"queryAttributes"`
@@ -36,19 +39,21 @@ type Grant struct {
 // every tool to every principal: that is porthole without a policy file.
 type Grants struct {
 	tools map[string]map[string]bool
+	all   map[string]bool // principals granted "*"
 }
 
-// LoadFile reads and checks a policy file.
-func LoadFile(path string) (*File, error) {
+// LoadFile reads and checks a policy file. extra names the tools porthole
+// serves beyond its own (upstream tools), which the file may grant.
+func LoadFile(path string, extra ...string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the policy file: %w", err)
 	}
-	return ParseFile(b)
+	return ParseFile(b, extra...)
 }
 
-// ParseFile checks a policy file's content.
-func ParseFile(b []byte) (*File, error) {
+// ParseFile checks a policy file's content; extra is as for LoadFile.
+func ParseFile(b []byte, extra ...string) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var f File
@@ -63,7 +68,7 @@ func ParseFile(b []byte) (*File, error) {
 	}
 	for name, g := range f.Principals {
 		for _, t := range g.Tools {
-			if t != "*" && !slices.Contains(Tools, t) {
+			if t != "*" && !slices.Contains(Tools, t) && !slices.Contains(extra, t) {
 				return nil, fmt.Errorf("the policy file grants %q the tool %q, which porthole does not have", name, t)
 			}
 		}
@@ -73,14 +78,12 @@ func ParseFile(b []byte) (*File, error) {
 
 // Grants returns the file's grants.
 func (f *File) Grants() *Grants {
-	g := &Grants{tools: map[string]map[string]bool{}}
+	g := &Grants{tools: map[string]map[string]bool{}, all: map[string]bool{}}
 	for name, grant := range f.Principals {
 		set := map[string]bool{}
 		for _, t := range grant.Tools {
 			if t == "*" {
-				for _, all := range Tools {
-					set[all] = true
-				}
+				g.all[name] = true
 				continue
 			}
 			set[t] = true
@@ -90,14 +93,12 @@ func (f *File) Grants() *Grants {
 	return g
 }
 
-// Allows reports whether principal may call tool. Unknown tools are never
-// allowed.
+// Allows reports whether principal may call tool. It answers for grants
+// only: whether porthole serves a tool of that name is the gateway's to
+// check, since upstream tools come and go.
 func (g *Grants) Allows(principal, tool string) bool {
-	if !slices.Contains(Tools, tool) {
-		return false
-	}
 	if g == nil {
 		return true
 	}
-	return g.tools[principal][tool]
+	return g.all[principal] || g.tools[principal][tool]
 }

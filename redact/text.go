@@ -41,6 +41,10 @@ const (
 	OriginTemporal Origin = "porthole-quoting-temporal"
 )
 
+// OriginUpstream marks words that came from the upstream MCP server of that
+// roster name: its tools' results. Somebody else wrote them.
+func OriginUpstream(name string) Origin { return Origin("porthole-quoting-upstream:" + name) }
+
 // Length caps, in bytes of cleaned output. They bound what one field can cost
 // a client's model and what an attacker who controls a field can smuggle.
 const (
@@ -56,12 +60,19 @@ const truncationMarker = "…[truncated by porthole]"
 // carries free text in porthole's results.
 type Text struct {
 	Text   string `json:"text" jsonschema:"the words, cleaned of control and invisible characters and length-capped"`
-	Origin Origin `json:"origin" jsonschema:"who wrote the words: porthole, or porthole-quoting-temporal for text taken from Temporal"`
+	Origin Origin `json:"origin" jsonschema:"who wrote the words: porthole, porthole-quoting-temporal for text taken from Temporal, or porthole-quoting-upstream:NAME for text from an upstream MCP server"`
 }
 
 // Quote wraps text written by somebody else, cleaned and capped.
 func Quote(origin Origin, s string) Text {
 	return Text{Text: clean(s, MaxQuotedLen), Origin: origin}
+}
+
+// QuoteUpTo is Quote with a cap of max bytes instead of MaxQuotedLen: an
+// upstream tool's result is longer than a failure message, and its roster
+// entry sets the cap.
+func QuoteUpTo(origin Origin, s string, max int) Text {
+	return Text{Text: clean(s, max), Origin: origin}
 }
 
 // Says wraps a sentence porthole writes itself.

@@ -80,7 +80,9 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 		adapter.Close()
 		return nil, nil, err
 	}
+	stopUpstreams := func() {}
 	closeAll = func() {
+		stopUpstreams()
 		if err := auditLog.Close(); err != nil {
 			log.Error("closing the audit log", zap.Error(err))
 		}
@@ -88,12 +90,13 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	}
 	g, err = gateway.NewServer(adapter, gateway.Options{
 		Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor,
-		QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout,
+		QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
 	})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
+	stopUpstreams = g.StartUpstreams(ctx)
 	return g, closeAll, nil
 }
 

@@ -4,6 +4,7 @@
 //	porthole serve      MCP over streamable HTTP at POST /mcp, behind bearer tokens
 //	porthole stdio      MCP over stdin and stdout, for a local MCP client
 //	porthole token new  make a token for a principal and append its digest
+//	porthole roster pin pin the reviewed tools of upstream MCP servers
 //	porthole version    print the version
 //
 // Every setting is an environment variable with a flag of the same meaning;
@@ -27,6 +28,7 @@ Usage:
                                make a token, append its digest to FILE, print the token once
   porthole audit verify LOG... check the audit log's hash chain and HMACs
   porthole audit report LOG... who asked what, from the audit log
+  porthole roster check|pin    check the roster of upstream MCP servers; pin their reviewed tools
   porthole version             print the version
 
 Run 'porthole <command> --help' for the settings of a command.
@@ -53,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runToken(args[1:], stdout, stderr)
 	case "audit":
 		err = runAudit(args[1:], stdout, stderr)
+	case "roster":
+		err = runRoster(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "porthole", Version())
 		return 0

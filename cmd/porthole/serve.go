@@ -115,6 +115,9 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	log, cfg := c.log, c.cfg
 	defer log.Sync()
+	if c.roster != nil {
+		httpOpts.Limits.Costs = c.roster.Costs()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

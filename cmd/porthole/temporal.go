@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal"
@@ -27,6 +28,7 @@ type temporalSettings struct {
 	logLevel           string
 	secretFiles        string
 	policyFile         string
+	rosterFile         string
 	callTimeout        time.Duration
 	queryAttributes    string
 	queryMaxLen        int
@@ -53,6 +55,7 @@ func (t *temporalSettings) register(s *settings) {
 	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
 	numeric(s, &t.callTimeout, "call-timeout", "PORTHOLE_CALL_TIMEOUT", 30*time.Second, false, "how long one tool call may wait for Temporal before it fails with a sentence")
 	s.string(&t.policyFile, "policy-file", "PORTHOLE_POLICY_FILE", "", "JSON file granting tools to principals and listing query attributes; without it every principal may call every tool")
+	s.string(&t.rosterFile, "roster-file", "PORTHOLE_ROSTER_FILE", "", "YAML roster of upstream MCP servers whose pinned read-only tools porthole serves beside its own (see docs/upstreams.md)")
 	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
 }
 
@@ -67,6 +70,7 @@ type common struct {
 	sdkLog      *slog.Logger
 	redactor    *redact.Redactor
 	auditKey    []byte
+	roster      *upstream.Roster
 }
 
 // setup validates the Temporal configuration, gathers every secret porthole
@@ -82,15 +86,25 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	}
 	c := &common{cfg: cfg}
 	c.query, c.callTimeout = t.queryRules(), t.callTimeout
+	var upstreamTools, upstreamSecrets []string
+	if t.rosterFile != "" {
+		if c.roster, err = upstream.LoadRoster(t.rosterFile); err != nil {
+			return nil, fmt.Errorf("%w: PORTHOLE_ROSTER_FILE: %v", errUsage, err)
+		}
+		upstreamTools = c.roster.ServedNames()
+		if upstreamSecrets, err = rosterSecrets(c.roster); err != nil {
+			return nil, fmt.Errorf("%w: PORTHOLE_ROSTER_FILE: %v", errUsage, err)
+		}
+	}
 	if t.policyFile != "" {
-		f, err := policy.LoadFile(t.policyFile)
+		f, err := policy.LoadFile(t.policyFile, upstreamTools...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: PORTHOLE_POLICY_FILE: %v", errUsage, err)
 		}
 		c.grants = f.Grants()
 		c.query.CustomAttributes = append(c.query.CustomAttributes, f.QueryAttributes...)
 	}
-	secrets := []string{cfg.APIKey}
+	secrets := append([]string{cfg.APIKey}, upstreamSecrets...)
 	if cfg.KeyFile != "" {
 		b, err := os.ReadFile(cfg.KeyFile)
 		if err != nil {
@@ -189,4 +203,30 @@ func newLogger(level string, red *redact.Redactor) (*zap.Logger, *slog.Logger, e
 	// its info lines are per-connection chatter.
 	sdk := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})).With("logger", "temporal-sdk")
 	return log, sdk, nil
+}
+
+// rosterSecrets are the values porthole holds for its upstreams that it must
+// never send or log: each HTTP upstream's token, and the values of the
+// variables a stdio child is given that are long enough to be secrets
+// (shorter ones, like a log level, would redact ordinary words).
+func rosterSecrets(r *upstream.Roster) ([]string, error) {
+	var secrets []string
+	for _, e := range r.Upstreams {
+		if e.Transport != upstream.TransportStdio {
+			_, token, err := e.Resolve(os.Getenv)
+			if err != nil {
+				return nil, err
+			}
+			if token != "" {
+				secrets = append(secrets, token)
+			}
+			continue
+		}
+		for _, name := range e.Env {
+			if v := os.Getenv(name); len(v) >= redact.MinExactSecretLen {
+				secrets = append(secrets, v)
+			}
+		}
+	}
+	return secrets, nil
 }

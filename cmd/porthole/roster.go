@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway/upstream"
+	"github.com/porthole-dev/porthole/policy"
+)
+
+const rosterUsage = `Usage:
+  porthole roster check [--roster-file FILE]
+      read the roster and say what is wrong with it, entry and field
+  porthole roster pin [--roster-file FILE] [--dry-run]
+      connect to each upstream, and write into the roster the digest of each
+      tool it names, as the upstream defines it now: run it after reviewing
+      the tools' names, descriptions and schemas. Prints what changed.
+The roster file defaults to $PORTHOLE_ROSTER_FILE.
+`
+
+func runRoster(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, rosterUsage)
+		return fmt.Errorf("%w: porthole roster check|pin", errUsage)
+	}
+	switch args[0] {
+	case "check", "pin":
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, rosterUsage)
+		return nil
+	default:
+		fmt.Fprint(stderr, rosterUsage)
+		return fmt.Errorf("%w: unknown roster command %q", errUsage, args[0])
+	}
+	fs := flag.NewFlagSet("roster "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("roster-file", os.Getenv("PORTHOLE_ROSTER_FILE"), "the roster file")
+	dryRun := fs.Bool("dry-run", false, "print what would change; write nothing")
+	timeout := fs.Duration("timeout", time.Minute, "how long to wait for all upstreams")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *path == "" {
+		return fmt.Errorf("%w: name the roster with --roster-file or PORTHOLE_ROSTER_FILE", errUsage)
+	}
+	r, err := upstream.LoadRoster(*path)
+	if err != nil {
+		return err
+	}
+	if args[0] == "check" {
+		for _, e := range r.Upstreams {
+			unpinned := 0
+			for _, p := range e.Tools {
+				if p.SHA256 == "" {
+					unpinned++
+				}
+			}
+			fmt.Fprintf(stdout, "%s (%s): %d tools named, %d not pinned\n", e.Name, e.Transport, len(e.Tools), unpinned)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	return pinRoster(ctx, *path, r, *dryRun, stdout)
+}
+
+// pinRoster reads each upstream's tools and writes the digests of the ones
+// the roster names. It warns about what will still be withheld, so that a
+// pin is not mistaken for exposure.
+func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool, stdout io.Writer) error {
+	set, err := upstream.NewSet(r, upstream.Options{Logger: zap.NewNop(), Version: Version()})
+	if err != nil {
+		return err
+	}
+	digests := map[string]map[string]string{}
+	for _, u := range set.Upstreams() {
+		offered, err := u.Offered(ctx)
+		if err != nil {
+			return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
+		}
+		byName := map[string]bool{}
+		digests[u.Entry.Name] = map[string]string{}
+		for _, t := range offered {
+			byName[t.Name] = true
+			named := false
+			for _, p := range u.Entry.Tools {
+				named = named || p.Name == t.Name
+			}
+			if !named {
+				continue
+			}
+			d, err := upstream.Digest(t)
+			if err != nil {
+				return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
+			}
+			digests[u.Entry.Name][t.Name] = d
+			switch {
+			case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
+				fmt.Fprintf(stdout, "warning: %s: %s does not declare readOnlyHint, so it stays withheld\n", u.Entry.Name, t.Name)
+			case len(policy.MutatingVerbs(t.Name)) > 0:
+				fmt.Fprintf(stdout, "warning: %s: %s carries mutating verbs %v, so it stays withheld\n", u.Entry.Name, t.Name, policy.MutatingVerbs(t.Name))
+			}
+		}
+		for _, p := range u.Entry.Tools {
+			if !byName[p.Name] {
+				fmt.Fprintf(stdout, "warning: %s: the upstream does not offer %s\n", u.Entry.Name, p.Name)
+			}
+		}
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, changes, err := upstream.WritePins(old, digests)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		was := c.Old
+		if was == "" {
+			was = "unpinned"
+		}
+		fmt.Fprintf(stdout, "%s: %s: %s -> %s\n", c.Upstream, c.Tool, was, c.New)
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(stdout, "every named tool already has its current digest")
+		return nil
+	}
+	if dryRun {
+		return nil
+	}
+	// The new roster must still be one porthole reads.
+	if _, err := upstream.ParseRoster(out); err != nil {
+		return fmt.Errorf("the pinned roster would not be valid: %w", err)
+	}
+	return writeFileLike(path, out)
+}
+
+// writeFileLike replaces path with b atomically, keeping its mode.
+func writeFileLike(path string, b []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".roster-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,395 @@
+// Package upstream connects porthole to other MCP servers, its upstreams,
+// and exposes the read-only tools an operator named in a roster file.
+//
+// # Trust model
+//
+// An upstream is somebody else's server. What it says about its tools (names,
+// descriptions, schemas, annotations) and everything its tools return is
+// untrusted: a tool is exposed only when the roster names it, the upstream
+// declares it read-only, its name carries no mutating verb, and its
+// definition still has the digest the operator pinned after reviewing it.
+// The roster itself is trusted: whoever can write it can make porthole run a
+// command (a stdio upstream is a child process), so it deserves the same write
+// protection as porthole's own pod spec. It holds no secrets: tokens come
+// from files or named environment variables.
+package upstream
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Transports an entry may name.
+const (
+	TransportStdio      = "stdio"
+	TransportSSE        = "sse"        // the 2024-11-05 HTTP+SSE transport
+	TransportStreamable = "streamable" // streamable HTTP, the default
+)
+
+// Separator joins an upstream's name and its tool's name into the name
+// porthole serves: "github__list_issues".
+const Separator = "__"
+
+// Bounds and defaults of an entry.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultListTTL        = 5 * time.Minute
+	DefaultMaxResultBytes = 64 << 10
+	MaxResultBytesLimit   = 1 << 20
+	MaxCost               = 100
+	maxToolNameLen        = 128 // the MCP limit on a tool name, which the served name must meet
+)
+
+// Roster is the roster file (PORTHOLE_ROSTER_FILE):
+//
+//	upstreams:
+//	  - name: everything
+//	    transport: stdio
+//	    command: npx
+//	    args: ["-y", "@modelcontextprotocol/server-everything", "stdio"]
+//	    env: [NODE_OPTIONS]
+//	    tools:
+//	      - name: echo
+//	        sha256: 4c1f…   # written by `porthole roster pin`
+//	  - name: docs
+//	    url: https://mcp.example.com/mcp
+//	    tokenFile: /run/secrets/docs-token
+//	    tools:
+//	      - name: search_docs
+type Roster struct {
+	Upstreams []Entry `yaml:"upstreams"`
+}
+
+// Entry is one upstream.
+type Entry struct {
+	Name      string `yaml:"name"`
+	Transport string `yaml:"transport"`
+
+	// HTTP transports: exactly one of URL and URLEnv; at most one of
+	// TokenFile and TokenEnv, whose token is sent as a bearer token.
+	URL       string `yaml:"url"`
+	URLEnv    string `yaml:"urlEnv"`
+	TokenFile string `yaml:"tokenFile"`
+	TokenEnv  string `yaml:"tokenEnv"`
+
+	// stdio: the command, its arguments, and the names of the variables
+	// of porthole's environment it gets besides PATH and HOME.
+	Command string   `yaml:"command"`
+	Args    []string `yaml:"args"`
+	Env     []string `yaml:"env"`
+
+	// Tools are the only tools of this upstream porthole may expose, each
+	// with the digest of the definition the operator reviewed.
+	Tools []Pin `yaml:"tools"`
+
+	// StructuredContent lets the tools' structured content through
+	// (redacted at the wire like everything else); without it only their
+	// text is served, quoted.
+	StructuredContent bool `yaml:"structuredContent"`
+	// Cost is what one call is charged against the caller's rate-limit
+	// bucket; default 1.
+	Cost int `yaml:"cost"`
+	// Timeout bounds one call; default 30s.
+	Timeout time.Duration `yaml:"timeout"`
+	// ListTTL is how long the tool list is kept where the upstream cannot
+	// say it changed; default 5m.
+	ListTTL time.Duration `yaml:"listTTL"`
+	// MaxResultBytes caps the text porthole serves from one call; default
+	// 64 KiB.
+	MaxResultBytes int `yaml:"maxResultBytes"`
+}
+
+// Pin is one tool an entry allows, with the digest of its reviewed
+// definition (see Digest). A tool without a digest is not exposed.
+type Pin struct {
+	Name   string `yaml:"name"`
+	SHA256 string `yaml:"sha256"`
+}
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	digestRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// LoadRoster reads and checks a roster file.
+func LoadRoster(path string) (*Roster, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the roster file: %w", err)
+	}
+	return ParseRoster(b)
+}
+
+// ParseRoster checks a roster's content. Unknown fields are refused, and
+// every error names the entry and the field, so a typo cannot expose more,
+// or less, than the operator meant.
+func ParseRoster(b []byte) (*Roster, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var r Roster
+	if err := dec.Decode(&r); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("the roster file is empty: add upstreams: [...]")
+		}
+		return nil, fmt.Errorf("the roster file is not valid: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("the roster file holds more than one YAML document")
+	}
+	if len(r.Upstreams) == 0 {
+		return nil, fmt.Errorf("the roster file names no upstreams: add upstreams: [...]")
+	}
+	seen := map[string]bool{}
+	for i := range r.Upstreams {
+		e := &r.Upstreams[i]
+		if err := e.check(); err != nil {
+			return nil, fmt.Errorf("roster entry %d (%q): %w", i+1, e.Name, err)
+		}
+		if seen[e.Name] {
+			return nil, fmt.Errorf("roster entry %d (%q): field name: another entry has this name", i+1, e.Name)
+		}
+		seen[e.Name] = true
+	}
+	return &r, nil
+}
+
+// check validates an entry for its transport and fills its defaults.
+func (e *Entry) check() error {
+	if !nameRE.MatchString(e.Name) {
+		return fieldError("name", "must be 1 to 32 lower-case letters, digits and hyphens, starting with a letter (it prefixes the tool names porthole serves)")
+	}
+	if e.Transport == "" {
+		e.Transport = TransportStreamable
+	}
+	switch e.Transport {
+	case TransportStdio:
+		if err := e.checkStdio(); err != nil {
+			return err
+		}
+	case TransportSSE, TransportStreamable:
+		if err := e.checkHTTP(); err != nil {
+			return err
+		}
+	default:
+		return fieldError("transport", "must be stdio, sse or streamable; it was %q", e.Transport)
+	}
+	if len(e.Tools) == 0 {
+		return fieldError("tools", "names no tools; porthole exposes only the tools an entry names")
+	}
+	seen := map[string]bool{}
+	for j, p := range e.Tools {
+		switch {
+		case !toolNameRE.MatchString(p.Name):
+			return fieldError(fmt.Sprintf("tools[%d].name", j), "must be 1 to 128 letters, digits, '_', '-' or '.'; it was %q", p.Name)
+		case len(e.Name)+len(Separator)+len(p.Name) > maxToolNameLen:
+			return fieldError(fmt.Sprintf("tools[%d].name", j), "%q is too long to serve as %s%s%s (at most %d bytes in all)", p.Name, e.Name, Separator, p.Name, maxToolNameLen)
+		case seen[p.Name]:
+			return fieldError(fmt.Sprintf("tools[%d].name", j), "%q is named twice", p.Name)
+		case p.SHA256 != "" && !digestRE.MatchString(p.SHA256):
+			return fieldError(fmt.Sprintf("tools[%d].sha256", j), "must be 64 lower-case hex digits as `porthole roster pin` writes them")
+		}
+		seen[p.Name] = true
+	}
+	switch {
+	case e.Cost == 0:
+		e.Cost = 1
+	case e.Cost < 0 || e.Cost > MaxCost:
+		return fieldError("cost", "must be 1 to %d; it was %d", MaxCost, e.Cost)
+	}
+	switch {
+	case e.Timeout == 0:
+		e.Timeout = DefaultTimeout
+	case e.Timeout < 0 || e.Timeout > 10*time.Minute:
+		return fieldError("timeout", "must be positive and at most 10m; it was %s", e.Timeout)
+	}
+	switch {
+	case e.ListTTL == 0:
+		e.ListTTL = DefaultListTTL
+	case e.ListTTL < time.Second:
+		return fieldError("listTTL", "must be at least 1s; it was %s", e.ListTTL)
+	}
+	switch {
+	case e.MaxResultBytes == 0:
+		e.MaxResultBytes = DefaultMaxResultBytes
+	case e.MaxResultBytes < 1024 || e.MaxResultBytes > MaxResultBytesLimit:
+		return fieldError("maxResultBytes", "must be 1024 to %d; it was %d", MaxResultBytesLimit, e.MaxResultBytes)
+	}
+	return nil
+}
+
+func (e *Entry) checkStdio() error {
+	for field, set := range map[string]bool{"url": e.URL != "", "urlEnv": e.URLEnv != "", "tokenFile": e.TokenFile != "", "tokenEnv": e.TokenEnv != ""} {
+		if set {
+			return fieldError(field, "is for the sse and streamable transports; a stdio upstream passes what it needs through env")
+		}
+	}
+	if strings.TrimSpace(e.Command) == "" {
+		return fieldError("command", "is required for the stdio transport")
+	}
+	seen := map[string]bool{}
+	for j, name := range e.Env {
+		switch {
+		case !envNameRE.MatchString(name):
+			return fieldError(fmt.Sprintf("env[%d]", j), "must be the name of a variable (the value comes from porthole's environment, never from the roster); it was %q", name)
+		case seen[name]:
+			return fieldError(fmt.Sprintf("env[%d]", j), "%q is named twice", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+func (e *Entry) checkHTTP() error {
+	for field, set := range map[string]bool{"command": e.Command != "", "args": len(e.Args) > 0, "env": len(e.Env) > 0} {
+		if set {
+			return fieldError(field, "is for the stdio transport")
+		}
+	}
+	switch {
+	case e.URL == "" && e.URLEnv == "":
+		return fieldError("url", "or urlEnv is required for the %s transport", e.Transport)
+	case e.URL != "" && e.URLEnv != "":
+		return fieldError("url", "and urlEnv are both set; set exactly one")
+	case e.URLEnv != "" && !envNameRE.MatchString(e.URLEnv):
+		return fieldError("urlEnv", "must be the name of a variable; it was %q", e.URLEnv)
+	case e.TokenFile != "" && e.TokenEnv != "":
+		return fieldError("tokenFile", "and tokenEnv are both set; set at most one")
+	case e.TokenEnv != "" && !envNameRE.MatchString(e.TokenEnv):
+		return fieldError("tokenEnv", "must be the name of a variable; it was %q", e.TokenEnv)
+	}
+	if e.URL != "" {
+		if err := checkURL(e.URL, e.hasToken()); err != nil {
+			return fieldError("url", "%v", err)
+		}
+	}
+	return nil
+}
+
+func (e *Entry) hasToken() bool { return e.TokenFile != "" || e.TokenEnv != "" }
+
+// checkURL refuses what is not an absolute http(s) URL, and a token sent in
+// the clear beyond this host.
+func checkURL(raw string, token bool) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("must be an absolute http or https URL")
+	}
+	if u.User != nil {
+		return fmt.Errorf("must not carry credentials; use tokenFile or tokenEnv")
+	}
+	if token && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("would send the token in the clear to %s: use https", u.Hostname())
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Resolve reads what an entry names outside the roster: the URL from its
+// variable and the token from its file or variable. It is done at start,
+// so a missing file or variable stops porthole with a sentence.
+func (e *Entry) Resolve(getenv func(string) string) (endpoint, token string, err error) {
+	endpoint = e.URL
+	if e.URLEnv != "" {
+		if endpoint = getenv(e.URLEnv); endpoint == "" {
+			return "", "", fmt.Errorf("roster entry %q: field urlEnv: the variable %s is not set", e.Name, e.URLEnv)
+		}
+		if err := checkURL(endpoint, e.hasToken()); err != nil {
+			return "", "", fmt.Errorf("roster entry %q: field urlEnv: the URL in %s %v", e.Name, e.URLEnv, err)
+		}
+	}
+	switch {
+	case e.TokenFile != "":
+		b, err := os.ReadFile(e.TokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("roster entry %q: field tokenFile: %w", e.Name, err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", "", fmt.Errorf("roster entry %q: field tokenFile: %s is empty", e.Name, e.TokenFile)
+		}
+	case e.TokenEnv != "":
+		if token = strings.TrimSpace(getenv(e.TokenEnv)); token == "" {
+			return "", "", fmt.Errorf("roster entry %q: field tokenEnv: the variable %s is not set", e.Name, e.TokenEnv)
+		}
+	}
+	return endpoint, token, nil
+}
+
+// ChildEnv is the whole environment of a stdio upstream: PATH and HOME from
+// porthole's, and exactly the variables the entry names. Nothing else of
+// porthole's environment (its Temporal API key, its tokens) reaches the
+// child.
+func (e *Entry) ChildEnv(lookup func(string) (string, bool)) ([]string, error) {
+	var env []string
+	for _, name := range []string{"PATH", "HOME"} {
+		if v, ok := lookup(name); ok && !contains(e.Env, name) {
+			env = append(env, name+"="+v)
+		}
+	}
+	for _, name := range e.Env {
+		v, ok := lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("roster entry %q: field env: the variable %s is not set in porthole's environment", e.Name, name)
+		}
+		env = append(env, name+"="+v)
+	}
+	return env, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ServedName is the name porthole serves an upstream tool under.
+func ServedName(upstream, tool string) string { return upstream + Separator + tool }
+
+// ServedNames are the names of every tool the roster allows, whether or not
+// it is exposed now: the names a policy file may grant.
+func (r *Roster) ServedNames() []string {
+	var names []string
+	for _, e := range r.Upstreams {
+		for _, p := range e.Tools {
+			names = append(names, ServedName(e.Name, p.Name))
+		}
+	}
+	return names
+}
+
+// Costs are the rate-limit costs of every tool the roster allows.
+func (r *Roster) Costs() map[string]int {
+	costs := map[string]int{}
+	for _, e := range r.Upstreams {
+		for _, p := range e.Tools {
+			costs[ServedName(e.Name, p.Name)] = e.Cost
+		}
+	}
+	return costs
+}
+
+func fieldError(field, format string, args ...any) error {
+	return fmt.Errorf("field %s: %s", field, fmt.Sprintf(format, args...))
+}

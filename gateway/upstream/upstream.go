@@ -1,0 +1,671 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/policy"
+)
+
+// States of an upstream's connection.
+const (
+	StateConnecting = "connecting"
+	StateUp         = "up"
+	StateDown       = "down"
+)
+
+// How an upstream's tool list is kept fresh.
+const (
+	// ListNotified: the upstream holds a stream to porthole (stdio, SSE)
+	// and declared tools.listChanged, so its notifications/tools/list_changed
+	// invalidate the list.
+	ListNotified = "list_changed"
+	// ListTTL: the list is read again every ListTTL.
+	ListTTL = "ttl"
+)
+
+// Backoff between connection attempts. It grows while attempts fail and
+// starts over after a session that lived longer than stableAfter.
+const (
+	minBackoff  = 250 * time.Millisecond
+	maxBackoff  = 30 * time.Second
+	stableAfter = 30 * time.Second
+	keepAlive   = 15 * time.Second
+)
+
+// Errors a call can end with. Their text is a sentence for the client.
+var (
+	ErrUnavailable = errors.New("the upstream is not connected")
+	ErrWithheld    = errors.New("the tool is withheld")
+	ErrTimeout     = errors.New("the upstream did not answer in time")
+)
+
+// Events tell porthole what an upstream did. Each may be nil.
+type Events struct {
+	// Withheld is called once per tool, reason and definition: a tool the
+	// upstream offers that porthole does not expose, or a roster tool the
+	// upstream does not offer.
+	Withheld func(upstream, tool, reason string)
+	// Changed is called once per new definition of a pinned tool whose
+	// digest no longer matches the pin: the tool is withheld until
+	// re-pinned, and porthole audits the change.
+	Changed func(upstream, tool, pinned, now string)
+	// ToolsChanged is called when the set of exposed tools changed.
+	ToolsChanged func()
+	// Connected and Disconnected are called as the connection comes and
+	// goes; err says why it went.
+	Connected    func(upstream string)
+	Disconnected func(upstream string, err error)
+}
+
+// Options configure a Set.
+type Options struct {
+	Logger *zap.Logger
+	Events Events
+	// Version is what porthole tells upstreams it is.
+	Version string
+	// LookupEnv reads porthole's environment; default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Clean makes a line of a child's stderr safe to log (redaction);
+	// default identity.
+	Clean func(string) string
+}
+
+// Tool is an exposed upstream tool.
+type Tool struct {
+	Upstream string
+	Name     string // the upstream's name for it
+	Digest   string
+	// Def is the definition porthole serves: the served name, and the
+	// reviewed title, description and input schema.
+	Def *mcp.Tool
+	// Arguments are the argument names the input schema declares; nothing
+	// else is passed on.
+	Arguments map[string]bool
+}
+
+// Status is what /readyz and the metrics say of an upstream.
+type Status struct {
+	Name      string
+	Transport string
+	State     string
+	Reason    string // why it is down
+	Since     time.Time
+	Exposed   int
+	Withheld  int
+	ListMode  string
+	ListedAt  time.Time
+	Restarts  int
+}
+
+// Upstream is one roster entry's connection and its tool list.
+type Upstream struct {
+	Entry    Entry
+	endpoint string
+	token    string
+	childEnv []string
+	opts     Options
+	log      *zap.Logger
+	refresh  chan struct{}
+
+	mu       sync.Mutex
+	session  *mcp.ClientSession
+	state    string
+	reason   string
+	since    time.Time
+	exposed  map[string]*Tool
+	withheld map[string]string
+	listMode string
+	listedAt time.Time
+	restarts int
+	noticed  map[string]bool // withheld and changed events already sent
+}
+
+// Set is every upstream of a roster.
+type Set struct {
+	list   []*Upstream
+	byName map[string]*Upstream
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewSet resolves every entry of the roster (URLs, tokens, child
+// environments), failing on the first that cannot be. Nothing connects
+// until Start.
+func NewSet(r *Roster, opts Options) (*Set, error) {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	if opts.Clean == nil {
+		opts.Clean = func(s string) string { return s }
+	}
+	getenv := func(k string) string { v, _ := opts.LookupEnv(k); return v }
+	s := &Set{byName: map[string]*Upstream{}}
+	for _, e := range r.Upstreams {
+		u := &Upstream{
+			Entry: e, opts: opts, log: opts.Logger.With(zap.String("upstream", e.Name)),
+			refresh: make(chan struct{}, 1), state: StateConnecting, since: time.Now(),
+			exposed: map[string]*Tool{}, withheld: map[string]string{}, noticed: map[string]bool{},
+		}
+		var err error
+		if e.Transport == TransportStdio {
+			if u.childEnv, err = e.ChildEnv(opts.LookupEnv); err != nil {
+				return nil, err
+			}
+		} else if u.endpoint, u.token, err = e.Resolve(getenv); err != nil {
+			return nil, err
+		}
+		s.list = append(s.list, u)
+		s.byName[e.Name] = u
+	}
+	return s, nil
+}
+
+// Start connects every upstream in the background and keeps it connected
+// until Close.
+func (s *Set) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	for _, u := range s.list {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			u.run(ctx)
+		}()
+	}
+}
+
+// Close disconnects every upstream and stops every child.
+func (s *Set) Close() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+}
+
+// Upstreams are the set's upstreams in roster order.
+func (s *Set) Upstreams() []*Upstream { return s.list }
+
+// Lookup finds the upstream and tool a served name stands for.
+func (s *Set) Lookup(served string) (*Upstream, string, bool) {
+	if s == nil {
+		return nil, "", false
+	}
+	name, tool, ok := strings.Cut(served, Separator)
+	if !ok {
+		return nil, "", false
+	}
+	u := s.byName[name]
+	return u, tool, u != nil
+}
+
+// Tools are every exposed tool of every upstream.
+func (s *Set) Tools() []*Tool {
+	if s == nil {
+		return nil
+	}
+	var all []*Tool
+	for _, u := range s.list {
+		all = append(all, u.Tools()...)
+	}
+	return all
+}
+
+// Tools are the upstream's exposed tools, by name. An upstream that went
+// down keeps them: calls answer that it is down rather than the tools
+// vanishing.
+func (u *Upstream) Tools() []*Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]*Tool, 0, len(u.exposed))
+	for _, name := range slices.Sorted(maps.Keys(u.exposed)) {
+		out = append(out, u.exposed[name])
+	}
+	return out
+}
+
+// Tool is the exposed tool of that name, or nil.
+func (u *Upstream) Tool(name string) *Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.exposed[name]
+}
+
+// Status reports the upstream's connection and list.
+func (u *Upstream) Status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return Status{
+		Name: u.Entry.Name, Transport: u.Entry.Transport, State: u.state, Reason: u.reason, Since: u.since,
+		Exposed: len(u.exposed), Withheld: len(u.withheld), ListMode: u.listMode, ListedAt: u.listedAt, Restarts: u.restarts,
+	}
+}
+
+// Call calls an exposed tool with arguments the caller has checked.
+func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+	u.mu.Lock()
+	cs, t := u.session, u.exposed[tool]
+	u.mu.Unlock()
+	if t == nil {
+		return nil, ErrWithheld
+	}
+	if cs == nil {
+		return nil, ErrUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.Entry.Timeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
+		return nil, rpcErr // the upstream answered, with a protocol error
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, ErrTimeout
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	// The connection failed: end the session, and the supervisor
+	// connects again, with backoff.
+	_ = cs.Close()
+	return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// localCode reports whether a JSON-RPC error code is one the go-sdk makes
+// up for a failure on porthole's side of the connection (the transport
+// rejected the message, the client or server is closing) rather than one
+// the upstream sent.
+func localCode(code int64) bool {
+	return code == -32003 || code == -32004 || code == -32005
+}
+
+// run keeps the upstream connected: connect, read the tool list, serve
+// until the session ends, and again after a backoff. A stdio child that
+// dies is started again this way.
+func (u *Upstream) run(ctx context.Context) {
+	backoff := minBackoff
+	for {
+		start := time.Now()
+		err := u.serve(ctx)
+		if ctx.Err() != nil {
+			u.setDown(errors.New("porthole is stopping"))
+			return
+		}
+		u.setDown(err)
+		if time.Since(start) > stableAfter {
+			backoff = minBackoff
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+		u.mu.Lock()
+		u.restarts++
+		u.state = StateConnecting
+		u.mu.Unlock()
+	}
+}
+
+// serve runs one session until it ends.
+func (u *Upstream) serve(ctx context.Context) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cs, err := u.connect(sctx, cancel)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+
+	mode := ListTTL
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil && caps.Tools.ListChanged &&
+		(u.Entry.Transport == TransportStdio || u.Entry.Transport == TransportSSE) {
+		mode = ListNotified
+	}
+	if err := u.list(sctx, cs); err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	u.mu.Lock()
+	u.session, u.state, u.reason, u.since, u.listMode = cs, StateUp, "", time.Now(), mode
+	u.mu.Unlock()
+	u.log.Info("upstream connected", zap.String("transport", u.Entry.Transport), zap.String("listMode", mode))
+	if f := u.opts.Events.Connected; f != nil {
+		f(u.Entry.Name)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	var ttl <-chan time.Time
+	if mode == ListTTL {
+		t := time.NewTicker(u.Entry.ListTTL)
+		defer t.Stop()
+		ttl = t.C
+	}
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				err = errors.New("the session ended")
+			}
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-u.refresh:
+		case <-ttl:
+		}
+		if err := u.list(sctx, cs); err != nil {
+			// A list that cannot be read keeps the last one; a session
+			// that is gone is started again.
+			u.log.Warn("upstream tool list not read", zap.Error(err))
+			if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+				return err
+			}
+		}
+	}
+}
+
+// connect starts a session: the child or the HTTP connection, and the
+// initialize handshake, within the entry's timeout (cancel ends ctx when
+// it passes). The session lives on ctx after that.
+func (u *Upstream) connect(ctx context.Context, cancel context.CancelFunc) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "porthole", Version: u.opts.Version}, &mcp.ClientOptions{
+		// porthole asks nothing of a client and lets an upstream ask
+		// nothing of porthole: no roots, no sampling, no elicitation.
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.invalidate() },
+		KeepAlive:              keepAlive,
+	})
+	timer := time.AfterFunc(u.Entry.Timeout, cancel)
+	cs, err := client.Connect(ctx, u.transport(ctx), nil)
+	if !timer.Stop() {
+		if cs != nil {
+			_ = cs.Close()
+		}
+		return nil, fmt.Errorf("connecting took longer than %s", u.Entry.Timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	return cs, nil
+}
+
+// Offered connects once and returns every tool the upstream offers, as it
+// defines them: what `porthole roster pin` digests.
+func (u *Upstream) Offered(ctx context.Context) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cs, err := u.connect(ctx, cancel)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	lctx, lcancel := context.WithTimeout(ctx, u.Entry.Timeout)
+	defer lcancel()
+	var offered []*mcp.Tool
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		offered = append(offered, t)
+	}
+	return offered, nil
+}
+
+// invalidate asks for the tool list to be read again.
+func (u *Upstream) invalidate() {
+	select {
+	case u.refresh <- struct{}{}:
+	default:
+	}
+}
+
+func (u *Upstream) setDown(err error) {
+	u.mu.Lock()
+	wasUp := u.state == StateUp
+	u.session, u.state, u.reason = nil, StateDown, err.Error()
+	if wasUp {
+		u.since = time.Now()
+	}
+	u.mu.Unlock()
+	u.log.Warn("upstream down", zap.Error(err))
+	if f := u.opts.Events.Disconnected; f != nil {
+		f(u.Entry.Name, err)
+	}
+}
+
+// transport builds the connection for the entry's transport: a child
+// process for stdio, an HTTP client for the others.
+func (u *Upstream) transport(ctx context.Context) mcp.Transport {
+	switch u.Entry.Transport {
+	case TransportStdio:
+		cmd := exec.CommandContext(ctx, u.Entry.Command, u.Entry.Args...)
+		cmd.Env = u.childEnv
+		cmd.WaitDelay = 5 * time.Second
+		cmd.Stderr = stderrLog{u}
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	case TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient()}
+	default:
+		return &mcp.StreamableClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(), MaxRetries: 2}
+	}
+}
+
+// httpClient sends the entry's token, and follows no redirect: a redirect
+// would carry the token to wherever the upstream points.
+func (u *Upstream) httpClient() *http.Client {
+	return &http.Client{
+		Transport: bearer{token: u.token, next: &http.Transport{
+			Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: u.Entry.Timeout,
+			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16,
+		}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// stderrLog logs what a child writes to stderr, a write at a time (os/exec
+// copies the child's stderr in chunks), capped and cleaned.
+type stderrLog struct{ u *Upstream }
+
+func (l stderrLog) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if len(line) > 512 {
+			line = line[:512]
+		}
+		if line != "" {
+			l.u.log.Info("upstream stderr", zap.String("line", l.u.opts.Clean(line)))
+		}
+	}
+	return len(p), nil
+}
+
+// list reads the upstream's tool list and decides, tool by tool, what is
+// exposed.
+func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) error {
+	lctx, cancel := context.WithTimeout(ctx, u.Entry.Timeout)
+	defer cancel()
+	var offered []*mcp.Tool
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			return err
+		}
+		offered = append(offered, t)
+		if len(offered) > 10000 {
+			return errors.New("the upstream offers more than 10000 tools")
+		}
+	}
+	exposed, withheld := u.decide(offered)
+
+	u.mu.Lock()
+	changed := !sameTools(u.exposed, exposed)
+	u.exposed, u.withheld, u.listedAt = exposed, withheld, time.Now()
+	u.mu.Unlock()
+	if changed {
+		u.log.Info("upstream tools exposed", zap.Strings("tools", slices.Sorted(maps.Keys(exposed))))
+		if f := u.opts.Events.ToolsChanged; f != nil {
+			f()
+		}
+	}
+	return nil
+}
+
+// decide applies the four conditions of exposure to each offered tool:
+// the roster names it, the upstream declares it read-only, its name carries
+// no mutating verb, and its definition has the pinned digest. Everything
+// else is withheld, with the reason, told once.
+func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withheld map[string]string) {
+	exposed, withheld = map[string]*Tool{}, map[string]string{}
+	pins := map[string]string{}
+	for _, p := range u.Entry.Tools {
+		pins[p.Name] = p.SHA256
+	}
+	seen := map[string]bool{}
+	for _, t := range offered {
+		if t == nil || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		digest, err := Digest(t)
+		if err != nil {
+			withheld[t.Name] = "its definition cannot be read: " + err.Error()
+			continue
+		}
+		pin, named := pins[t.Name]
+		var reason string
+		switch {
+		case !named:
+			reason = "the roster does not name it"
+		case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
+			reason = "the upstream does not declare it read-only (readOnlyHint)"
+		case len(policy.MutatingVerbs(t.Name)) > 0:
+			reason = fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(policy.MutatingVerbs(t.Name), ", "))
+		case pin == "":
+			reason = "it is not pinned: review it, then run porthole roster pin"
+		case pin != digest:
+			reason = fmt.Sprintf("its definition changed since it was pinned (pinned %s, now %s): review it, then run porthole roster pin", short(pin), short(digest))
+			u.notice("changed\x00"+t.Name+"\x00"+digest, func() {
+				if f := u.opts.Events.Changed; f != nil {
+					f(u.Entry.Name, t.Name, pin, digest)
+				}
+			})
+		}
+		var tool *Tool
+		if reason == "" {
+			if tool, err = served(u.Entry.Name, t, digest); err != nil {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			withheld[t.Name] = reason
+			u.notice("withheld\x00"+t.Name+"\x00"+reason, func() {
+				u.log.Warn("upstream tool withheld", zap.String("tool", t.Name), zap.String("reason", reason))
+				if f := u.opts.Events.Withheld; f != nil {
+					f(u.Entry.Name, t.Name, reason)
+				}
+			})
+			continue
+		}
+		exposed[t.Name] = tool
+	}
+	for name := range pins {
+		if !seen[name] {
+			reason := "the upstream does not offer it"
+			withheld[name] = reason
+			u.notice("absent\x00"+name, func() {
+				u.log.Warn("upstream tool withheld", zap.String("tool", name), zap.String("reason", reason))
+				if f := u.opts.Events.Withheld; f != nil {
+					f(u.Entry.Name, name, reason)
+				}
+			})
+		}
+	}
+	return exposed, withheld
+}
+
+// notice runs f once per key for the life of the process.
+func (u *Upstream) notice(key string, f func()) {
+	u.mu.Lock()
+	done := u.noticed[key]
+	u.noticed[key] = true
+	u.mu.Unlock()
+	if !done {
+		f()
+	}
+}
+
+// served is the definition porthole serves for an upstream tool: the served
+// name, the reviewed title, description and input schema, and porthole's
+// read-only annotations. The upstream's output schema is not served: the
+// result porthole serves is its own shape.
+func served(upstream string, t *mcp.Tool, digest string) (*Tool, error) {
+	var schema map[string]any
+	b, err := json.Marshal(t.InputSchema)
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err != nil || schema == nil || schema["type"] != "object" {
+		return nil, errors.New(`its input schema is not a JSON Schema of type "object"`)
+	}
+	args := map[string]bool{}
+	if props, ok := schema["properties"].(map[string]any); ok {
+		for name := range props {
+			args[name] = true
+		}
+	}
+	f := false
+	def := &mcp.Tool{
+		Name: ServedName(upstream, t.Name), Title: t.Title, Description: t.Description, InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, OpenWorldHint: t.Annotations.OpenWorldHint},
+	}
+	return &Tool{Upstream: upstream, Name: t.Name, Digest: digest, Def: def, Arguments: args}, nil
+}
+
+func sameTools(a, b map[string]*Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, t := range a {
+		if o, ok := b[name]; !ok || o.Digest != t.Digest {
+			return false
+		}
+	}
+	return true
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}

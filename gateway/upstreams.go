@@ -1,0 +1,267 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/upstream"
+	"github.com/porthole-dev/porthole/policy"
+	"github.com/porthole-dev/porthole/redact"
+)
+
+// upstreamResult is what porthole serves for an upstream tool's result.
+// The upstream's text arrives only as quoted text tagged with its origin;
+// porthole's own sentences (what it withheld) carry origin porthole.
+type upstreamResult struct {
+	Upstream   string        `json:"upstream"`
+	ObservedAt time.Time     `json:"observedAt"`
+	Content    []redact.Text `json:"content"`
+	// Structured is the upstream's structured content, passed only when
+	// its roster entry declares structuredContent, redacted like the rest.
+	Structured json.RawMessage `json:"structured,omitempty"`
+}
+
+// upstreamEvents are how the upstreams reach the server: a changed
+// definition is audited, a changed tool set is registered.
+func (g *Server) upstreamEvents() upstream.Events {
+	return upstream.Events{
+		Changed: func(name, tool, pinned, now string) {
+			g.metrics.upstreamChanged(name)
+			rec := audit.Record{
+				Kind: audit.KindToolChange, Upstream: name, Tool: upstream.ServedName(name, tool),
+				Reason: fmt.Sprintf("the upstream changed the tool's definition after it was pinned (pinned sha256 %s, now %s); withheld until re-pinned", pinned, now),
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), auditWriteTimeout)
+			defer cancel()
+			if err := g.audit.Write(ctx, rec); err != nil {
+				// The tool stays withheld either way.
+				g.log.Error("audit tool-change record not written", zap.String("upstream", name), zap.String("tool", tool), zap.Error(err))
+			}
+		},
+		ToolsChanged: g.syncUpstreamTools,
+	}
+}
+
+// syncUpstreamTools makes the MCP server's upstream tools the ones the
+// upstreams expose now: new and changed definitions are registered, and
+// tools no longer exposed are removed. Clients holding a stream (stdio)
+// get notifications/tools/list_changed from the go-sdk.
+func (g *Server) syncUpstreamTools() {
+	g.upMu.Lock()
+	defer g.upMu.Unlock()
+	want := map[string]*upstream.Tool{}
+	for _, t := range g.upstreams.Tools() {
+		want[t.Def.Name] = t
+	}
+	var gone []string
+	for name := range g.upServed {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		g.mcp.RemoveTools(gone...)
+	}
+	served := make(map[string]string, len(want))
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		t := want[name]
+		if g.upServed[name] == t.Digest {
+			served[name] = t.Digest
+			continue
+		}
+		if err := g.addUpstreamTool(t); err != nil {
+			g.log.Warn("upstream tool not registered", zap.String("tool", name), zap.Error(err))
+			continue
+		}
+		served[name] = t.Digest
+	}
+	g.upServed = served
+}
+
+// addUpstreamTool registers one tool. The go-sdk panics on a definition it
+// cannot serve; an upstream's definition must not take porthole down.
+func (g *Server) addUpstreamTool(t *upstream.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the go-sdk refused the definition: %v", r)
+		}
+	}()
+	u, _, _ := g.upstreams.Lookup(t.Def.Name)
+	g.mcp.AddTool(t.Def, g.upstreamHandler(u, t))
+	return nil
+}
+
+// serves reports whether porthole serves a tool of that name now.
+func (g *Server) serves(name string) bool {
+	if slices.Contains(policy.Tools, name) {
+		return true
+	}
+	if g.upstreams == nil {
+		return false
+	}
+	g.upMu.Lock()
+	defer g.upMu.Unlock()
+	_, ok := g.upServed[name]
+	return ok
+}
+
+// upstreamOf names the upstream a served tool name belongs to, or "".
+func (g *Server) upstreamOf(tool string) string {
+	if u, _, ok := g.upstreams.Lookup(tool); ok {
+		return u.Entry.Name
+	}
+	return ""
+}
+
+// upstreamHandler calls an upstream tool and serves its result as quoted,
+// capped, redacted text.
+func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.ToolHandler {
+	origin := redact.OriginUpstream(u.Entry.Name)
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := upstreamArguments(req.Params.Arguments, t.Arguments)
+		if err != nil {
+			return toolFailure(g.refuse(ctx, req, t.Def.Name, err)), nil
+		}
+		res, err := u.Call(ctx, t.Name, args)
+		out := upstreamResult{Upstream: u.Entry.Name, ObservedAt: time.Now().UTC()}
+		isError := false
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			// The upstream answered with a protocol error: its words, quoted.
+			isError = true
+			out.Content = []redact.Text{
+				redact.Says(fmt.Sprintf("The upstream %q refused the call.", u.Entry.Name)),
+				redact.Quote(origin, rpcErr.Message),
+			}
+		case err != nil:
+			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
+		default:
+			isError = res.IsError
+			out.Content, out.Structured = quoteUpstream(u.Entry, origin, res)
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
+		}
+		b, n := g.redactor.JSON(b)
+		st := stateFrom(ctx)
+		st.redactions, st.resultBytes = n, 2*len(b)
+		return &mcp.CallToolResult{
+			StructuredContent: json.RawMessage(b),
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+			IsError:           isError,
+		}, nil
+	}
+}
+
+// quoteUpstream turns an upstream's result into quoted text: each text
+// block cleaned and cut so that the whole stays within the entry's cap,
+// everything that is not text withheld with a sentence saying so, and the
+// structured content passed only when the entry declares it.
+func quoteUpstream(e upstream.Entry, origin redact.Origin, res *mcp.CallToolResult) ([]redact.Text, json.RawMessage) {
+	budget := e.MaxResultBytes
+	var content []redact.Text
+	withheld := map[string]int{}
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			withheld[contentKind(c)]++
+			continue
+		}
+		if budget <= 0 {
+			withheld["text past the size cap"]++
+			continue
+		}
+		q := redact.QuoteUpTo(origin, tc.Text, budget)
+		budget -= len(q.Text)
+		content = append(content, q)
+	}
+	var structured json.RawMessage
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		switch {
+		case !e.StructuredContent:
+			withheld["structured content (the roster entry does not declare structuredContent)"]++
+		case err != nil:
+			withheld["structured content that is not JSON"]++
+		case len(b) > e.MaxResultBytes:
+			withheld["structured content past the size cap"]++
+		default:
+			structured = b
+		}
+	}
+	for _, kind := range slices.Sorted(maps.Keys(withheld)) {
+		content = append(content, redact.Says(fmt.Sprintf("porthole withheld %d item(s) of the upstream's answer: %s.", withheld[kind], kind)))
+	}
+	if content == nil {
+		content = []redact.Text{}
+	}
+	return content, structured
+}
+
+func contentKind(c mcp.Content) string {
+	switch c.(type) {
+	case *mcp.ImageContent:
+		return "image"
+	case *mcp.AudioContent:
+		return "audio"
+	case *mcp.ResourceLink:
+		return "resource link"
+	case *mcp.EmbeddedResource:
+		return "embedded resource"
+	}
+	return "content of another kind"
+}
+
+// upstreamArguments passes on the arguments the tool's pinned input schema
+// declares and refuses any other: deny by absence, as for porthole's own
+// tools. Values are passed as the client sent them; the upstream checks
+// them against its schema.
+func upstreamArguments(raw json.RawMessage, allowed map[string]bool) (map[string]json.RawMessage, error) {
+	args := map[string]json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return args, nil
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, policy.Refuse("the arguments are not a JSON object")
+	}
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		if !allowed[name] {
+			return nil, policy.Refuse("the tool has no argument %q", redact.Identifier(name))
+		}
+	}
+	return args, nil
+}
+
+// upstreamFail maps an upstream failure to a sentence; the detail goes
+// only to the operations log.
+func (g *Server) upstreamFail(ctx context.Context, req *mcp.CallToolRequest, u *upstream.Upstream, err error) error {
+	name := fmt.Sprintf("%q", u.Entry.Name)
+	var sentence string
+	switch {
+	case errors.Is(err, upstream.ErrUnavailable):
+		sentence = "The upstream " + name + " is not connected, so nothing was asked; retry later."
+	case errors.Is(err, upstream.ErrTimeout):
+		sentence = fmt.Sprintf("The upstream %s did not answer within %s.", name, u.Entry.Timeout)
+	case errors.Is(err, upstream.ErrWithheld):
+		sentence = "porthole withholds this tool now: its upstream changed it or stopped offering it; tools/list shows what is served."
+	case errors.Is(err, context.Canceled):
+		sentence = "The call was cancelled."
+	default:
+		sentence = "The call to the upstream " + name + " failed; the failure has been logged."
+	}
+	g.log.Warn("upstream call failed", zap.String("requestId", callInfoFrom(ctx).RequestID), zap.String("upstream", u.Entry.Name),
+		zap.String("tool", req.Params.Name), zap.String("principal", principal(ctx, req)), zap.Error(err))
+	return &toolError{sentence: sentence}
+}
