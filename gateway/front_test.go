@@ -30,6 +30,7 @@ type front struct {
 	auditor    *fakeAuditor
 	reader     *fakeReader
 	srv        *httptest.Server
+	server     *Server
 }
 
 func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
@@ -50,6 +51,7 @@ func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.server = g
 	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
 		tokens, err := LoadTokens(f.tokensFile)
 		if err != nil {
