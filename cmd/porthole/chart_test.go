@@ -180,6 +180,46 @@ func TestChartRendersALockedDownDeployment(t *testing.T) {
 	}
 }
 
+// The roster of upstream MCP servers is mounted read-only from a
+// ConfigMap, and their tokens from a Secret, never from the environment.
+func TestChartMountsTheRosterReadOnly(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, "tokensSecret.name=porthole-tokens", "rosterConfigMap.name=porthole-roster", "upstreamTokensSecret=upstream-tokens")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	pod := dig(byKind(docs, "Deployment"), "spec", "template", "spec")
+	c := dig(pod, "containers", 0)
+	env := map[string]string{}
+	for _, e := range dig(c, "env").([]any) {
+		env[dig(e, "name").(string)], _ = dig(e, "value").(string)
+	}
+	if env["PORTHOLE_ROSTER_FILE"] != "/etc/porthole/roster/roster.yaml" {
+		t.Errorf("PORTHOLE_ROSTER_FILE = %q", env["PORTHOLE_ROSTER_FILE"])
+	}
+	mounts := map[string]bool{}
+	for _, m := range dig(c, "volumeMounts").([]any) {
+		mounts[dig(m, "mountPath").(string)] = dig(m, "readOnly") == true
+	}
+	for _, path := range []string{"/etc/porthole/roster", "/etc/porthole/upstream-tokens"} {
+		if !mounts[path] {
+			t.Errorf("%s is not mounted read-only: %v", path, mounts)
+		}
+	}
+	found := map[string]bool{}
+	for _, v := range dig(pod, "volumes").([]any) {
+		if dig(v, "configMap", "name") == "porthole-roster" {
+			found["roster"] = true
+		}
+		if dig(v, "secret", "secretName") == "upstream-tokens" {
+			found["tokens"] = true
+		}
+	}
+	if !found["roster"] || !found["tokens"] {
+		t.Errorf("volumes %v: want the roster ConfigMap and the tokens Secret", dig(pod, "volumes"))
+	}
+}
+
 func TestChartLints(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(helmBin(t), "lint", chartDir, "--set", "tokensSecret.name=t", "--set", "temporal.address=a:1", "--set", "temporal.namespace=n")
