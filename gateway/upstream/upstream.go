@@ -46,6 +46,11 @@ const (
 	maxBackoff  = 30 * time.Second
 	stableAfter = 30 * time.Second
 	keepAlive   = 15 * time.Second
+	// minListInterval bounds how often notifications make porthole read
+	// an upstream's tool list again.
+	minListInterval = time.Second
+	// maxNoticed bounds the withheld tools and changes told once each.
+	maxNoticed = 4096
 )
 
 // Errors a call can end with. Their text is a sentence for the client.
@@ -134,6 +139,8 @@ type Upstream struct {
 	listedAt time.Time
 	restarts int
 	noticed  map[string]bool // withheld and changed events already sent
+	// noticedFull is set once noticed reached maxNoticed.
+	noticedFull bool
 }
 
 // Set is every upstream of a roster.
@@ -352,6 +359,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 		f(u.Entry.Name)
 	}
 
+	last := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- cs.Wait() }()
 	var ttl <-chan time.Time
@@ -372,6 +380,14 @@ func (u *Upstream) serve(ctx context.Context) error {
 		case <-u.refresh:
 		case <-ttl:
 		}
+		// An upstream decides when it sends list_changed; at most one
+		// list a second is read however often it does.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(last.Add(minListInterval))):
+		}
+		last = time.Now()
 		if err := u.list(sctx, cs); err != nil {
 			// A list that cannot be read keeps the last one; a session
 			// that is gone is started again.
@@ -614,12 +630,27 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 }
 
 // notice runs f once per key for the life of the process.
+//
+// What is remembered is bounded: an upstream that keeps changing its
+// definitions could otherwise grow it, and the audit log with it, without
+// end. Past maxNoticed, one last warning is logged and later changes are
+// withheld silently (they are still withheld).
 func (u *Upstream) notice(key string, f func()) {
 	u.mu.Lock()
 	done := u.noticed[key]
-	u.noticed[key] = true
+	full := !done && len(u.noticed) >= maxNoticed
+	warn := full && !u.noticedFull
+	switch {
+	case full:
+		u.noticedFull = true
+	case !done:
+		u.noticed[key] = true
+	}
 	u.mu.Unlock()
-	if !done {
+	switch {
+	case warn:
+		u.log.Warn("upstream keeps changing its tools; further withheld tools and changes are not logged or audited", zap.Int("noticed", maxNoticed))
+	case !done && !full:
 		f()
 	}
 }

@@ -17,7 +17,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 )
+
+func zapNop() *zap.Logger { return zap.NewNop() }
 
 // The test binary doubles as a stdio upstream: run with
 // PORTHOLE_UPSTREAM_TEST_SERVER=stdio it serves testServer on stdin and
@@ -388,5 +391,20 @@ func TestTheTokenDoesNotFollowARedirect(t *testing.T) {
 	}
 	if v, ok := leaked.Load("auth"); ok {
 		t.Errorf("the redirect target received %q", v)
+	}
+}
+
+// An upstream that keeps changing its tools cannot grow what porthole
+// remembers, or the audit log, without end.
+func TestNoticesAreBounded(t *testing.T) {
+	t.Parallel()
+	changed := 0
+	u := &Upstream{log: zapNop(), noticed: map[string]bool{}}
+	for i := 0; i < maxNoticed+100; i++ {
+		u.notice(fmt.Sprint("changed\x00lookup\x00", i), func() { changed++ })
+	}
+	u.notice("changed\x00lookup\x000", func() { changed++ }) // told already
+	if changed != maxNoticed || len(u.noticed) != maxNoticed || !u.noticedFull {
+		t.Errorf("%d changes told, %d remembered; want %d each", changed, len(u.noticed), maxNoticed)
 	}
 }
