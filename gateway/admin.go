@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway/upstream"
+	"github.com/porthole-dev/porthole/redact"
 )
 
 // readyTimeout bounds the Temporal check behind /readyz.
@@ -84,7 +86,11 @@ func (g *Server) writeUpstreamStatus(w io.Writer) {
 		s := u.Status()
 		line := fmt.Sprintf("upstream %s (%s): %s", s.Name, s.Transport, s.State)
 		if s.Reason != "" && s.State != upstream.StateUp {
-			line += fmt.Sprintf(" (%s)", s.Reason)
+			// The reason can hold the upstream's own words (an error it
+			// answered): redacted, cut and quoted, so it cannot forge a
+			// line of this report.
+			reason, _ := g.redactor.String(s.Reason)
+			line += " " + strconv.QuoteToASCII(redact.Identifier(reason))
 		}
 		line += fmt.Sprintf("; %d tools exposed, %d withheld", s.Exposed, s.Withheld)
 		switch s.ListMode {

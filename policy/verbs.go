@@ -20,6 +20,8 @@ var mutatingVerbs = []string{
 // words of a name split at separators and case changes.
 var mutatingWords = []string{
 	"set", "put", "post", "add", "run", "send", "kill", "edit", "push", "merge", "drop", "move", "close", "exec", "stop", "sync", "apply", "mutate",
+	"fork", "assign", "submit", "publish", "archive", "import", "commit", "enable", "disable", "lock", "unlock", "grant", "revoke",
+	"invite", "transfer", "mark", "dismiss", "upsert", "purge", "save", "replace", "restore", "rollback",
 }
 
 // MutatingVerbs returns the mutating verbs a tool name carries; none means
@@ -52,8 +54,10 @@ func MutatingVerbs(name string) []string {
 }
 
 // nameWords splits a tool name into lower-case words at every character
-// that is not a letter and at every lower-to-upper case change
-// ("listIssues", "list_issues" and "list-issues" all give list, issues).
+// that is not a letter, at every lower-to-upper case change, and before the
+// last capital of a run of capitals that a lower-case letter follows
+// ("listIssues", "list_issues" and "list-issues" all give list, issues;
+// "SQLExec" gives sql, exec).
 func nameWords(name string) []string {
 	var words []string
 	var cur []rune
@@ -63,18 +67,24 @@ func nameWords(name string) []string {
 			cur = cur[:0]
 		}
 	}
-	var prev rune
-	for _, r := range name {
+	runes := []rune(name)
+	for i, r := range runes {
+		var prev, next rune
+		if i > 0 {
+			prev = runes[i-1]
+		}
+		if i+1 < len(runes) {
+			next = runes[i+1]
+		}
 		switch {
 		case !unicode.IsLetter(r):
 			flush()
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			continue
+		case unicode.IsUpper(r) && unicode.IsLower(prev),
+			unicode.IsUpper(r) && unicode.IsUpper(prev) && unicode.IsLower(next):
 			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
 		}
-		prev = r
+		cur = append(cur, r)
 	}
 	flush()
 	return words

@@ -11,6 +11,7 @@ func TestMutatingVerbsScreen(t *testing.T) {
 		"terminate_workflow", "signalWorkflow", "start-workflow", "query_workflow", "pause_schedule", "TRIGGER_SCHEDULE",
 		"batch_reset", "terminateworkflow", "create_issue", "write_file", "set_label", "addComment", "run-script", "sendMessage",
 		"kill", "push_files", "merge_pull_request", "toggle-simulated-logging", "restart_service",
+		"SQLExec", "APIPost", "fork_repository", "assign_issue", "publishRelease", "lock_issue", "purge_cache", "mark_read",
 	} {
 		if len(MutatingVerbs(name)) == 0 {
 			t.Errorf("the screen passed %s", name)
@@ -24,7 +25,7 @@ func TestMutatingVerbsScreen(t *testing.T) {
 			t.Errorf("the screen refused %s for %v", name, got)
 		}
 	}
-	if got := nameWords("getHTTPStatus_forRun-id"); !slices.Equal(got, []string{"get", "httpstatus", "for", "run", "id"}) {
+	if got := nameWords("getHTTPStatus_forRun-id"); !slices.Equal(got, []string{"get", "http", "status", "for", "run", "id"}) {
 		t.Errorf("nameWords = %v", got)
 	}
 }

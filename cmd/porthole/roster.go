@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf16"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway/upstream"
@@ -20,8 +25,9 @@ const rosterUsage = `Usage:
       read the roster and say what is wrong with it, entry and field
   porthole roster pin [--roster-file FILE] [--dry-run]
       connect to each upstream, and write into the roster the digest of each
-      tool it names, as the upstream defines it now: run it after reviewing
-      the tools' names, descriptions and schemas. Prints what changed.
+      tool it names, as the upstream defines it now. Prints each definition
+      it pins: review what it prints (--dry-run writes nothing), since that,
+      and nothing an upstream showed another client, is what gets pinned.
 The roster file defaults to $PORTHOLE_ROSTER_FILE.
 `
 
@@ -80,6 +86,7 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 		return err
 	}
 	digests := map[string]map[string]string{}
+	defs := map[string]*mcp.Tool{}
 	for _, u := range set.Upstreams() {
 		offered, err := u.Offered(ctx)
 		if err != nil {
@@ -101,6 +108,7 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 				return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
 			}
 			digests[u.Entry.Name][t.Name] = d
+			defs[upstream.ServedName(u.Entry.Name, t.Name)] = t
 			switch {
 			case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
 				fmt.Fprintf(stdout, "warning: %s: %s does not declare readOnlyHint, so it stays withheld\n", u.Entry.Name, t.Name)
@@ -128,6 +136,7 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 			was = "unpinned"
 		}
 		fmt.Fprintf(stdout, "%s: %s: %s -> %s\n", c.Upstream, c.Tool, was, c.New)
+		printDefinition(stdout, defs[upstream.ServedName(c.Upstream, c.Tool)])
 	}
 	if len(changes) == 0 {
 		fmt.Fprintln(stdout, "every named tool already has its current digest")
@@ -141,6 +150,43 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 		return fmt.Errorf("the pinned roster would not be valid: %w", err)
 	}
 	return writeFileLike(path, out)
+}
+
+// printDefinition shows what a digest covers, as porthole read it, so that
+// what is pinned is what the operator sees here: an upstream can tell a
+// review tool from porthole and show each something else. Every string is
+// quoted, so a hostile description cannot drive the terminal.
+func printDefinition(w io.Writer, t *mcp.Tool) {
+	if t == nil {
+		return
+	}
+	schema, _ := json.Marshal(t.InputSchema)
+	fmt.Fprintf(w, "    title:        %s\n", strconv.QuoteToASCII(t.Title))
+	fmt.Fprintf(w, "    description:  %s\n", strconv.QuoteToASCII(t.Description))
+	fmt.Fprintf(w, "    input schema: %s\n", asciiJSON(schema))
+	if t.OutputSchema != nil {
+		out, _ := json.Marshal(t.OutputSchema)
+		fmt.Fprintf(w, "    output schema: %s\n", asciiJSON(out))
+	}
+}
+
+// asciiJSON writes every non-ASCII character of a JSON text as a \u
+// escape (encoding/json already escapes control characters), so that it
+// prints as exactly what it is.
+func asciiJSON(b []byte) string {
+	var out strings.Builder
+	for _, r := range string(b) {
+		switch {
+		case r < 0x80:
+			out.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&out, "\\u%04x", r)
+		}
+	}
+	return out.String()
 }
 
 // writeFileLike replaces path with b atomically, keeping its mode.

@@ -206,19 +206,25 @@ func newLogger(level string, red *redact.Redactor) (*zap.Logger, *slog.Logger, e
 }
 
 // rosterSecrets are the values porthole holds for its upstreams that it must
-// never send or log: each HTTP upstream's token, and the values of the
+// never send or log: each HTTP upstream's token and a URL read from a
+// variable, and the values of the
 // variables a stdio child is given that are long enough to be secrets
 // (shorter ones, like a log level, would redact ordinary words).
 func rosterSecrets(r *upstream.Roster) ([]string, error) {
 	var secrets []string
 	for _, e := range r.Upstreams {
 		if e.Transport != upstream.TransportStdio {
-			_, token, err := e.Resolve(os.Getenv)
+			endpoint, token, err := e.Resolve(os.Getenv)
 			if err != nil {
 				return nil, err
 			}
 			if token != "" {
 				secrets = append(secrets, token)
+			}
+			if e.URLEnv != "" {
+				// A URL kept out of the roster may carry a key in its path
+				// or query; treat it as a secret.
+				secrets = append(secrets, endpoint)
 			}
 			continue
 		}

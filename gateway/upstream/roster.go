@@ -339,7 +339,9 @@ func (e *Entry) Resolve(getenv func(string) string) (endpoint, token string, err
 // porthole's environment (its Temporal API key, its tokens) reaches the
 // child.
 func (e *Entry) ChildEnv(lookup func(string) (string, bool)) ([]string, error) {
-	var env []string
+	// Never nil: os/exec gives a child with a nil Env all of porthole's
+	// environment.
+	env := []string{}
 	for _, name := range []string{"PATH", "HOME"} {
 		if v, ok := lookup(name); ok && !contains(e.Env, name) {
 			env = append(env, name+"="+v)

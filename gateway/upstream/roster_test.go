@@ -148,6 +148,12 @@ func TestChildEnvironmentIsOnlyWhatTheEntryNames(t *testing.T) {
 	if strings.Join(got, " ") != "PATH=/bin HOME=/home/p GITHUB_TOKEN=gh EMPTY=" {
 		t.Errorf("child environment %q", got)
 	}
+	// With nothing to pass, the child gets an empty environment, not nil,
+	// which os/exec would fill with all of porthole's.
+	none, err := (&Entry{Name: "bare"}).ChildEnv(func(string) (string, bool) { return "", false })
+	if err != nil || none == nil || len(none) != 0 {
+		t.Errorf("an entry with nothing to pass gets %#v, %v; want an empty, non-nil environment", none, err)
+	}
 	e.Env = []string{"MISSING"}
 	if _, err := e.ChildEnv(lookup); err == nil || !strings.Contains(err.Error(), "MISSING is not set") {
 		t.Errorf("a missing variable: %v", err)

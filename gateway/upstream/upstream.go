@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/porthole-dev/porthole/policy"
 )
@@ -49,8 +52,6 @@ const (
 	// minListInterval bounds how often notifications make porthole read
 	// an upstream's tool list again.
 	minListInterval = time.Second
-	// maxNoticed bounds the withheld tools and changes told once each.
-	maxNoticed = 4096
 )
 
 // Errors a call can end with. Their text is a sentence for the client.
@@ -128,19 +129,18 @@ type Upstream struct {
 	log      *zap.Logger
 	refresh  chan struct{}
 
-	mu       sync.Mutex
-	session  *mcp.ClientSession
-	state    string
-	reason   string
-	since    time.Time
-	exposed  map[string]*Tool
-	withheld map[string]string
-	listMode string
-	listedAt time.Time
-	restarts int
-	noticed  map[string]bool // withheld and changed events already sent
-	// noticedFull is set once noticed reached maxNoticed.
-	noticedFull bool
+	mu          sync.Mutex
+	session     *mcp.ClientSession
+	state       string
+	reason      string
+	since       time.Time
+	exposed     map[string]*Tool
+	withheld    map[string]string
+	listMode    string
+	listedAt    time.Time
+	restarts    int
+	noticed     map[noticeKind]map[string]bool // notices already told, by kind
+	noticedFull [3]bool                        // kinds whose budget is spent
 }
 
 // Set is every upstream of a roster.
@@ -170,7 +170,7 @@ func NewSet(r *Roster, opts Options) (*Set, error) {
 		u := &Upstream{
 			Entry: e, opts: opts, log: opts.Logger.With(zap.String("upstream", e.Name)),
 			refresh: make(chan struct{}, 1), state: StateConnecting, since: time.Now(),
-			exposed: map[string]*Tool{}, withheld: map[string]string{}, noticed: map[string]bool{},
+			exposed: map[string]*Tool{}, withheld: map[string]string{}, noticed: map[noticeKind]map[string]bool{},
 		}
 		var err error
 		if e.Transport == TransportStdio {
@@ -476,7 +476,8 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 		cmd := exec.CommandContext(ctx, u.Entry.Command, u.Entry.Args...)
 		cmd.Env = u.childEnv
 		cmd.WaitDelay = 5 * time.Second
-		cmd.Stderr = stderrLog{u}
+		cmd.Stderr = newStderrLog(u)
+		ownProcessGroup(cmd)
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient()}
@@ -485,11 +486,15 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 	}
 }
 
-// httpClient sends the entry's token, and follows no redirect: a redirect
-// would carry the token to wherever the upstream points.
+// httpClient talks to the entry's endpoint and nowhere else. It follows no
+// redirect, and it refuses any request to another scheme, host or port: an
+// SSE upstream names the URL porthole posts to in its first event, and a
+// hostile one could name a host of its choosing, over plain http, to be
+// sent the token (or to make porthole post into the cluster).
 func (u *Upstream) httpClient() *http.Client {
+	origin, _ := url.Parse(u.endpoint)
 	return &http.Client{
-		Transport: bearer{token: u.token, next: &http.Transport{
+		Transport: bearer{token: u.token, upstream: u.Entry.Name, origin: origin, next: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: u.Entry.Timeout,
 			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16,
 		}},
@@ -497,12 +502,25 @@ func (u *Upstream) httpClient() *http.Client {
 	}
 }
 
+// bearer sends the token with every request to the upstream's origin and
+// refuses every request elsewhere.
 type bearer struct {
-	token string
-	next  http.RoundTripper
+	token    string
+	upstream string
+	origin   *url.URL
+	next     http.RoundTripper
 }
 
+// errOtherOrigin is a request the upstream pointed somewhere else.
+var errOtherOrigin = errors.New("porthole sends requests only to the scheme, host and port the roster names")
+
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.origin == nil || !strings.EqualFold(r.URL.Scheme, b.origin.Scheme) || !strings.EqualFold(r.URL.Host, b.origin.Host) {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, fmt.Errorf("upstream %q pointed porthole at %s://%s: %w", b.upstream, r.URL.Scheme, r.URL.Host, errOtherOrigin)
+	}
 	if b.token != "" {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+b.token)
@@ -510,20 +528,67 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// stderrLog logs what a child writes to stderr, a write at a time (os/exec
-// copies the child's stderr in chunks), capped and cleaned.
-type stderrLog struct{ u *Upstream }
+// stderrLog logs what a child writes to stderr, a line at a time (lines
+// are put back together across the chunks os/exec copies, so an exact
+// secret split between two writes is still redacted), each line capped and
+// cleaned, at most stderrRate lines a second: a child cannot flood
+// porthole's log. Dropped lines are counted in the next line logged.
+type stderrLog struct {
+	u       *Upstream
+	mu      sync.Mutex
+	partial []byte
+	limit   *rate.Limiter
+	dropped int
+}
 
-func (l stderrLog) Write(p []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if len(line) > 512 {
-			line = line[:512]
+const (
+	maxStderrLine = 512
+	stderrRate    = 20
+	stderrBurst   = 200
+)
+
+func newStderrLog(u *Upstream) *stderrLog {
+	return &stderrLog{u: u, limit: rate.NewLimiter(stderrRate, stderrBurst)}
+}
+
+func (l *stderrLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
 		}
-		if line != "" {
-			l.u.log.Info("upstream stderr", zap.String("line", l.u.opts.Clean(line)))
-		}
+		l.line(l.partial[:i])
+		l.partial = l.partial[i+1:]
 	}
+	if len(l.partial) > maxStderrLine {
+		// A line without end: log what fits, drop the rest of it.
+		l.line(l.partial[:maxStderrLine])
+		l.partial = l.partial[:0]
+	}
+	l.partial = append([]byte(nil), l.partial...) // do not pin p's array
 	return len(p), nil
+}
+
+func (l *stderrLog) line(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if !l.limit.Allow() {
+		l.dropped++
+		return
+	}
+	if len(b) > maxStderrLine {
+		b = b[:maxStderrLine]
+	}
+	fields := []zap.Field{zap.String("line", l.u.opts.Clean(string(b)))}
+	if l.dropped > 0 {
+		fields = append(fields, zap.Int("droppedBefore", l.dropped))
+		l.dropped = 0
+	}
+	l.u.log.Info("upstream stderr", fields...)
 }
 
 // list reads the upstream's tool list and decides, tool by tool, what is
@@ -556,10 +621,12 @@ func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) error {
 	return nil
 }
 
-// decide applies the four conditions of exposure to each offered tool:
-// the roster names it, the upstream declares it read-only, its name carries
-// no mutating verb, and its definition has the pinned digest. Everything
-// else is withheld, with the reason, told once.
+// decide applies the conditions of exposure to each offered tool: the
+// roster names it, its definition has the pinned digest, the upstream
+// declares it read-only, and its name carries no mutating verb. Everything
+// else is withheld, with the reason, told once. The digest is checked
+// first, so that a pinned tool that changes is reported as changed whatever
+// else changed with it.
 func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withheld map[string]string) {
 	exposed, withheld = map[string]*Tool{}, map[string]string{}
 	pins := map[string]string{}
@@ -572,29 +639,33 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 			continue
 		}
 		seen[t.Name] = true
-		digest, err := Digest(t)
-		if err != nil {
-			withheld[t.Name] = "its definition cannot be read: " + err.Error()
+		pin, named := pins[t.Name]
+		if !named {
+			// Names an upstream chooses freely: told once each, from a
+			// budget of their own, so they cannot crowd out what matters.
+			reason := "the roster does not name it"
+			withheld[t.Name] = reason
+			u.notice(noticeUnnamed, t.Name, func() { u.tellWithheld(t.Name, reason) })
 			continue
 		}
-		pin, named := pins[t.Name]
+		digest, err := Digest(t)
 		var reason string
 		switch {
-		case !named:
-			reason = "the roster does not name it"
-		case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
-			reason = "the upstream does not declare it read-only (readOnlyHint)"
-		case len(policy.MutatingVerbs(t.Name)) > 0:
-			reason = fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(policy.MutatingVerbs(t.Name), ", "))
-		case pin == "":
-			reason = "it is not pinned: review it, then run porthole roster pin"
-		case pin != digest:
+		case err != nil:
+			reason = "its definition cannot be read: " + err.Error()
+		case pin != "" && pin != digest:
 			reason = fmt.Sprintf("its definition changed since it was pinned (pinned %s, now %s): review it, then run porthole roster pin", short(pin), short(digest))
-			u.notice("changed\x00"+t.Name+"\x00"+digest, func() {
+			u.notice(noticeChanged, t.Name+"\x00"+digest, func() {
 				if f := u.opts.Events.Changed; f != nil {
 					f(u.Entry.Name, t.Name, pin, digest)
 				}
 			})
+		case pin == "":
+			reason = "it is not pinned: review it, then run porthole roster pin"
+		case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
+			reason = "the upstream does not declare it read-only (readOnlyHint)"
+		case len(policy.MutatingVerbs(t.Name)) > 0:
+			reason = fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(policy.MutatingVerbs(t.Name), ", "))
 		}
 		var tool *Tool
 		if reason == "" {
@@ -604,12 +675,7 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 		}
 		if reason != "" {
 			withheld[t.Name] = reason
-			u.notice("withheld\x00"+t.Name+"\x00"+reason, func() {
-				u.log.Warn("upstream tool withheld", zap.String("tool", t.Name), zap.String("reason", reason))
-				if f := u.opts.Events.Withheld; f != nil {
-					f(u.Entry.Name, t.Name, reason)
-				}
-			})
+			u.notice(noticeNamed, t.Name+"\x00"+reason, func() { u.tellWithheld(t.Name, reason) })
 			continue
 		}
 		exposed[t.Name] = tool
@@ -618,38 +684,57 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 		if !seen[name] {
 			reason := "the upstream does not offer it"
 			withheld[name] = reason
-			u.notice("absent\x00"+name, func() {
-				u.log.Warn("upstream tool withheld", zap.String("tool", name), zap.String("reason", reason))
-				if f := u.opts.Events.Withheld; f != nil {
-					f(u.Entry.Name, name, reason)
-				}
-			})
+			u.notice(noticeNamed, name+"\x00"+reason, func() { u.tellWithheld(name, reason) })
 		}
 	}
 	return exposed, withheld
 }
 
-// notice runs f once per key for the life of the process.
-//
-// What is remembered is bounded: an upstream that keeps changing its
-// definitions could otherwise grow it, and the audit log with it, without
-// end. Past maxNoticed, one last warning is logged and later changes are
-// withheld silently (they are still withheld).
-func (u *Upstream) notice(key string, f func()) {
+func (u *Upstream) tellWithheld(tool, reason string) {
+	u.log.Warn("upstream tool withheld", zap.String("tool", tool), zap.String("reason", reason))
+	if f := u.opts.Events.Withheld; f != nil {
+		f(u.Entry.Name, tool, reason)
+	}
+}
+
+// What porthole has told of an upstream is remembered in budgets, so that
+// an upstream that keeps changing its tools cannot grow porthole's memory,
+// or its log and audit log, without end; and so that one kind of notice
+// cannot crowd out another (junk tool names cannot use up the budget of
+// audited definition changes). Past a budget, one warning is logged and
+// later notices of that kind are dropped; the tools stay withheld.
+type noticeKind int
+
+const (
+	noticeNamed   noticeKind = iota // a roster tool withheld, per reason
+	noticeUnnamed                   // a tool the roster does not name
+	noticeChanged                   // a new definition of a pinned tool, audited
+)
+
+var noticeBudget = [...]int{noticeNamed: 4096, noticeUnnamed: 256, noticeChanged: 1024}
+
+// notice runs f once per kind and key for the life of the process, within
+// the kind's budget.
+func (u *Upstream) notice(kind noticeKind, key string, f func()) {
 	u.mu.Lock()
-	done := u.noticed[key]
-	full := !done && len(u.noticed) >= maxNoticed
-	warn := full && !u.noticedFull
+	seen := u.noticed[kind]
+	if seen == nil {
+		seen = map[string]bool{}
+		u.noticed[kind] = seen
+	}
+	done := seen[key]
+	full := !done && len(seen) >= noticeBudget[kind]
+	warn := full && !u.noticedFull[kind]
 	switch {
 	case full:
-		u.noticedFull = true
+		u.noticedFull[kind] = true
 	case !done:
-		u.noticed[key] = true
+		seen[key] = true
 	}
 	u.mu.Unlock()
 	switch {
 	case warn:
-		u.log.Warn("upstream keeps changing its tools; further withheld tools and changes are not logged or audited", zap.Int("noticed", maxNoticed))
+		u.log.Warn("upstream keeps changing its tools; further notices of this kind are not logged or audited", zap.Int("budget", noticeBudget[kind]))
 	case !done && !full:
 		f()
 	}
