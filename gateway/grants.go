@@ -21,7 +21,18 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-			if p != nil && (!g.serves(p.Name) || !g.grants.Allows(who, p.Name)) {
+			if p == nil {
+				break
+			}
+			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grants.Allows(who, p.Name) {
+				// A granted upstream tool that is not served now: say why,
+				// rather than let it look like a tool that never existed.
+				stateFrom(ctx).outcome = audit.OutcomeToolError
+				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sentence}}}
+				res.IsError = true
+				return res, nil
+			}
+			if !g.serves(p.Name) || !g.grants.Allows(who, p.Name) {
 				stateFrom(ctx).outcome = audit.OutcomeDenied
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", redact.Identifier(p.Name)),

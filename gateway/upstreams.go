@@ -115,6 +115,20 @@ func (g *Server) serves(name string) bool {
 	return ok
 }
 
+// upstreamAbsence is the sentence for a call of a tool the roster names
+// that porthole does not serve now, or "" when there is nothing to say: the
+// name is served, or is not a roster tool.
+func (g *Server) upstreamAbsence(name string) string {
+	u, tool, ok := g.upstreams.Lookup(name)
+	if !ok || g.serves(name) || !slices.ContainsFunc(u.Entry.Tools, func(p upstream.Pin) bool { return p.Name == tool }) {
+		return ""
+	}
+	if s := u.Status(); s.State != upstream.StateUp {
+		return fmt.Sprintf("The upstream %q is not connected, so porthole does not serve %q now; retry later.", u.Entry.Name, name)
+	}
+	return fmt.Sprintf("porthole withholds %q: its upstream does not offer it as it was reviewed and pinned; tools/list shows what is served.", name)
+}
+
 // upstreamOf names the upstream a served tool name belongs to, or "".
 func (g *Server) upstreamOf(tool string) string {
 	if u, _, ok := g.upstreams.Lookup(tool); ok {

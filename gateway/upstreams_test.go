@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -182,5 +183,36 @@ func startFrontUpstreams(t *testing.T, f *front) {
 			t.Fatalf("the upstream tools were not served: %.500s", body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A granted upstream tool of an upstream porthole has not reached answers
+// why it is not served, rather than looking like a tool that never existed;
+// a principal it is not granted to learns nothing about the upstream.
+func TestAToolOfAnUnreachableUpstreamSaysSo(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nobody listens there now
+	roster, err := upstream.ParseRoster([]byte("upstreams:\n  - name: up\n    url: http://" + addr + "/mcp\n    tools:\n      - name: lookup\n        sha256: " + strings.Repeat("a", 64) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["describe_namespace"]},"bob":{"tools":["*"]}}}`), roster.ServedNames()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFront(t, HTTPOptions{}, func(o *Options) { o.Grants, o.Roster = pf.Grants(), roster })
+	t.Cleanup(f.server.StartUpstreams(context.Background()))
+	_, _, body := f.do(t, "POST", "/mcp", bearer(f.bob), callBody("up__lookup"))
+	if !strings.Contains(body, `\"up\" is not connected`) {
+		t.Errorf("bob calling a tool of an unreachable upstream: %s", body)
+	}
+	_, _, body = f.do(t, "POST", "/mcp", bearer(f.alice), callBody("up__lookup"))
+	if !strings.Contains(body, "not one you may call") {
+		t.Errorf("alice calling a tool she is not granted: %s", body)
 	}
 }
