@@ -318,11 +318,14 @@ func (r *Redactor) mayHoldSecret(lit []byte) bool {
 }
 
 // redactedAlready reports whether the hint at b[i:i+n] is part of porthole's
-// own output: inside a well-formed marker ("[REDACTED:aws-secret-access-key]")
-// or the scheme a Bearer marker keeps ("Bearer [REDACTED:bearer]"). Without
-// this, every answer that once held a secret would take the slow path at
-// the wire. Only a closed marker of lowercase letters and dashes counts, so
-// text made to look like an open marker does not hide what follows it.
+// own output: inside a marker ("[REDACTED:aws-secret-access-key]") or the
+// scheme a Bearer marker keeps ("Bearer [REDACTED:bearer]"). Without this,
+// every answer that once held a secret would take the slow path at the
+// wire. Only a closed marker naming one of the kinds porthole writes counts:
+// text made to look like an open marker does not hide what follows it, and
+// a made-up closed one of lowercase letters and dashes does not hide a token
+// of that shape ("[REDACTED:xoxb-abcdefghijkl]" is a Slack token in a
+// costume; no real marker holds the hint of a detector that could match it).
 func redactedAlready(b []byte, i, n int) bool {
 	const open = "[REDACTED:"
 	if m := markerLen(b[i+n:], 1); m > 0 {
@@ -338,6 +341,15 @@ func redactedAlready(b []byte, i, n int) bool {
 	return m > 0 && i+n <= start+m-1
 }
 
+// markerKinds are the kinds a marker porthole writes can name.
+var markerKinds = func() map[string]bool {
+	kinds := map[string]bool{"secret": true}
+	for _, d := range detectors {
+		kinds[d.kind] = true
+	}
+	return kinds
+}()
+
 // markerLen is the length of a marker at the start of b, after skip spaces,
 // or 0 when there is none.
 func markerLen(b []byte, skip int) int {
@@ -348,7 +360,7 @@ func markerLen(b []byte, skip int) int {
 	for k := skip + len(open); k < len(b) && k < skip+len(open)+40; k++ {
 		switch c := b[k]; {
 		case c == ']':
-			if k == skip+len(open) {
+			if !markerKinds[string(b[skip+len(open):k])] {
 				return 0
 			}
 			return k + 1 - skip

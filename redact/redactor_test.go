@@ -329,3 +329,21 @@ func TestMarkersKeepTheFastPathButCannotHideASecret(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvisory_MadeUpMarkerHidesNoToken: the fast path skips hints inside
+// porthole's own markers; a closed marker naming a kind porthole never
+// writes, made of lowercase letters and dashes like a Slack or GitLab token,
+// must not hide that token.
+func TestAdvisory_MadeUpMarkerHidesNoToken(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	for _, token := range []string{"xoxb-abcdefghijkl", "glpat-abcdefghijklmnopqrstu"} {
+		doc := `{"m":"[REDACTED:` + token + `]"}`
+		if out, n := r.JSON([]byte(doc)); n == 0 || strings.Contains(string(out), token) {
+			t.Errorf("JSON(%s) = %s, %d", doc, out, n)
+		}
+		if out, n := r.String(doc); n == 0 || strings.Contains(out, token) {
+			t.Errorf("String(%s) = %s, %d", doc, out, n)
+		}
+	}
+}
