@@ -25,7 +25,11 @@ import (
 // Redacting twice gives what redacting once gave: no replacement matches a
 // detector. A Redactor is safe for concurrent use.
 type Redactor struct {
-	exact []string // longest first, so a secret that contains another wins
+	exact      []string // longest first, so a secret that contains another wins
+	exactBytes [][]byte // the same, for searching documents
+	// nonASCIIExact is set when an exact secret has a character outside
+	// printable ASCII, which a \u escape could hide from a byte search.
+	nonASCIIExact bool
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -59,6 +63,14 @@ func New(secrets ...string) (*Redactor, []string) {
 		}
 	}
 	sortLongestFirst(r.exact)
+	for _, s := range r.exact {
+		r.exactBytes = append(r.exactBytes, []byte(s))
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] >= 0x7f {
+				r.nonASCIIExact = true
+			}
+		}
+	}
 	return r, tooShort
 }
 
@@ -142,6 +154,16 @@ func (r *Redactor) String(s string) (string, int) {
 	if r == nil {
 		r = &Redactor{}
 	}
+	if !mayHold(r, s) {
+		// Nothing any detector or exact secret needs, outside porthole's
+		// own markers: the common case, at the cost of one scan.
+		return s, 0
+	}
+	return r.replace(s)
+}
+
+// replace is String without its fast path.
+func (r *Redactor) replace(s string) (string, int) {
 	n := 0
 	for _, secret := range r.exact {
 		if c := strings.Count(s, secret); c > 0 {
@@ -208,6 +230,11 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 		if err := json.Unmarshal(lit, &s); err != nil {
 			continue
 		}
+		if !mayHold(r, s) {
+			// The decoded text holds nothing to redact, and so neither
+			// does any JSON inside it (its literals are parts of it).
+			continue
+		}
 		red, n := r.String(s)
 		if depth < maxDepth {
 			if t := strings.TrimSpace(red); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
@@ -248,30 +275,58 @@ func literalEnd(b []byte, start int) int {
 }
 
 // docMayHoldSecret is the fast path for a whole document: without an escape
-// that could hide a character (\u, or \/ in "://"), no detector's hint and
-// no exact secret anywhere in it, at any depth of nesting, there is nothing
-// to redact. It reads the document once, plus once per exact secret.
-func (r *Redactor) docMayHoldSecret(b []byte) bool {
-	for _, secret := range r.exact {
-		if bytes.Contains(b, []byte(secret)) {
-			return true
+// that could hide a character of a hint or secret, no detector's hint and no
+// exact secret anywhere in it, at any depth of nesting, there is nothing to
+// redact. It reads the document once, plus once per exact secret.
+func (r *Redactor) docMayHoldSecret(b []byte) bool { return mayHold(r, b) }
+
+// mayHold is docMayHoldSecret over a document or a decoded string. A
+// hint is a necessary condition of a detector's match, and every hint and
+// every exact secret (when all are printable ASCII) is made of printable
+// ASCII; so a document whose raw bytes hold none of them outside porthole's
+// own markers, and whose escapes all decode to characters beyond ASCII,
+// holds none of them after any number of decodings either: a \u escape of a
+// character beyond ASCII, at whatever depth of nesting it is read, stands
+// for that character, which no hint contains. Every other \u (of an ASCII
+// character, a backslash or a letter u among them, or not followed by four
+// hex digits) and every \/ sends the document down the slow path.
+func mayHold[T string | []byte](r *Redactor, b T) bool {
+	switch v := any(b).(type) {
+	case string:
+		for _, secret := range r.exact {
+			if strings.Contains(v, secret) {
+				return true
+			}
+		}
+	case []byte:
+		for _, secret := range r.exactBytes {
+			if bytes.Contains(v, secret) {
+				return true
+			}
 		}
 	}
-	for i, c := range b[:max(0, len(b)-1)] {
-		if !startsHint[c] {
+	for i := 0; i+1 < len(b); i++ {
+		// Every hint has two bytes or more: a table of the pairs that
+		// begin one rules out almost every position with one lookup.
+		c, next := b[i], b[i+1]
+		if hintPairs[c][next>>6]&(1<<(next&63)) == 0 {
+			continue
+		}
+		if c == '\\' && next == 'u' {
+			if r.nonASCIIExact || !escapesBeyondASCII(b, i) {
+				return true
+			}
 			continue
 		}
 		for _, h := range hintsByFirstByte[c] {
-			// Every hint has two bytes or more; the second is compared
-			// here first, which rules out almost every candidate cheaply.
-			next := b[i+1]
+			second := next
 			if h.fold {
-				next |= 0x20
+				second |= 0x20
 			}
-			if next != h.s[1] || len(b)-i < len(h.s) {
+			if second != h.s[1] || len(b)-i < len(h.s) {
 				continue
 			}
-			if h.fold && bytes.EqualFold(b[i:i+len(h.s)], []byte(h.s)) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
+			if h.fold && strings.EqualFold(string(b[i:i+len(h.s)]), h.s) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
 				if redactedAlready(b, i, len(h.s)) {
 					continue
 				}
@@ -280,6 +335,42 @@ func (r *Redactor) docMayHoldSecret(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// escapesBeyondASCII reports whether b[i:] begins with \uXXXX naming a
+// character beyond ASCII (a surrogate half counts: it is one).
+func escapesBeyondASCII[T string | []byte](b T, i int) bool {
+	if len(b)-i < 6 {
+		return false
+	}
+	v := 0
+	for _, c := range []byte{b[i+2], b[i+3], b[i+4], b[i+5]} {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | int(c-'A'+10)
+		default:
+			return false
+		}
+	}
+	return v >= 0x80
+}
+
+// lastIndex is strings.LastIndex over a string or bytes.
+func lastIndex[T string | []byte](b T, sub string) int {
+	for j := len(b) - len(sub); j >= 0; j-- {
+		if string(b[j:j+len(sub)]) == sub {
+			return j
+		}
+	}
+	return -1
+}
+
+func hasPrefix[T string | []byte](b T, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
 
 type hint struct {
@@ -303,9 +394,17 @@ var (
 		}
 		return t
 	}()
-	startsHint = func() (t [256]bool) {
+	// hintPairs[c] is the set of bytes that follow c in the first two
+	// bytes of a hint, in any case a fold hint allows.
+	hintPairs = func() (t [256][4]uint64) {
 		for c, hs := range hintsByFirstByte {
-			t[c] = len(hs) > 0
+			for _, h := range hs {
+				for _, n := range []byte{h.s[1], h.s[1] &^ 0x20} {
+					if h.fold || n == h.s[1] {
+						t[c][n>>6] |= 1 << (n & 63)
+					}
+				}
+			}
 		}
 		return t
 	}()
@@ -326,13 +425,13 @@ func (r *Redactor) mayHoldSecret(lit []byte) bool {
 // a made-up closed one of lowercase letters and dashes does not hide a token
 // of that shape ("[REDACTED:xoxb-abcdefghijkl]" is a Slack token in a
 // costume; no real marker holds the hint of a detector that could match it).
-func redactedAlready(b []byte, i, n int) bool {
+func redactedAlready[T string | []byte](b T, i, n int) bool {
 	const open = "[REDACTED:"
 	if m := markerLen(b[i+n:], 1); m > 0 {
 		return true // "Bearer [REDACTED:bearer]"
 	}
 	lo := max(0, i-len(open)-32)
-	j := bytes.LastIndex(b[lo:i], []byte(open))
+	j := lastIndex(b[lo:i], open)
 	if j < 0 {
 		return false
 	}
@@ -352,9 +451,9 @@ var markerKinds = func() map[string]bool {
 
 // markerLen is the length of a marker at the start of b, after skip spaces,
 // or 0 when there is none.
-func markerLen(b []byte, skip int) int {
+func markerLen[T string | []byte](b T, skip int) int {
 	const open = "[REDACTED:"
-	if len(b) < skip || !bytes.HasPrefix(b[skip:], []byte(open)) || (skip > 0 && b[0] != ' ') {
+	if len(b) < skip || !hasPrefix(b[skip:], open) || (skip > 0 && b[0] != ' ') {
 		return 0
 	}
 	for k := skip + len(open); k < len(b) && k < skip+len(open)+40; k++ {

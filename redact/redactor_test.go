@@ -347,3 +347,79 @@ func TestAdvisory_MadeUpMarkerHidesNoToken(t *testing.T) {
 		}
 	}
 }
+
+func TestEscapesBeyondASCIIKeepTheFastPath(t *testing.T) {
+	t.Parallel()
+	r, _ := New("tmprl-api-key-0123456789")
+	for _, doc := range []string{
+		`{"identity":"worker\u202e\u200b"}`,             // an identifier's hidden characters, escaped
+		`{"identity":"worker\\u202E\\u200B"}`,           // the same, shown as visible escapes
+		`{"text":"{\"identity\":\"worker\\\\u202E\"}"}`, // and inside a text content
+		`{"emoji":"\ud83d\ude00"}`,
+	} {
+		if r.docMayHoldSecret([]byte(doc)) {
+			t.Errorf("%s takes the slow path", doc)
+		}
+	}
+}
+
+func TestEscapesThatCouldHideAHintTakeTheSlowPath(t *testing.T) {
+	t.Parallel()
+	nonASCII, _ := New("pässwort-geheim-1234")
+	cases := []struct {
+		name string
+		r    *Redactor
+		doc  string
+	}{
+		{"an ASCII letter", nil, `{"a":"\u0041KIAIOSFODNN7EXAMPLE"}`},
+		{"an ASCII letter one level down", nil, `{"t":"{\"a\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a backslash that makes an escape one level down", nil, `{"t":"{\"a\":\"\u005cu0041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a letter u that makes an escape one level down", nil, `{"t":"{\"a\":\"\\\u00750041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a hex digit escaped one level down", nil, `{"t":"{\"a\":\"\\u\u0030041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a non-ASCII exact secret", nonASCII, `{"a":"p\u00e4sswort-geheim-1234"}`},
+	}
+	for _, c := range cases {
+		r := c.r
+		if r == nil {
+			r, _ = New()
+		}
+		if !r.docMayHoldSecret([]byte(c.doc)) {
+			t.Errorf("%s: %s keeps the fast path", c.name, c.doc)
+		}
+		if out, n := r.JSON([]byte(c.doc)); n == 0 {
+			t.Errorf("%s: JSON(%s) = %s, nothing redacted", c.name, c.doc, out)
+		}
+	}
+}
+
+// FuzzFastPathSkipsNothing: when the fast path passes a document, no string
+// in it, at any depth of JSON nesting, holds anything the detectors or the
+// exact secrets would replace; and when it passes a text, String has nothing
+// to replace in it.
+func FuzzFastPathSkipsNothing(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s)
+	}
+	f.Add(`{"m":"failed: Bearer [REDACTED:bearer] key [REDACTED:aws-secret-access-key]"}`)
+	f.Add(`{"t":"{\"a\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`)
+	f.Add(`{"identity":"worker\u202e","k":"tmprl\u002dapi-key-0123456789"}`)
+	f.Add(`[REDACTED:xoxb-abcdefghijkl]`)
+	r, _ := New("tmprl-api-key-0123456789")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHold(r, s) {
+			if out, n := r.replace(s); n != 0 {
+				t.Fatalf("the fast path passed %q, which String redacts to %q", s, out)
+			}
+		}
+		if !json.Valid([]byte(s)) || r.docMayHoldSecret([]byte(s)) {
+			return
+		}
+		var v any
+		json.Unmarshal([]byte(s), &v)
+		for _, x := range strings.Split(flatten(v), "\n") {
+			if out, n := r.replace(x); n != 0 {
+				t.Fatalf("the fast path passed %s, which holds %q, redacted to %q", s, x, out)
+			}
+		}
+	})
+}
