@@ -24,8 +24,9 @@ const auditWriteTimeout = 5 * time.Second
 type callState struct {
 	outcome     audit.Outcome // set by handlers that refuse; empty means decide from the result
 	cached      bool
-	redactions  int // set by a handler that redacted its own result
-	resultBytes int // set with redactions
+	redactions  int         // set by a handler that redacted its own result
+	resultBytes int         // set with redactions
+	entry       *cacheEntry // the cache entry a hit was answered from
 }
 
 type callStateKey struct{}

@@ -130,15 +130,14 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 				if err != nil {
 					return toolFailure(g.fail(ctx, req, name, err)), nil
 				}
-				b, err := json.Marshal(out)
-				if err != nil {
-					return toolFailure(g.fail(ctx, req, name, err)), nil
-				}
 				// Redact once here, on the result alone, and count: the
 				// wire redactor still runs where the bytes leave, and then
 				// finds nothing left to do, which is its fast path.
-				b, n := g.redactor.JSON(b)
 				st := stateFrom(ctx)
+				b, n, err := g.render(st.entry, out)
+				if err != nil {
+					return toolFailure(g.fail(ctx, req, name, err)), nil
+				}
 				st.redactions, st.resultBytes = n, 2*len(b) // text and structured content
 				return &mcp.CallToolResult{
 					StructuredContent: json.RawMessage(b),
