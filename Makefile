@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastPathSkipsNothing$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) ./audit/
+	$(GO) test -run '^$$' -fuzz '^FuzzRecordEncodingAgreesWithZap$$' -fuzztime $(FUZZTIME) ./audit/
 	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelope$$' -fuzztime $(FUZZTIME) ./gateway/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelopeAgreesWithReference$$' -fuzztime $(FUZZTIME) ./gateway/

@@ -3,17 +3,18 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // ErrUnavailable means a record could not be written in time. The gateway
@@ -92,7 +93,8 @@ type Log struct {
 	// Owned by the loop goroutine after Open returns.
 	sink         sink
 	rotatable    bool
-	enc          zapcore.Encoder
+	mac          hash.Hash // HMAC-SHA256 under cfg.Key, reset for each record
+	body         []byte    // scratch for encoding a record
 	seq          uint64
 	prev         string
 	size         int64
@@ -181,7 +183,7 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 	}
 	l := &Log{
 		cfg: cfg, reqs: make(chan request), quit: make(chan struct{}), done: make(chan struct{}),
-		sink: s, rotatable: rotatable, enc: zapcore.NewJSONEncoder(encoderConfig), seq: seq, prev: prev,
+		sink: s, rotatable: rotatable, mac: hmac.New(sha256.New, cfg.Key), seq: seq, prev: prev,
 	}
 	if f, ok := s.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
@@ -346,19 +348,13 @@ func (l *Log) write(rec Record) error {
 }
 
 func (l *Log) encode(rec *Record) []byte {
-	fields := append([]zap.Field{
-		zap.String("time", l.cfg.Now().UTC().Format(time.RFC3339Nano)),
-		zap.Uint64("seq", l.seq+1),
-		zap.String("prev", l.prev),
-	}, rec.fields()...)
-	buf, err := l.enc.EncodeEntry(zapcore.Entry{}, fields)
-	if err != nil {
-		// The encoder fails only on a marshaler's error, and ours return
-		// none; a record that cannot be encoded is still recorded.
-		buf, _ = l.enc.EncodeEntry(zapcore.Entry{}, []zap.Field{zap.Uint64("seq", l.seq+1), zap.String("prev", l.prev), zap.String("kind", string(rec.Kind)), zap.String("reason", "unencodable record")})
-	}
-	defer buf.Free()
-	return seal(l.cfg.Key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	b := append(l.body[:0], `{"time":"`...)
+	b = l.cfg.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+	b = strconv.AppendUint(append(b, `","seq":`...), l.seq+1, 10)
+	b = appendString(append(b, `,"prev":`...), l.prev)
+	b = append(rec.appendFields(b), '}')
+	l.body = b
+	return seal(l.mac, b)
 }
 
 // rotate renames the current file aside and starts a new one with an anchor
