@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -99,6 +100,8 @@ type Log struct {
 	prev         string
 	size         int64
 	dirty        bool
+	syncing      atomic.Bool // an interval sync is running
+	syncFailed   atomic.Bool // the last interval sync failed
 	writeFailed  bool
 	lastWriteErr error
 }
@@ -290,10 +293,22 @@ func (l *Log) loop() {
 		case r := <-l.reqs:
 			r.reply <- l.write(r.rec)
 		case <-tick.C:
-			if l.dirty {
-				if err := l.sink.Sync(); err == nil {
-					l.dirty = false
-				}
+			if l.syncFailed.Swap(false) {
+				l.dirty = true
+			}
+			if l.dirty && !l.syncing.Load() {
+				// fsync can take milliseconds (tens on a busy disk); done
+				// here, it would hold up every record behind it. The
+				// syncing goroutine is one at a time; a failed sync marks
+				// the log dirty again for the next tick.
+				l.dirty = false
+				l.syncing.Store(true)
+				go func(s sink) {
+					defer l.syncing.Store(false)
+					if err := s.Sync(); err != nil {
+						l.syncFailed.Store(true)
+					}
+				}(l.sink)
 			}
 		case <-l.quit:
 			l.lastWriteErr = l.write(Record{Kind: KindClose})
