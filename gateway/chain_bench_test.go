@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"context"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/redact"
@@ -64,22 +67,41 @@ func benchChain(b *testing.B, cacheTTL time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	serveBench(b, h, token)
+}
+
+// serveBench posts describe_workflow calls to h: one at a time (the
+// bench's concurrency 1), or from every P with -parallel-chain.
+func serveBench(b *testing.B, h http.Handler, token string) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`
+	call := func() {
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"structuredContent"`) || strings.Contains(rec.Body.String(), "AKIAPORTHOLESEED0001") {
+			b.Fatalf("status %d: %.300s", rec.Code, rec.Body.String())
+		}
+	}
 	b.ReportAllocs()
+	if !*parallel {
+		for b.Loop() {
+			call()
+		}
+		return
+	}
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Authorization", "Bearer "+token)
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"structuredContent"`) || strings.Contains(rec.Body.String(), "AKIAPORTHOLESEED0001") {
-				b.Fatalf("status %d: %.300s", rec.Code, rec.Body.String())
-			}
+			call()
 		}
 	})
 }
+
+var parallel = flag.Bool("parallel-chain", false, "post the chain benchmarks' calls from every P at once")
 
 // BenchmarkWholeChain is `make bench`'s porthole mode without Temporal.
 func BenchmarkWholeChain(b *testing.B) { benchChain(b, -1) }
@@ -87,3 +109,31 @@ func BenchmarkWholeChain(b *testing.B) { benchChain(b, -1) }
 // BenchmarkWholeChainCached is `make bench`'s cached mode: every call after
 // the first is answered from the cache.
 func BenchmarkWholeChainCached(b *testing.B) { benchChain(b, time.Hour) }
+
+// BenchmarkBareDescribe is `make bench`'s bare mode without Temporal: a
+// go-sdk stateless server with a typed describe_workflow tool over the same
+// reader, no hardening. Its result is the bench's bare one, a few fields.
+func BenchmarkBareDescribe(b *testing.B) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	type in struct {
+		WorkflowID string `json:"workflowId"`
+		RunID      string `json:"runId,omitempty"`
+	}
+	type out struct {
+		WorkflowID   string    `json:"workflowId"`
+		RunID        string    `json:"runId"`
+		WorkflowType string    `json:"workflowType"`
+		Status       string    `json:"status"`
+		StartTime    time.Time `json:"startTime"`
+		Pending      int       `json:"pendingActivities"`
+	}
+	r := &describeReader{}
+	mcp.AddTool(s, &mcp.Tool{Name: "describe_workflow"}, func(ctx context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
+		d, err := r.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: i.WorkflowID, RunID: i.RunID})
+		if err != nil {
+			return nil, out{}, err
+		}
+		return nil, out{d.Workflow.WorkflowID, d.Workflow.RunID, d.Workflow.WorkflowType, string(d.Workflow.Status), *d.Workflow.StartTime, len(d.PendingActivities)}, nil
+	})
+	serveBench(b, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}), "")
+}
