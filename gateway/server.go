@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,6 +64,9 @@ type Server struct {
 	grants   *policy.Grants
 	metrics  *metrics
 	mcp      *mcp.Server
+	// toolSizes keeps each tool definition's measure (*mcp.Tool to
+	// toolSize); definitions do not change once registered.
+	toolSizes sync.Map
 }
 
 // ErrNoAudit is returned by NewServer without an Auditor.
