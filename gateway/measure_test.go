@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -38,5 +39,31 @@ func TestAToolListMeasuresAsIfMarshalledWhole(t *testing.T) {
 				t.Fatal("the test's secrets redacted nothing")
 			}
 		}
+	}
+}
+
+// Tool definitions carry their schemas as JSON, marshalled once; a tool
+// list goes on the wire exactly as it did with the schema values.
+func TestToolSchemasGoOnTheWireAsTheirValuesWould(t *testing.T) {
+	t.Parallel()
+	g := mustServer(t, &fakeReader{})
+	var raw, values []*mcp.Tool
+	for _, tl := range g.catalog() {
+		raw = append(raw, tl.def)
+		v := *tl.def
+		v.InputSchema, v.OutputSchema = tl.schemas[0], tl.schemas[1]
+		values = append(values, &v)
+	}
+	wire := func(tools []*mcp.Tool) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b) // as the go-sdk's jsonrpc2 encodes
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&mcp.ListToolsResult{Tools: tools}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if got, want := wire(raw), wire(values); got != want {
+		t.Fatalf("tools/list changed on the wire:\n%s\nwas\n%s", got, want)
 	}
 }
