@@ -37,11 +37,25 @@ func (g *Server) render(entry *cacheEntry, out any) ([]byte, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
+		if len(b) > maxRenderedBytes {
+			return g.withAgeOr(b, n, out, *age)
+		}
 		r = &renderedAnswer{json: b, redactions: n}
 		entry.rendered.Store(r)
 	}
-	if aged, ok := withAge(r.json, *obs.AgeSeconds); ok {
-		return aged, r.redactions, nil
+	return g.withAgeOr(r.json, r.redactions, out, *obs.AgeSeconds)
+}
+
+// maxRenderedBytes bounds what a cache entry keeps of its rendering, so
+// that the cache's memory grows by at most maxCacheEntries times this: a
+// larger answer (a long history page) is rendered again for each hit.
+const maxRenderedBytes = 16 << 10
+
+// withAgeOr is the rendering b of out's value with age written in, or,
+// for JSON of another shape, out marshalled and redacted anew.
+func (g *Server) withAgeOr(b []byte, redactions int, out any, age float64) ([]byte, int, error) {
+	if aged, ok := withAge(b, age); ok {
+		return aged, redactions, nil
 	}
 	return g.marshalRedacted(out)
 }

@@ -22,12 +22,13 @@ func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
 		d, _ := (&describeReader{}).DescribeWorkflow(context.Background(), read.WorkflowRef{WorkflowID: "w"})
 		d.Observation = obs
 		for name, v := range map[string]interface{ Observed() *read.Observation }{
-			"description": d,
-			"list":        &read.WorkflowList{Observation: obs, Workflows: []read.WorkflowSummary{{WorkflowID: "a", Status: "Running"}}, NextPageToken: "tok"},
-			"count":       &read.WorkflowCount{Observation: obs, Count: 3},
-			"namespace":   &read.NamespaceDescription{Observation: obs, State: "Registered"},
-			"history":     &read.History{Observation: obs, WorkflowID: "w", Events: []read.HistoryEvent{{EventID: 1, EventType: "WorkflowExecutionStarted", EventTime: now}}},
-			"task queue":  &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: redact.Quote(redact.OriginTemporal, "w\u202e")}}}},
+			"description":  d,
+			"list":         &read.WorkflowList{Observation: obs, Workflows: []read.WorkflowSummary{{WorkflowID: "a", Status: "Running"}}, NextPageToken: "tok"},
+			"count":        &read.WorkflowCount{Observation: obs, Count: 3},
+			"namespace":    &read.NamespaceDescription{Observation: obs, State: "Registered"},
+			"history":      &read.History{Observation: obs, WorkflowID: "w", Events: []read.HistoryEvent{{EventID: 1, EventType: "WorkflowExecutionStarted", EventTime: now}}},
+			"long history": &read.History{Observation: obs, WorkflowID: "w", Events: longHistory(now)},
+			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: redact.Quote(redact.OriginTemporal, "w\u202e")}}}},
 		} {
 			entry := &cacheEntry{v: v}
 			for i, age := range []float64{0.25, 1.5e-7, 1.999} {
@@ -45,7 +46,18 @@ func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
 				if v.Observed().AgeSeconds != &a {
 					t.Fatalf("%s: render changed the value's age", name)
 				}
+				if kept := entry.rendered.Load(); kept != nil && len(kept.json) > maxRenderedBytes {
+					t.Fatalf("%s: the entry keeps %d bytes of rendering", name, len(kept.json))
+				}
 			}
 		}
 	}
+}
+
+func longHistory(at time.Time) []read.HistoryEvent {
+	events := make([]read.HistoryEvent, 500)
+	for i := range events {
+		events[i] = read.HistoryEvent{EventID: int64(i + 1), EventType: "ActivityTaskScheduled", EventTime: at, ActivityID: "a", ActivityType: "Charge"}
+	}
+	return events
 }
