@@ -48,6 +48,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastPathSkipsNothing$$' -fuzztime $(FUZZTIME) ./redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzDetectorsMatchOnlyAtTheirStarts$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) ./audit/
 	$(GO) test -run '^$$' -fuzz '^FuzzRecordEncodingAgreesWithZap$$' -fuzztime $(FUZZTIME) ./audit/
 	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/

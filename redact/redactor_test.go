@@ -423,3 +423,40 @@ func FuzzFastPathSkipsNothing(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDetectorsMatchOnlyAtTheirStarts: a detector that runs its regexp only
+// where one of its starts occurs finds exactly the matches the regexp finds
+// along the whole text; and the fold hints' search finds what
+// strings.EqualFold finds.
+func FuzzDetectorsMatchOnlyAtTheirStarts(f *testing.F) {
+	for _, s := range samples {
+		f.Add("x" + s + " and _" + s + "." + strings.ToLower(s))
+	}
+	f.Add("Authorization: BEARER abc.def-123 bearer\tbearer 12345678== xbearer 123456789")
+	f.Add("AKIAIOSFODNN7EXAMPLEAKIAIOSFODNN7EXAMPL2 ASIAIOSFODNN7EXAMPLE")
+	f.Add("eyJeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ")
+	f.Add("ſecret SECRET bEaReR \u212aey")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, sub := range []string{"bearer", "secret"} {
+			want := -1
+			for i := 0; i+len(sub) <= len(s); i++ {
+				if strings.EqualFold(s[i:i+len(sub)], sub) {
+					want = i
+					break
+				}
+			}
+			if got := indexFold(s, sub); got != want {
+				t.Fatalf("indexFold(%q, %q) = %d, strings.EqualFold finds %d", s, sub, got, want)
+			}
+		}
+		for _, d := range detectors {
+			if d.anchored == nil {
+				continue
+			}
+			mark := func(m string) string { return "<" + m + ">" }
+			if got, want := d.replaceAll(s, mark), d.re.ReplaceAllStringFunc(s, mark); got != want {
+				t.Fatalf("%s in %q: %q, the regexp along the whole text %q", d.kind, s, got, want)
+			}
+		}
+	})
+}
