@@ -47,9 +47,13 @@ check:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzFastPathSkipsNothing$$' -fuzztime $(FUZZTIME) ./redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzDetectorsMatchOnlyAtTheirStarts$$' -fuzztime $(FUZZTIME) ./redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) ./audit/
+	$(GO) test -run '^$$' -fuzz '^FuzzRecordEncodingAgreesWithZap$$' -fuzztime $(FUZZTIME) ./audit/
 	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelope$$' -fuzztime $(FUZZTIME) ./gateway/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelopeAgreesWithReference$$' -fuzztime $(FUZZTIME) ./gateway/
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s

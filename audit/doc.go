@@ -3,12 +3,14 @@
 //
 // # Records
 //
-// The log is JSON lines, one record per line, written with zap's JSON
-// encoder to a sink of its own (a file, stdout or stderr), never mixed into
-// the operations log. Every tools/call and tools/list leaves a "call" record
-// before it is dispatched and a "result" record after it ends; a request
-// refused at the HTTP front (401, 403, 413, 429, invalid JSON-RPC) leaves a
-// "denial" record. docs/audit.md gives the schema.
+// The log is JSON lines, one record per line, written by an encoder of its
+// own (the format zap's JSON encoder wrote, held to it by a fuzz test, with
+// every character beyond ASCII escaped) to a sink of its own (a file, stdout
+// or stderr), never mixed into the operations log. Every tools/call and
+// tools/list leaves a "call" record before it is dispatched and a "result"
+// record after it ends; a request refused at the HTTP front (401, 403, 413,
+// 429, invalid JSON-RPC) leaves a "denial" record. docs/audit.md gives the
+// schema.
 //
 // # Trust model
 //

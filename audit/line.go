@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash"
 	"time"
 )
 
@@ -14,15 +15,16 @@ import (
 // of the line before it, with "}" in place of this suffix.
 const macSuffix = `,"mac":"`
 
-// seal appends the HMAC field to an encoded record body "{...}".
-func seal(key, body []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	sum := hex.EncodeToString(m.Sum(nil))
-	line := make([]byte, 0, len(body)+len(macSuffix)+len(sum)+3)
+// seal returns the line of an encoded record body "{...}": the body with
+// the HMAC field appended, under mac (an HMAC-SHA256, reset here).
+func seal(mac hash.Hash, body []byte) []byte {
+	mac.Reset()
+	mac.Write(body)
+	var sum [sha256.Size]byte
+	line := make([]byte, 0, len(body)+len(macSuffix)+2*len(sum)+3)
 	line = append(line, body[:len(body)-1]...)
 	line = append(line, macSuffix...)
-	line = append(line, sum...)
+	line = hex.AppendEncode(line, mac.Sum(sum[:0]))
 	line = append(line, '"', '}', '\n')
 	return line
 }

@@ -3,17 +3,19 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // ErrUnavailable means a record could not be written in time. The gateway
@@ -92,11 +94,14 @@ type Log struct {
 	// Owned by the loop goroutine after Open returns.
 	sink         sink
 	rotatable    bool
-	enc          zapcore.Encoder
+	mac          hash.Hash // HMAC-SHA256 under cfg.Key, reset for each record
+	body         []byte    // scratch for encoding a record
 	seq          uint64
 	prev         string
 	size         int64
 	dirty        bool
+	syncing      atomic.Bool // an interval sync is running
+	syncFailed   atomic.Bool // the last interval sync failed
 	writeFailed  bool
 	lastWriteErr error
 }
@@ -181,7 +186,7 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 	}
 	l := &Log{
 		cfg: cfg, reqs: make(chan request), quit: make(chan struct{}), done: make(chan struct{}),
-		sink: s, rotatable: rotatable, enc: zapcore.NewJSONEncoder(encoderConfig), seq: seq, prev: prev,
+		sink: s, rotatable: rotatable, mac: hmac.New(sha256.New, cfg.Key), seq: seq, prev: prev,
 	}
 	if f, ok := s.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
@@ -288,10 +293,22 @@ func (l *Log) loop() {
 		case r := <-l.reqs:
 			r.reply <- l.write(r.rec)
 		case <-tick.C:
-			if l.dirty {
-				if err := l.sink.Sync(); err == nil {
-					l.dirty = false
-				}
+			if l.syncFailed.Swap(false) {
+				l.dirty = true
+			}
+			if l.dirty && !l.syncing.Load() {
+				// fsync can take milliseconds (tens on a busy disk); done
+				// here, it would hold up every record behind it. The
+				// syncing goroutine is one at a time; a failed sync marks
+				// the log dirty again for the next tick.
+				l.dirty = false
+				l.syncing.Store(true)
+				go func(s sink) {
+					defer l.syncing.Store(false)
+					if err := s.Sync(); err != nil {
+						l.syncFailed.Store(true)
+					}
+				}(l.sink)
 			}
 		case <-l.quit:
 			l.lastWriteErr = l.write(Record{Kind: KindClose})
@@ -346,19 +363,13 @@ func (l *Log) write(rec Record) error {
 }
 
 func (l *Log) encode(rec *Record) []byte {
-	fields := append([]zap.Field{
-		zap.String("time", l.cfg.Now().UTC().Format(time.RFC3339Nano)),
-		zap.Uint64("seq", l.seq+1),
-		zap.String("prev", l.prev),
-	}, rec.fields()...)
-	buf, err := l.enc.EncodeEntry(zapcore.Entry{}, fields)
-	if err != nil {
-		// The encoder fails only on a marshaler's error, and ours return
-		// none; a record that cannot be encoded is still recorded.
-		buf, _ = l.enc.EncodeEntry(zapcore.Entry{}, []zap.Field{zap.Uint64("seq", l.seq+1), zap.String("prev", l.prev), zap.String("kind", string(rec.Kind)), zap.String("reason", "unencodable record")})
-	}
-	defer buf.Free()
-	return seal(l.cfg.Key, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	b := append(l.body[:0], `{"time":"`...)
+	b = l.cfg.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+	b = strconv.AppendUint(append(b, `","seq":`...), l.seq+1, 10)
+	b = appendString(append(b, `,"prev":`...), l.prev)
+	b = append(rec.appendFields(b), '}')
+	l.body = b
+	return seal(l.mac, b)
 }
 
 // rotate renames the current file aside and starts a new one with an anchor

@@ -25,6 +25,9 @@ type memSink struct {
 	err   error
 	block chan struct{}
 	syncs int
+	// syncBlock, when set, makes Sync wait until it is closed, like a
+	// disk busy with an fsync.
+	syncBlock chan struct{}
 }
 
 func (s *memSink) Write(p []byte) (int, error) {
@@ -40,6 +43,9 @@ func (s *memSink) Write(p []byte) (int, error) {
 }
 
 func (s *memSink) Sync() error {
+	if s.syncBlock != nil {
+		<-s.syncBlock
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.syncs++
@@ -231,6 +237,39 @@ func TestFsyncIntervalSyncsSoonAfterAWrite(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no sync within 2s of a write")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestASlowIntervalSyncHoldsUpNoRecord(t *testing.T) {
+	t.Parallel()
+	s := &memSink{syncBlock: make(chan struct{})}
+	l := openMem(t, s, Config{SyncInterval: time.Millisecond, Timeout: time.Second})
+	if err := l.Write(context.Background(), callRecord("alice", "x")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a sync has begun, and hangs
+	for i := 0; i < 10; i++ {
+		start := time.Now()
+		if err := l.Write(context.Background(), callRecord("alice", "x")); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Fatalf("a record waited %s behind a sync", d)
+		}
+	}
+	close(s.syncBlock)
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s.mu.Lock()
+		syncs := s.syncs
+		s.mu.Unlock()
+		if syncs >= 2 {
+			return // the hung sync ended, and the records after it were synced too
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d syncs after the disk came back, want 2", syncs)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -3,9 +3,8 @@ package audit
 import (
 	"strconv"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Kind is what a record records.
@@ -81,78 +80,113 @@ const (
 // Quote is how every untrusted string is written: Go-quoted, ASCII only.
 func Quote(s string) string { return strconv.QuoteToASCII(s) }
 
-// encoderConfig writes only the fields porthole adds: no level, no message,
-// no caller, no zap time (porthole writes its own, in UTC).
-var encoderConfig = zapcore.EncoderConfig{
-	LineEnding:     "\n",
-	EncodeDuration: zapcore.MillisDurationEncoder,
-	EncodeTime:     zapcore.RFC3339NanoTimeEncoder,
-}
-
-// fields renders the record's own fields, in a fixed order, after the
-// chain fields the writer adds.
-func (r *Record) fields() []zap.Field {
-	f := []zap.Field{zap.String("kind", string(r.Kind))}
-	str := func(key, v string) {
-		if v != "" {
-			f = append(f, zap.String(key, v))
-		}
-	}
-	str("requestId", r.RequestID)
+// appendFields appends the record's own fields, in a fixed order, after the
+// chain fields the writer adds: each as `,"name":value`. Fields that do not
+// apply to the record's kind, and empty optional ones, are left out.
+func (r *Record) appendFields(b []byte) []byte {
+	b = appendStringField(b, "kind", string(r.Kind))
+	b = appendStringField(b, "requestId", r.RequestID)
 	if r.Principal != "" {
-		f = append(f, zap.String("principal", Quote(capBytes(r.Principal, MaxToolBytes))))
+		b = appendStringField(b, "principal", Quote(capBytes(r.Principal, MaxToolBytes)))
 	}
-	str("clientAddr", r.ClientAddr)
-	str("transport", r.Transport)
+	b = appendStringField(b, "clientAddr", r.ClientAddr)
+	b = appendStringField(b, "transport", r.Transport)
 	if r.UserAgent != "" {
-		f = append(f, zap.String("userAgent", Quote(capBytes(r.UserAgent, MaxUserAgentBytes))))
+		b = appendStringField(b, "userAgent", Quote(capBytes(r.UserAgent, MaxUserAgentBytes)))
 	}
-	str("method", r.Method)
+	b = appendStringField(b, "method", r.Method)
 	if r.Tool != "" {
-		f = append(f, zap.String("tool", Quote(capBytes(r.Tool, MaxToolBytes))))
+		b = appendStringField(b, "tool", Quote(capBytes(r.Tool, MaxToolBytes)))
 	}
-	str("upstream", r.Upstream)
+	b = appendStringField(b, "upstream", r.Upstream)
 	if r.Kind == KindCall {
-		f = append(f, zap.Array("args", argsMarshaler(r.Args)))
-	}
-	str("outcome", string(r.Outcome))
-	if r.Status != 0 {
-		f = append(f, zap.Int("status", r.Status))
-	}
-	str("reason", r.Reason)
-	if r.Kind == KindResult {
-		f = append(f,
-			zap.Float64("durationMs", float64(r.Duration.Microseconds())/1000),
-			zap.Int("resultBytes", r.ResultBytes),
-			zap.Int("redactions", r.Redactions),
-			zap.Bool("cached", r.Cached),
-		)
-	}
-	str("previousFile", r.PreviousFile)
-	if r.PreviousLastSeq != 0 {
-		f = append(f, zap.Uint64("previousLastSeq", r.PreviousLastSeq))
-	}
-	return f
-}
-
-type argsMarshaler []Arg
-
-func (a argsMarshaler) MarshalLogArray(enc zapcore.ArrayEncoder) error {
-	for _, arg := range a {
-		if err := enc.AppendObject(arg); err != nil {
-			return err
+		b = append(b, `,"args":[`...)
+		for i, a := range r.Args {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = a.appendJSON(b)
 		}
+		b = append(b, ']')
 	}
-	return nil
+	b = appendStringField(b, "outcome", string(r.Outcome))
+	if r.Status != 0 {
+		b = strconv.AppendInt(append(b, `,"status":`...), int64(r.Status), 10)
+	}
+	b = appendStringField(b, "reason", r.Reason)
+	if r.Kind == KindResult {
+		b = strconv.AppendFloat(append(b, `,"durationMs":`...), float64(r.Duration.Microseconds())/1000, 'f', -1, 64)
+		b = strconv.AppendInt(append(b, `,"resultBytes":`...), int64(r.ResultBytes), 10)
+		b = strconv.AppendInt(append(b, `,"redactions":`...), int64(r.Redactions), 10)
+		b = strconv.AppendBool(append(b, `,"cached":`...), r.Cached)
+	}
+	b = appendStringField(b, "previousFile", r.PreviousFile)
+	if r.PreviousLastSeq != 0 {
+		b = strconv.AppendUint(append(b, `,"previousLastSeq":`...), r.PreviousLastSeq, 10)
+	}
+	return b
 }
 
-func (a Arg) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("name", Quote(capBytes(a.Name, MaxToolBytes)))
-	enc.AddString("value", Quote(capBytes(a.Value, MaxArgBytes)))
+func (a Arg) appendJSON(b []byte) []byte {
+	b = append(b, `{"name":`...)
+	b = appendString(b, Quote(capBytes(a.Name, MaxToolBytes)))
+	b = append(b, `,"value":`...)
+	b = appendString(b, Quote(capBytes(a.Value, MaxArgBytes)))
 	if a.Truncated || len(a.Name) > MaxToolBytes || len(a.Value) > MaxArgBytes {
-		enc.AddBool("truncated", true)
+		b = append(b, `,"truncated":true`...)
 	}
-	return nil
+	return append(b, '}')
+}
+
+// appendStringField appends `,"name":"value"` unless value is empty.
+func appendStringField(b []byte, name, value string) []byte {
+	if value == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, value)
+}
+
+// appendString appends s as a JSON string of printable ASCII: quote,
+// backslash and controls escaped as zap's JSON encoder escaped them, and,
+// unlike zap, every character beyond ASCII as a \u escape (a byte that is
+// not UTF-8 as \ufffd), so that a record stays one line of printable ASCII
+// whatever a trusted field holds. Untrusted fields reach here already
+// quoted to ASCII.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '\\' && c != '"' {
+			b = append(b, c)
+			i++
+			continue
+		}
+		switch {
+		case c == '\\' || c == '"':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			for _, u := range utf16.AppendRune(nil, r) {
+				b = append(b, '\\', 'u', hex[u>>12], hex[u>>8&15], hex[u>>4&15], hex[u&15])
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(b, '"')
 }
 
 // capBytes cuts s to at most n bytes. The cut may split a UTF-8 sequence;

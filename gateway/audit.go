@@ -24,8 +24,9 @@ const auditWriteTimeout = 5 * time.Second
 type callState struct {
 	outcome     audit.Outcome // set by handlers that refuse; empty means decide from the result
 	cached      bool
-	redactions  int // set by a handler that redacted its own result
-	resultBytes int // set with redactions
+	redactions  int         // set by a handler that redacted its own result
+	resultBytes int         // set with redactions
+	entry       *cacheEntry // the cache entry a hit was answered from
 }
 
 type callStateKey struct{}
@@ -127,13 +128,48 @@ func (g *Server) measure(res mcp.Result) (bytes, redactions int) {
 			}
 		}
 		return bytes, redactions
+	case *mcp.ListToolsResult:
+		// The list is the tools' fixed definitions, whose schemas are slow
+		// to marshal (about 3 ms for the whole list): each is measured once,
+		// and the list is the envelope with an empty array plus each tool
+		// and a comma between two. Redaction works literal by literal, and
+		// every literal lies within one tool or the envelope, so its
+		// counts add up as the lengths do.
+		cp := *r
+		cp.Tools = []*mcp.Tool{}
+		bytes, redactions = g.measureJSON(&cp)
+		for i, t := range r.Tools {
+			s := g.toolSize(t)
+			bytes, redactions = bytes+s.bytes, redactions+s.redactions
+			if i > 0 {
+				bytes++
+			}
+		}
+		return bytes, redactions
 	}
-	b, err := json.Marshal(res)
+	return g.measureJSON(res)
+}
+
+func (g *Server) measureJSON(v any) (bytes, redactions int) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return 0, 0
 	}
 	red, n := g.redactor.JSON(b)
 	return len(red), n
+}
+
+// toolSize is a tool definition's measure, from the first time it is asked.
+type toolSize struct{ bytes, redactions int }
+
+func (g *Server) toolSize(t *mcp.Tool) toolSize {
+	if s, ok := g.toolSizes.Load(t); ok {
+		return s.(toolSize)
+	}
+	var s toolSize
+	s.bytes, s.redactions = g.measureJSON(t)
+	g.toolSizes.Store(t, s)
+	return s
 }
 
 // followRequest is the MCP middleware that ends a call's context when its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -33,17 +34,21 @@ type cachingReader struct {
 	m       *metrics
 
 	mu      sync.Mutex
-	entries map[string]cacheEntry
+	entries map[string]*cacheEntry
 	flight  singleflight.Group
 }
 
 type cacheEntry struct {
 	v  any
 	at time.Time
+	// rendered is the answer as the tool handler first sent it from this
+	// entry, redacted and without its age, so that later hits need not
+	// marshal and redact the same value again (see Server.render).
+	rendered atomic.Pointer[renderedAnswer]
 }
 
 func newCachingReader(r read.Reader, ttl, timeout time.Duration, m *metrics) *cachingReader {
-	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, entries: map[string]cacheEntry{}}
+	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, entries: map[string]*cacheEntry{}}
 }
 
 // result is any result type: all embed read.Observation.
@@ -61,7 +66,8 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		c.m.cached("hit")
-		stateFrom(ctx).cached = true
+		st := stateFrom(ctx)
+		st.cached, st.entry = true, e
 		cp := *e.v.(P)
 		age := now.Sub(e.at).Seconds()
 		P(&cp).Observed().AgeSeconds = &age
@@ -111,7 +117,7 @@ func (c *cachingReader) keep(key string, v any) {
 			return
 		}
 	}
-	c.entries[key] = cacheEntry{v: v, at: now}
+	c.entries[key] = &cacheEntry{v: v, at: now}
 }
 
 func key(method string, req any) string { return fmt.Sprintf("%s\x00%#v", method, req) }

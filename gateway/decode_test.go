@@ -11,11 +11,7 @@ import (
 // level, with a method, so that the MCP server reads exactly what porthole
 // checked.
 func FuzzDecodeEnvelope(f *testing.F) {
-	for _, s := range []string{
-		callBody("describe_namespace"), listToolsBody,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","NAME":"b"}}`,
-		`[{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","id":1,"method":"x"} {}`, `{"a":{"b":{"c":[1,{"d":2,"D":3}]}}}`,
-	} {
+	for _, s := range decodeSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -42,6 +38,22 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		checkUniqueKeys(t, []byte(body))
 	})
+}
+
+var decodeSeeds = []string{
+	callBody("describe_namespace"), listToolsBody,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","NAME":"b"}}`,
+	`[{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","id":1,"method":"x"} {}`, `{"a":{"b":{"c":[1,{"d":2,"D":3}]}}}`,
+	`{"jsonrpc":"2\u002e0","id":"a\"b","method":"tools\/call","params":{"N\u0041ME":"describe_workflow","arguments":{"\u212aey":1,"x":[true,false,null,-0.5e+3]}}}`,
+	`{"jsonrpc":"2.0","id":-1,"method":"tools/call","params":{"arguments":{"k":1,"\u212a":2}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a\ud83d\ude00\udc00\xff"}}`,
+	`{"jsonrpc":"2.0","id":{},"method":"m"}`, `{"jsonrpc":"2.0","method":"m","params":[1]}`, `{"jsonrpc":"2.0","method":""}`,
+	`{"jsonrpc":"2.0","method":null}`, `{"jsonrpc":2,"method":"m"}`, `{"jsonrpc":"2.0","method":"m","extra":1}`,
+	`{"jsonrpc":"2.0","method":"m","params":null}`, `{"jsonrpc":"2.0","method":"tools/call","params":null}`,
+	`{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":tru}`, `{"a":[1,]}`, `{"a":1,}`, `{"a" 1}`, "{\"a\":\"\x01\"}",
+	` {"jsonrpc":"2.0","method":"m"} ` + "\n", "\u00a0{}", `{"a":1}}`, `{"a":{"b":1,"B":2}}`,
+	strings.Repeat(`{"a":`, 33) + "1" + strings.Repeat("}", 33), strings.Repeat(`[`, 40),
+	`{"k00":0,"k01":0,"k02":0,"k03":0,"k04":0,"k05":0,"k06":0,"k07":0,"k08":0,"k09":0,"k10":0,"k11":0,"k12":0,"k13":0,"k14":0,"k15":0,"k16":0,"K03":0}`,
 }
 
 // checkUniqueKeys decodes every object of body with encoding/json and fails

@@ -73,10 +73,15 @@ type Server struct {
 	grants   *policy.Grants
 	metrics  *metrics
 	mcp      *mcp.Server
+	// toolSizes keeps each tool definition's measure (*mcp.Tool to
+	// toolSize). A definition does not change once registered; an
+	// upstream tool whose definition changes is registered anew, and
+	// the entry of the definition it replaced is dropped.
+	toolSizes sync.Map
 
 	upstreams *upstream.Set
 	upMu      sync.Mutex
-	upServed  map[string]string // served name of each registered upstream tool → its digest
+	upServed  map[string]*upstream.Tool // each registered upstream tool, by served name
 }
 
 // ErrNoAudit is returned by NewServer without an Auditor.
@@ -127,7 +132,7 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.upstreams, g.upServed = set, map[string]string{}
+		g.upstreams, g.upServed = set, map[string]*upstream.Tool{}
 		g.metrics.watchUpstreams(set, opts.Roster.ServedNames())
 	}
 	g.mcp.AddReceivingMiddleware(followRequest, g.audited, g.granted)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,9 +77,22 @@ type noInput struct{}
 // tool is one entry of the fixed tool set: its definition, the Go type of its
 // output (walked by the structural test), and how to register its handler.
 type tool struct {
-	def    *mcp.Tool
-	output reflect.Type
-	add    func(*mcp.Server, *mcp.Tool)
+	def     *mcp.Tool
+	schemas [2]*jsonschema.Schema // input and output, as derived; def holds their JSON
+	output  reflect.Type
+	add     func(*mcp.Server, *mcp.Tool)
+}
+
+// schemaJSON is a schema as the go-sdk would write it: marshalled without
+// HTML escaping, as the go-sdk's encoder writes every message.
+func schemaJSON(s *jsonschema.Schema) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		panic(fmt.Sprintf("marshalling a derived schema: %v", err))
+	}
+	return json.RawMessage(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // readOnly is the annotation every tool carries.
@@ -111,10 +125,14 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 	}
-	def := &mcp.Tool{Name: name, Description: desc, Annotations: readOnly(), InputSchema: inSchema, OutputSchema: outSchema}
+	// The schemas go to the go-sdk as the JSON they marshal to, once: the
+	// go-sdk only writes them out, on every tools/list, and a derived
+	// schema takes milliseconds to marshal.
+	def := &mcp.Tool{Name: name, Description: desc, Annotations: readOnly(), InputSchema: schemaJSON(inSchema), OutputSchema: schemaJSON(outSchema)}
 	return tool{
-		def:    def,
-		output: outType,
+		def:     def,
+		schemas: [2]*jsonschema.Schema{inSchema, outSchema},
+		output:  outType,
 		add: func(s *mcp.Server, t *mcp.Tool) {
 			s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				in, err := decodeArguments[In](req.Params.Arguments, allowed)
@@ -130,15 +148,14 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 				if err != nil {
 					return toolFailure(g.fail(ctx, req, name, err)), nil
 				}
-				b, err := json.Marshal(out)
-				if err != nil {
-					return toolFailure(g.fail(ctx, req, name, err)), nil
-				}
 				// Redact once here, on the result alone, and count: the
 				// wire redactor still runs where the bytes leave, and then
 				// finds nothing left to do, which is its fast path.
-				b, n := g.redactor.JSON(b)
 				st := stateFrom(ctx)
+				b, n, err := g.render(st.entry, out)
+				if err != nil {
+					return toolFailure(g.fail(ctx, req, name, err)), nil
+				}
 				st.redactions, st.resultBytes = n, 2*len(b) // text and structured content
 				return &mcp.CallToolResult{
 					StructuredContent: json.RawMessage(b),

@@ -55,7 +55,8 @@ func (g *Server) upstreamEvents() upstream.Events {
 // syncUpstreamTools makes the MCP server's upstream tools the ones the
 // upstreams expose now: new and changed definitions are registered, and
 // tools no longer exposed are removed. Clients holding a stream (stdio)
-// get notifications/tools/list_changed from the go-sdk.
+// get notifications/tools/list_changed from the go-sdk. The measure kept
+// for a definition that is replaced or removed is dropped with it.
 func (g *Server) syncUpstreamTools() {
 	g.upMu.Lock()
 	defer g.upMu.Unlock()
@@ -64,7 +65,10 @@ func (g *Server) syncUpstreamTools() {
 		want[t.Def.Name] = t
 	}
 	var gone []string
-	for name := range g.upServed {
+	for name, old := range g.upServed {
+		if t, ok := want[name]; !ok || t.Digest != old.Digest {
+			g.toolSizes.Delete(old.Def)
+		}
 		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
 		}
@@ -72,18 +76,18 @@ func (g *Server) syncUpstreamTools() {
 	if len(gone) > 0 {
 		g.mcp.RemoveTools(gone...)
 	}
-	served := make(map[string]string, len(want))
+	served := make(map[string]*upstream.Tool, len(want))
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		t := want[name]
-		if g.upServed[name] == t.Digest {
-			served[name] = t.Digest
+		if old, ok := g.upServed[name]; ok && old.Digest == t.Digest {
+			served[name] = old
 			continue
 		}
 		if err := g.addUpstreamTool(t); err != nil {
 			g.log.Warn("upstream tool not registered", zap.String("tool", name), zap.Error(err))
 			continue
 		}
-		served[name] = t.Digest
+		served[name] = t
 	}
 	g.upServed = served
 }

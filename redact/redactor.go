@@ -25,7 +25,11 @@ import (
 // Redacting twice gives what redacting once gave: no replacement matches a
 // detector. A Redactor is safe for concurrent use.
 type Redactor struct {
-	exact []string // longest first, so a secret that contains another wins
+	exact      []string // longest first, so a secret that contains another wins
+	exactBytes [][]byte // the same, for searching documents
+	// nonASCIIExact is set when an exact secret has a character outside
+	// printable ASCII, which a \u escape could hide from a byte search.
+	nonASCIIExact bool
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -59,6 +63,14 @@ func New(secrets ...string) (*Redactor, []string) {
 		}
 	}
 	sortLongestFirst(r.exact)
+	for _, s := range r.exact {
+		r.exactBytes = append(r.exactBytes, []byte(s))
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] >= 0x7f {
+				r.nonASCIIExact = true
+			}
+		}
+	}
 	return r, tooShort
 }
 
@@ -81,6 +93,16 @@ type detector struct {
 	// accept, when set, must approve a match: it keeps a detector whose
 	// shape is loose from redacting ordinary words.
 	accept func(secret string) bool
+	// starts, when set, are the texts every match of re begins with (in
+	// any ASCII case when fold is set; after a \b when wordStart is set).
+	// Such a detector runs its regexp, anchored, only where one of them
+	// occurs, instead of along the whole text: the same matches, at a
+	// fraction of the cost (FuzzDetectorsMatchOnlyAtTheirStarts).
+	starts    []string
+	fold      bool
+	wordStart bool
+	anchored  *regexp.Regexp // ^(?:re), made from re at init
+	first     [256]bool      // the first bytes of starts, made at init
 }
 
 func contains(subs ...string) func(string) bool {
@@ -98,11 +120,14 @@ func containsFold(sub string) func(string) bool {
 	return func(s string) bool { return indexFold(s, sub) >= 0 }
 }
 
-// indexFold is strings.Index ignoring ASCII case, without allocating.
+// indexFold is strings.Index ignoring ASCII case, without allocating, for
+// a sub of lowercase ASCII letters. (strings.EqualFold on a window of
+// len(sub) bytes folds only ASCII here: a window with a wider rune in it has
+// fewer runes than sub.)
 func indexFold(s, sub string) int {
 	n := len(sub)
 	for i := 0; i+n <= len(s); i++ {
-		if strings.EqualFold(s[i:i+n], sub) {
+		if s[i]|0x20 == sub[0] && asciiEqualFold(s[i:i+n], sub) {
 			return i
 		}
 	}
@@ -112,27 +137,107 @@ func indexFold(s, sub string) int {
 var detectors = []detector{
 	{kind: "private-key", hint: contains("PRIVATE KEY"),
 		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`)},
-	{kind: "jwt", hint: contains("eyJ"),
+	{kind: "jwt", hint: contains("eyJ"), starts: []string{"eyJ"},
 		re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}`)},
-	{kind: "bearer", hint: containsFold("bearer"),
+	{kind: "bearer", hint: containsFold("bearer"), starts: []string{"bearer"}, fold: true, wordStart: true,
 		re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1,
 		// "bearer instruments" is English; a credential has a digit or a
 		// punctuation character in it.
 		accept: func(s string) bool { return strings.ContainsAny(s, "0123456789-._~+/=") }},
-	{kind: "aws-access-key-id", hint: contains("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"),
+	{kind: "aws-access-key-id", hint: contains(awsKeyPrefixes...), starts: awsKeyPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 	{kind: "aws-secret-access-key", hint: containsFold("secret"),
 		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
-	{kind: "github-token", hint: contains("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+	{kind: "github-token", hint: contains(githubPrefixes...), starts: githubPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
-	{kind: "gitlab-token", hint: contains("glpat-"),
+	{kind: "gitlab-token", hint: contains("glpat-"), starts: []string{"glpat-"}, wordStart: true,
 		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
 	{kind: "slack-token", hint: contains("xox", "hooks.slack.com"),
 		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+`)},
-	{kind: "porthole-token", hint: contains("ph_"),
+	{kind: "porthole-token", hint: contains("ph_"), starts: []string{"ph_"}, wordStart: true,
 		re: regexp.MustCompile(`\bph_[A-Za-z0-9_-]{43}`)},
 	{kind: "url-credentials", hint: contains("://"),
 		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\[\]]+:[^/\s@"'<>\[\]]+)@`), group: 1},
+}
+
+var (
+	awsKeyPrefixes = []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"}
+	githubPrefixes = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}
+)
+
+func init() {
+	for i := range detectors {
+		if d := &detectors[i]; d.starts != nil {
+			d.anchored = regexp.MustCompile(`^(?:` + d.re.String() + `)`)
+			for _, st := range d.starts {
+				d.first[st[0]] = true
+				if d.fold {
+					d.first[st[0]&^0x20] = true
+				}
+			}
+		}
+	}
+}
+
+// replaceAll is d.re.ReplaceAllStringFunc(s, f).
+func (d *detector) replaceAll(s string, f func(string) string) string {
+	if d.anchored == nil {
+		return d.re.ReplaceAllStringFunc(s, f)
+	}
+	// Leftmost first, without overlaps, as ReplaceAllStringFunc: every
+	// match begins at a start, so the leftmost match from i begins at the
+	// first start from i where the anchored regexp matches. \b before a
+	// start (whose first byte is a word character) needs a byte before it
+	// that is not one, which the slice s[i:] cannot show the regexp.
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if !d.first[s[i]] || !d.startsAt(s, i) || d.wordStart && i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		loc := d.anchored.FindStringIndex(s[i:])
+		if loc == nil {
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(f(s[i : i+loc[1]]))
+		last = i + loc[1]
+		i = last - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func (d *detector) startsAt(s string, i int) bool {
+	for _, st := range d.starts {
+		if len(s)-i < len(st) {
+			continue
+		}
+		if d.fold && asciiEqualFold(s[i:i+len(st)], st) || s[i:i+len(st)] == st {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiEqualFold is strings.EqualFold for a pattern of ASCII letters, whose
+// (?i) matches are ASCII letters too (no rune beyond ASCII folds to b, e,
+// a or r).
+func asciiEqualFold(s, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordByte is \b's idea of a word character: ASCII letters, digits, _.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 func marker(kind string) string { return "[REDACTED:" + kind + "]" }
@@ -142,6 +247,16 @@ func (r *Redactor) String(s string) (string, int) {
 	if r == nil {
 		r = &Redactor{}
 	}
+	if !mayHold(r, s) {
+		// Nothing any detector or exact secret needs, outside porthole's
+		// own markers: the common case, at the cost of one scan.
+		return s, 0
+	}
+	return r.replace(s)
+}
+
+// replace is String without its fast path.
+func (r *Redactor) replace(s string) (string, int) {
 	n := 0
 	for _, secret := range r.exact {
 		if c := strings.Count(s, secret); c > 0 {
@@ -153,7 +268,7 @@ func (r *Redactor) String(s string) (string, int) {
 		if !d.hint(s) {
 			continue
 		}
-		s = d.re.ReplaceAllStringFunc(s, func(m string) string {
+		s = d.replaceAll(s, func(m string) string {
 			lo, hi := 0, len(m)
 			if d.group > 0 {
 				if sub := d.re.FindStringSubmatchIndex(m); sub != nil && sub[2*d.group] >= 0 {
@@ -208,6 +323,11 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 		if err := json.Unmarshal(lit, &s); err != nil {
 			continue
 		}
+		if !mayHold(r, s) {
+			// The decoded text holds nothing to redact, and so neither
+			// does any JSON inside it (its literals are parts of it).
+			continue
+		}
 		red, n := r.String(s)
 		if depth < maxDepth {
 			if t := strings.TrimSpace(red); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
@@ -248,30 +368,58 @@ func literalEnd(b []byte, start int) int {
 }
 
 // docMayHoldSecret is the fast path for a whole document: without an escape
-// that could hide a character (\u, or \/ in "://"), no detector's hint and
-// no exact secret anywhere in it, at any depth of nesting, there is nothing
-// to redact. It reads the document once, plus once per exact secret.
-func (r *Redactor) docMayHoldSecret(b []byte) bool {
-	for _, secret := range r.exact {
-		if bytes.Contains(b, []byte(secret)) {
-			return true
+// that could hide a character of a hint or secret, no detector's hint and no
+// exact secret anywhere in it, at any depth of nesting, there is nothing to
+// redact. It reads the document once, plus once per exact secret.
+func (r *Redactor) docMayHoldSecret(b []byte) bool { return mayHold(r, b) }
+
+// mayHold is docMayHoldSecret over a document or a decoded string. A
+// hint is a necessary condition of a detector's match, and every hint and
+// every exact secret (when all are printable ASCII) is made of printable
+// ASCII; so a document whose raw bytes hold none of them outside porthole's
+// own markers, and whose escapes all decode to characters beyond ASCII,
+// holds none of them after any number of decodings either: a \u escape of a
+// character beyond ASCII, at whatever depth of nesting it is read, stands
+// for that character, which no hint contains. Every other \u (of an ASCII
+// character, a backslash or a letter u among them, or not followed by four
+// hex digits) and every \/ sends the document down the slow path.
+func mayHold[T string | []byte](r *Redactor, b T) bool {
+	switch v := any(b).(type) {
+	case string:
+		for _, secret := range r.exact {
+			if strings.Contains(v, secret) {
+				return true
+			}
+		}
+	case []byte:
+		for _, secret := range r.exactBytes {
+			if bytes.Contains(v, secret) {
+				return true
+			}
 		}
 	}
-	for i, c := range b[:max(0, len(b)-1)] {
-		if !startsHint[c] {
+	for i := 0; i+1 < len(b); i++ {
+		// Every hint has two bytes or more: a table of the pairs that
+		// begin one rules out almost every position with one lookup.
+		c, next := b[i], b[i+1]
+		if hintPairs[c][next>>6]&(1<<(next&63)) == 0 {
+			continue
+		}
+		if c == '\\' && next == 'u' {
+			if r.nonASCIIExact || !escapesBeyondASCII(b, i) {
+				return true
+			}
 			continue
 		}
 		for _, h := range hintsByFirstByte[c] {
-			// Every hint has two bytes or more; the second is compared
-			// here first, which rules out almost every candidate cheaply.
-			next := b[i+1]
+			second := next
 			if h.fold {
-				next |= 0x20
+				second |= 0x20
 			}
-			if next != h.s[1] || len(b)-i < len(h.s) {
+			if second != h.s[1] || len(b)-i < len(h.s) {
 				continue
 			}
-			if h.fold && bytes.EqualFold(b[i:i+len(h.s)], []byte(h.s)) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
+			if h.fold && strings.EqualFold(string(b[i:i+len(h.s)]), h.s) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
 				if redactedAlready(b, i, len(h.s)) {
 					continue
 				}
@@ -280,6 +428,42 @@ func (r *Redactor) docMayHoldSecret(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// escapesBeyondASCII reports whether b[i:] begins with \uXXXX naming a
+// character beyond ASCII (a surrogate half counts: it is one).
+func escapesBeyondASCII[T string | []byte](b T, i int) bool {
+	if len(b)-i < 6 {
+		return false
+	}
+	v := 0
+	for _, c := range []byte{b[i+2], b[i+3], b[i+4], b[i+5]} {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | int(c-'A'+10)
+		default:
+			return false
+		}
+	}
+	return v >= 0x80
+}
+
+// lastIndex is strings.LastIndex over a string or bytes.
+func lastIndex[T string | []byte](b T, sub string) int {
+	for j := len(b) - len(sub); j >= 0; j-- {
+		if string(b[j:j+len(sub)]) == sub {
+			return j
+		}
+	}
+	return -1
+}
+
+func hasPrefix[T string | []byte](b T, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
 
 type hint struct {
@@ -303,9 +487,17 @@ var (
 		}
 		return t
 	}()
-	startsHint = func() (t [256]bool) {
+	// hintPairs[c] is the set of bytes that follow c in the first two
+	// bytes of a hint, in any case a fold hint allows.
+	hintPairs = func() (t [256][4]uint64) {
 		for c, hs := range hintsByFirstByte {
-			t[c] = len(hs) > 0
+			for _, h := range hs {
+				for _, n := range []byte{h.s[1], h.s[1] &^ 0x20} {
+					if h.fold || n == h.s[1] {
+						t[c][n>>6] |= 1 << (n & 63)
+					}
+				}
+			}
 		}
 		return t
 	}()
@@ -318,18 +510,21 @@ func (r *Redactor) mayHoldSecret(lit []byte) bool {
 }
 
 // redactedAlready reports whether the hint at b[i:i+n] is part of porthole's
-// own output: inside a well-formed marker ("[REDACTED:aws-secret-access-key]")
-// or the scheme a Bearer marker keeps ("Bearer [REDACTED:bearer]"). Without
-// this, every answer that once held a secret would take the slow path at
-// the wire. Only a closed marker of lowercase letters and dashes counts, so
-// text made to look like an open marker does not hide what follows it.
-func redactedAlready(b []byte, i, n int) bool {
+// own output: inside a marker ("[REDACTED:aws-secret-access-key]") or the
+// scheme a Bearer marker keeps ("Bearer [REDACTED:bearer]"). Without this,
+// every answer that once held a secret would take the slow path at the
+// wire. Only a closed marker naming one of the kinds porthole writes counts:
+// text made to look like an open marker does not hide what follows it, and
+// a made-up closed one of lowercase letters and dashes does not hide a token
+// of that shape ("[REDACTED:xoxb-abcdefghijkl]" is a Slack token in a
+// costume; no real marker holds the hint of a detector that could match it).
+func redactedAlready[T string | []byte](b T, i, n int) bool {
 	const open = "[REDACTED:"
 	if m := markerLen(b[i+n:], 1); m > 0 {
 		return true // "Bearer [REDACTED:bearer]"
 	}
 	lo := max(0, i-len(open)-32)
-	j := bytes.LastIndex(b[lo:i], []byte(open))
+	j := lastIndex(b[lo:i], open)
 	if j < 0 {
 		return false
 	}
@@ -338,17 +533,26 @@ func redactedAlready(b []byte, i, n int) bool {
 	return m > 0 && i+n <= start+m-1
 }
 
+// markerKinds are the kinds a marker porthole writes can name.
+var markerKinds = func() map[string]bool {
+	kinds := map[string]bool{"secret": true}
+	for _, d := range detectors {
+		kinds[d.kind] = true
+	}
+	return kinds
+}()
+
 // markerLen is the length of a marker at the start of b, after skip spaces,
 // or 0 when there is none.
-func markerLen(b []byte, skip int) int {
+func markerLen[T string | []byte](b T, skip int) int {
 	const open = "[REDACTED:"
-	if len(b) < skip || !bytes.HasPrefix(b[skip:], []byte(open)) || (skip > 0 && b[0] != ' ') {
+	if len(b) < skip || !hasPrefix(b[skip:], open) || (skip > 0 && b[0] != ' ') {
 		return 0
 	}
 	for k := skip + len(open); k < len(b) && k < skip+len(open)+40; k++ {
 		switch c := b[k]; {
 		case c == ']':
-			if k == skip+len(open) {
+			if !markerKinds[string(b[skip+len(open):k])] {
 				return 0
 			}
 			return k + 1 - skip

@@ -329,3 +329,134 @@ func TestMarkersKeepTheFastPathButCannotHideASecret(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvisory_MadeUpMarkerHidesNoToken: the fast path skips hints inside
+// porthole's own markers; a closed marker naming a kind porthole never
+// writes, made of lowercase letters and dashes like a Slack or GitLab token,
+// must not hide that token.
+func TestAdvisory_MadeUpMarkerHidesNoToken(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	for _, token := range []string{"xoxb-abcdefghijkl", "glpat-abcdefghijklmnopqrstu"} {
+		doc := `{"m":"[REDACTED:` + token + `]"}`
+		if out, n := r.JSON([]byte(doc)); n == 0 || strings.Contains(string(out), token) {
+			t.Errorf("JSON(%s) = %s, %d", doc, out, n)
+		}
+		if out, n := r.String(doc); n == 0 || strings.Contains(out, token) {
+			t.Errorf("String(%s) = %s, %d", doc, out, n)
+		}
+	}
+}
+
+func TestEscapesBeyondASCIIKeepTheFastPath(t *testing.T) {
+	t.Parallel()
+	r, _ := New("tmprl-api-key-0123456789")
+	for _, doc := range []string{
+		`{"identity":"worker\u202e\u200b"}`,             // an identifier's hidden characters, escaped
+		`{"identity":"worker\\u202E\\u200B"}`,           // the same, shown as visible escapes
+		`{"text":"{\"identity\":\"worker\\\\u202E\"}"}`, // and inside a text content
+		`{"emoji":"\ud83d\ude00"}`,
+	} {
+		if r.docMayHoldSecret([]byte(doc)) {
+			t.Errorf("%s takes the slow path", doc)
+		}
+	}
+}
+
+func TestEscapesThatCouldHideAHintTakeTheSlowPath(t *testing.T) {
+	t.Parallel()
+	nonASCII, _ := New("pässwort-geheim-1234")
+	cases := []struct {
+		name string
+		r    *Redactor
+		doc  string
+	}{
+		{"an ASCII letter", nil, `{"a":"\u0041KIAIOSFODNN7EXAMPLE"}`},
+		{"an ASCII letter one level down", nil, `{"t":"{\"a\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a backslash that makes an escape one level down", nil, `{"t":"{\"a\":\"\u005cu0041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a letter u that makes an escape one level down", nil, `{"t":"{\"a\":\"\\\u00750041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a hex digit escaped one level down", nil, `{"t":"{\"a\":\"\\u\u0030041KIAIOSFODNN7EXAMPLE\"}"}`},
+		{"a non-ASCII exact secret", nonASCII, `{"a":"p\u00e4sswort-geheim-1234"}`},
+	}
+	for _, c := range cases {
+		r := c.r
+		if r == nil {
+			r, _ = New()
+		}
+		if !r.docMayHoldSecret([]byte(c.doc)) {
+			t.Errorf("%s: %s keeps the fast path", c.name, c.doc)
+		}
+		if out, n := r.JSON([]byte(c.doc)); n == 0 {
+			t.Errorf("%s: JSON(%s) = %s, nothing redacted", c.name, c.doc, out)
+		}
+	}
+}
+
+// FuzzFastPathSkipsNothing: when the fast path passes a document, no string
+// in it, at any depth of JSON nesting, holds anything the detectors or the
+// exact secrets would replace; and when it passes a text, String has nothing
+// to replace in it.
+func FuzzFastPathSkipsNothing(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s)
+	}
+	f.Add(`{"m":"failed: Bearer [REDACTED:bearer] key [REDACTED:aws-secret-access-key]"}`)
+	f.Add(`{"t":"{\"a\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`)
+	f.Add(`{"identity":"worker\u202e","k":"tmprl\u002dapi-key-0123456789"}`)
+	f.Add(`[REDACTED:xoxb-abcdefghijkl]`)
+	r, _ := New("tmprl-api-key-0123456789")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHold(r, s) {
+			if out, n := r.replace(s); n != 0 {
+				t.Fatalf("the fast path passed %q, which String redacts to %q", s, out)
+			}
+		}
+		if !json.Valid([]byte(s)) || r.docMayHoldSecret([]byte(s)) {
+			return
+		}
+		var v any
+		json.Unmarshal([]byte(s), &v)
+		for _, x := range strings.Split(flatten(v), "\n") {
+			if out, n := r.replace(x); n != 0 {
+				t.Fatalf("the fast path passed %s, which holds %q, redacted to %q", s, x, out)
+			}
+		}
+	})
+}
+
+// FuzzDetectorsMatchOnlyAtTheirStarts: a detector that runs its regexp only
+// where one of its starts occurs finds exactly the matches the regexp finds
+// along the whole text; and the fold hints' search finds what
+// strings.EqualFold finds.
+func FuzzDetectorsMatchOnlyAtTheirStarts(f *testing.F) {
+	for _, s := range samples {
+		f.Add("x" + s + " and _" + s + "." + strings.ToLower(s))
+	}
+	f.Add("Authorization: BEARER abc.def-123 bearer\tbearer 12345678== xbearer 123456789")
+	f.Add("AKIAIOSFODNN7EXAMPLEAKIAIOSFODNN7EXAMPL2 ASIAIOSFODNN7EXAMPLE")
+	f.Add("eyJeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ")
+	f.Add("ſecret SECRET bEaReR \u212aey")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, sub := range []string{"bearer", "secret"} {
+			want := -1
+			for i := 0; i+len(sub) <= len(s); i++ {
+				if strings.EqualFold(s[i:i+len(sub)], sub) {
+					want = i
+					break
+				}
+			}
+			if got := indexFold(s, sub); got != want {
+				t.Fatalf("indexFold(%q, %q) = %d, strings.EqualFold finds %d", s, sub, got, want)
+			}
+		}
+		for _, d := range detectors {
+			if d.anchored == nil {
+				continue
+			}
+			mark := func(m string) string { return "<" + m + ">" }
+			if got, want := d.replaceAll(s, mark), d.re.ReplaceAllStringFunc(s, mark); got != want {
+				t.Fatalf("%s in %q: %q, the regexp along the whole text %q", d.kind, s, got, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"context"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// describeReader answers DescribeWorkflow at once with what the bench's
+// running workflow looks like: a pending activity whose failure message
+// holds secrets, so the redactor's slow path runs, as in `make bench`.
+type describeReader struct{ fakeReader }
+
+func (*describeReader) DescribeWorkflow(_ context.Context, ref read.WorkflowRef) (*read.WorkflowDescription, error) {
+	now := time.Now().UTC()
+	return &read.WorkflowDescription{
+		Observation: read.Observation{Namespace: "default", ObservedAt: now},
+		Workflow: read.WorkflowSummary{WorkflowID: ref.WorkflowID, RunID: "0195b9a4-7c1e-7d2a-9f3b-1a2b3c4d5e6f", WorkflowType: "ShipmentWorkflow",
+			TaskQueue: "porthole-demo", Status: "Running", StartTime: &now, ExecutionTime: &now, HistoryLength: 11},
+		PendingActivities: []read.PendingActivity{{
+			ActivityID: "reserve-1", ActivityType: "ReserveCarrier", State: "Scheduled", Attempt: 7,
+			ScheduledTime: &now, LastStartedTime: &now, LastHeartbeatTime: &now,
+			LastFailure: &read.FailureSummary{Kind: "application", ApplicationErrorType: "CarrierError", Message: redact.Quote(redact.OriginTemporal,
+				"carrier refused the booking: porthole-free-text-marker; upstream said Authorization: Bearer seed-bearer-4f1c2a9e7b3d for key AKIAPORTHOLESEED0001 in session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ")},
+			LastWorkerIdentity: &redact.Text{Text: "porthole-demo-worker\\u202e\\u200b", Origin: redact.OriginTemporal},
+		}},
+		PendingChildren: []read.PendingChild{{WorkflowID: "shipment-running-1-label", RunID: "0195b9a4-7c1e-7d2a-9f3b-1a2b3c4d5e70", WorkflowType: "PrintLabelWorkflow", InitiatedID: 5}},
+	}, nil
+}
+
+// benchChain serves describe_workflow through the whole HTTP chain (auth,
+// strict decoding, rate limits set high, audit to a real file, redaction),
+// in process, so the profile shows porthole's own cost and the go-sdk's.
+func benchChain(b *testing.B, cacheTTL time.Duration) {
+	dir := b.TempDir()
+	tokensFile := filepath.Join(dir, "tokens")
+	token, err := AppendToken(tokensFile, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tokens, err := LoadTokens(tokensFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	log, err := audit.Open(audit.Config{Path: filepath.Join(dir, "audit.log"), Key: []byte(strings.Repeat("k", 64))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: log, CacheTTL: cacheTTL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens },
+		Limits: Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	serveBench(b, h, token)
+}
+
+// serveBench posts describe_workflow calls to h: one at a time (the
+// bench's concurrency 1), or from every P with -parallel-chain.
+func serveBench(b *testing.B, h http.Handler, token string) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`
+	call := func() {
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"structuredContent"`) || strings.Contains(rec.Body.String(), "AKIAPORTHOLESEED0001") {
+			b.Fatalf("status %d: %.300s", rec.Code, rec.Body.String())
+		}
+	}
+	b.ReportAllocs()
+	if !*parallel {
+		for b.Loop() {
+			call()
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			call()
+		}
+	})
+}
+
+var parallel = flag.Bool("parallel-chain", false, "post the chain benchmarks' calls from every P at once")
+
+// BenchmarkWholeChain is `make bench`'s porthole mode without Temporal.
+func BenchmarkWholeChain(b *testing.B) { benchChain(b, -1) }
+
+// BenchmarkWholeChainCached is `make bench`'s cached mode: every call after
+// the first is answered from the cache.
+func BenchmarkWholeChainCached(b *testing.B) { benchChain(b, time.Hour) }
+
+// BenchmarkBareDescribe is `make bench`'s bare mode without Temporal: a
+// go-sdk stateless server with a typed describe_workflow tool over the same
+// reader, no hardening. Its result is the bench's bare one, a few fields.
+func BenchmarkBareDescribe(b *testing.B) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	type in struct {
+		WorkflowID string `json:"workflowId"`
+		RunID      string `json:"runId,omitempty"`
+	}
+	type out struct {
+		WorkflowID   string    `json:"workflowId"`
+		RunID        string    `json:"runId"`
+		WorkflowType string    `json:"workflowType"`
+		Status       string    `json:"status"`
+		StartTime    time.Time `json:"startTime"`
+		Pending      int       `json:"pendingActivities"`
+	}
+	r := &describeReader{}
+	mcp.AddTool(s, &mcp.Tool{Name: "describe_workflow"}, func(ctx context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
+		d, err := r.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: i.WorkflowID, RunID: i.RunID})
+		if err != nil {
+			return nil, out{}, err
+		}
+		return nil, out{d.Workflow.WorkflowID, d.Workflow.RunID, d.Workflow.WorkflowType, string(d.Workflow.Status), *d.Workflow.StartTime, len(d.PendingActivities)}, nil
+	})
+	serveBench(b, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}), "")
+}

@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+// The strict decoder as it was written first, on encoding/json's token
+// stream: the reference FuzzDecodeEnvelopeAgreesWithReference holds
+// decodeEnvelope to.
+
+func decodeEnvelopeReference(body []byte) (envelope, error) {
+	var env envelope
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return env, refuseBody(codeInvalidRequest, "the body is empty")
+	}
+	if trimmed[0] == '[' {
+		return env, refuseBody(codeInvalidRequest, "batches are not accepted: send one request per HTTP request")
+	}
+	if trimmed[0] != '{' {
+		return env, refuseBody(codeInvalidRequest, "the body must be one JSON-RPC request object")
+	}
+	if err := referenceStrictJSON(body); err != nil {
+		return env, err
+	}
+	// One pass reads the members; keys are exact (referenceStrictJSON refused
+	// case variants), so a member in another case is an unknown one.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return env, refuseBody(codeParseError, "the body is not JSON")
+	}
+	for k := range top {
+		switch k {
+		case "jsonrpc", "id", "method", "params":
+		default:
+			return env, refuseBody(codeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
+		}
+	}
+	var raw struct {
+		JSONRPC string
+		ID      json.RawMessage
+		Method  *string
+		Params  json.RawMessage
+	}
+	raw.ID, raw.Params = top["id"], top["params"]
+	_ = json.Unmarshal(top["jsonrpc"], &raw.JSONRPC)
+	if m, ok := top["method"]; ok {
+		_ = json.Unmarshal(m, &raw.Method)
+	}
+	env.ID = raw.ID
+	switch {
+	case raw.JSONRPC != "2.0":
+		return env, refuseBody(codeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	case raw.Method == nil || *raw.Method == "":
+		return env, refuseBody(codeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
+	}
+	if len(raw.ID) > 0 && raw.ID[0] != '"' && (raw.ID[0] < '0' || raw.ID[0] > '9') && raw.ID[0] != '-' && string(raw.ID) != "null" {
+		return env, refuseBody(codeInvalidRequest, `"id" must be a string or a number`)
+	}
+	env.Method = *raw.Method
+	if p := bytes.TrimSpace(raw.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
+		return env, refuseBody(codeInvalidRequest, `"params" must be an object`)
+	}
+	if env.Method == "tools/call" {
+		var params struct {
+			Name *string `json:"name"`
+		}
+		if err := json.Unmarshal(raw.Params, &params); err != nil || params.Name == nil {
+			return env, refuseBody(codeInvalidRequest, `tools/call needs "params" with a string "name"`)
+		}
+		env.Tool = *params.Name
+	}
+	return env, nil
+}
+
+// checkStrictJSON walks body token by token: one value, no duplicate or
+// case-variant keys in any object, nesting within maxJSONDepth, nothing
+// after the value.
+func referenceStrictJSON(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := referenceStrictValue(dec, 0); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return refuseBody(codeInvalidRequest, "the body holds data after the request object")
+	}
+	return nil
+}
+
+func referenceStrictValue(dec *json.Decoder, depth int) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return refuseBody(codeParseError, "the body is not valid JSON")
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	if depth >= maxJSONDepth {
+		return refuseBody(codeInvalidRequest, "the body nests deeper than %d levels", maxJSONDepth)
+	}
+	keys := map[string]bool{}
+	for dec.More() {
+		if delim == '{' {
+			kt, err := dec.Token()
+			key, isKey := kt.(string)
+			if err != nil || !isKey {
+				return refuseBody(codeParseError, "the body is not valid JSON")
+			}
+			folded := foldKey(key)
+			if keys[folded] {
+				return refuseBody(codeInvalidRequest, "the key %q appears twice, or twice in different case", key)
+			}
+			keys[folded] = true
+		}
+		if err := referenceStrictValue(dec, depth+1); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return refuseBody(codeParseError, "the body is not valid JSON")
+	}
+	return nil
+}
+
+// FuzzDecodeEnvelopeAgreesWithReference: the one-pass decoder accepts what
+// the reference accepts and refuses what it refuses, with the same JSON-RPC
+// code, and reads the same id, method and tool. Where a body is refused
+// for several reasons the two may name different ones; where the reference
+// names an unknown member it picks one at random.
+func FuzzDecodeEnvelopeAgreesWithReference(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got, gerr := decodeEnvelope([]byte(body))
+		want, werr := decodeEnvelopeReference([]byte(body))
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: decodeEnvelope says %v, the reference %v", body, gerr, werr)
+		}
+		if gerr != nil {
+			g, w := gerr.(*errDecode), werr.(*errDecode)
+			if g.code != w.code {
+				t.Fatalf("%q: code %d (%s), the reference %d (%s)", body, g.code, g.message, w.code, w.message)
+			}
+			if !strings.HasPrefix(w.message, "unknown member") && g.message != w.message {
+				t.Fatalf("%q: %q, the reference %q", body, g.message, w.message)
+			}
+		}
+		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.Tool != want.Tool {
+			t.Fatalf("%q: read %+v, the reference %+v", body, got, want)
+		}
+	})
+}

@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// renderedAnswer is a tool result as JSON, redacted, without its age.
+type renderedAnswer struct {
+	json       []byte
+	redactions int
+}
+
+// render marshals a tool result and redacts it, counting the redactions.
+//
+// An answer served from the cache is the same value for every hit of its
+// entry but for its age, so it is marshalled and redacted once per entry:
+// later hits take the redacted JSON and write their own ageSeconds into it.
+// The age is a number porthole computes, which no redaction could concern;
+// the wire redactor still reads every byte where the answer leaves.
+func (g *Server) render(entry *cacheEntry, out any) ([]byte, int, error) {
+	o, _ := out.(interface{ Observed() *read.Observation })
+	if entry == nil || o == nil || o.Observed().AgeSeconds == nil {
+		return g.marshalRedacted(out)
+	}
+	obs := o.Observed()
+	r := entry.rendered.Load()
+	if r == nil {
+		// out is this hit's own copy of the entry's value (cachedRead
+		// copies it to set the age), so its age can be lifted for a moment.
+		age := obs.AgeSeconds
+		obs.AgeSeconds = nil
+		b, n, err := g.marshalRedacted(out)
+		obs.AgeSeconds = age
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(b) > maxRenderedBytes {
+			return g.withAgeOr(b, n, out, *age)
+		}
+		r = &renderedAnswer{json: b, redactions: n}
+		entry.rendered.Store(r)
+	}
+	return g.withAgeOr(r.json, r.redactions, out, *obs.AgeSeconds)
+}
+
+// maxRenderedBytes bounds what a cache entry keeps of its rendering, so
+// that the cache's memory grows by at most maxCacheEntries times this: a
+// larger answer (a long history page) is rendered again for each hit.
+const maxRenderedBytes = 16 << 10
+
+// withAgeOr is the rendering b of out's value with age written in, or,
+// for JSON of another shape, out marshalled and redacted anew.
+func (g *Server) withAgeOr(b []byte, redactions int, out any, age float64) ([]byte, int, error) {
+	if aged, ok := withAge(b, age); ok {
+		return aged, redactions, nil
+	}
+	return g.marshalRedacted(out)
+}
+
+func (g *Server) marshalRedacted(out any) ([]byte, int, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, 0, err
+	}
+	b, n := g.redactor.JSON(b)
+	return b, n, nil
+}
+
+// withAge writes "ageSeconds" into a result's JSON where encoding/json puts
+// it: every result embeds read.Observation first, so its members open the
+// object, and ageSeconds follows observedAt. The first `,"observedAt":"` is
+// that member: inside a string literal every quote is escaped, so the
+// sequence cannot occur there. ok is false for JSON of another shape.
+func withAge(b []byte, age float64) (aged []byte, ok bool) {
+	const key = `,"observedAt":"`
+	i := bytes.Index(b, []byte(key))
+	if i < 0 || !bytes.HasPrefix(b, []byte(`{"namespace":"`)) {
+		return nil, false
+	}
+	j := bytes.IndexByte(b[i+len(key):], '"')
+	if j < 0 {
+		return nil, false
+	}
+	at := i + len(key) + j + 1
+	num, err := json.Marshal(age)
+	if err != nil {
+		return nil, false
+	}
+	aged = make([]byte, 0, len(b)+len(`,"ageSeconds":`)+len(num))
+	aged = append(aged, b[:at]...)
+	aged = append(aged, `,"ageSeconds":`...)
+	aged = append(aged, num...)
+	return append(aged, b[at:]...), true
+}

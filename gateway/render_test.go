@@ -1,0 +1,63 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// A hit answered from a rendered cache entry is, byte for byte, what
+// marshalling and redacting the aged value would give, whatever the result
+// type and however hostile the namespace's name.
+func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
+	t.Parallel()
+	g := mustServer(t, &fakeReader{})
+	now := time.Date(2026, 11, 30, 7, 0, 0, 123456789, time.UTC)
+	for _, ns := range []string{"default", `x","observedAt":"1999","ageSeconds":9,"y":"`, "AKIAIOSFODNN7EXAMPLE"} {
+		obs := read.Observation{Namespace: ns, ObservedAt: now}
+		d, _ := (&describeReader{}).DescribeWorkflow(context.Background(), read.WorkflowRef{WorkflowID: "w"})
+		d.Observation = obs
+		for name, v := range map[string]interface{ Observed() *read.Observation }{
+			"description":  d,
+			"list":         &read.WorkflowList{Observation: obs, Workflows: []read.WorkflowSummary{{WorkflowID: "a", Status: "Running"}}, NextPageToken: "tok"},
+			"count":        &read.WorkflowCount{Observation: obs, Count: 3},
+			"namespace":    &read.NamespaceDescription{Observation: obs, State: "Registered"},
+			"history":      &read.History{Observation: obs, WorkflowID: "w", Events: []read.HistoryEvent{{EventID: 1, EventType: "WorkflowExecutionStarted", EventTime: now}}},
+			"long history": &read.History{Observation: obs, WorkflowID: "w", Events: longHistory(now)},
+			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: redact.Quote(redact.OriginTemporal, "w\u202e")}}}},
+		} {
+			entry := &cacheEntry{v: v}
+			for i, age := range []float64{0.25, 1.5e-7, 1.999} {
+				a := age
+				v.Observed().AgeSeconds = &a
+				got, n, err := g.render(entry, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := json.Marshal(v)
+				want, m := g.redactor.JSON(b)
+				if string(got) != string(want) || n != m {
+					t.Fatalf("%s in %q, hit %d: rendered\n%s (%d), want\n%s (%d)", name, ns, i, got, n, want, m)
+				}
+				if v.Observed().AgeSeconds != &a {
+					t.Fatalf("%s: render changed the value's age", name)
+				}
+				if kept := entry.rendered.Load(); kept != nil && len(kept.json) > maxRenderedBytes {
+					t.Fatalf("%s: the entry keeps %d bytes of rendering", name, len(kept.json))
+				}
+			}
+		}
+	}
+}
+
+func longHistory(at time.Time) []read.HistoryEvent {
+	events := make([]read.HistoryEvent, 500)
+	for i := range events {
+		events[i] = read.HistoryEvent{EventID: int64(i + 1), EventType: "ActivityTaskScheduled", EventTime: at, ActivityID: "a", ActivityType: "Charge"}
+	}
+	return events
+}
