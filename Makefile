@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelope$$' -fuzztime $(FUZZTIME) ./gateway/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelopeAgreesWithReference$$' -fuzztime $(FUZZTIME) ./gateway/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRoster$$' -fuzztime $(FUZZTIME) ./gateway/upstream/
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s

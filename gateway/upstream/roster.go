@@ -136,6 +136,16 @@ func LoadRoster(path string) (*Roster, error) {
 // every error names the entry and the field, so a typo cannot expose more,
 // or less, than the operator meant.
 func ParseRoster(b []byte) (*Roster, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("the roster file is not valid: %w", err)
+	}
+	if line := aliasLine(&doc); line > 0 {
+		// What the operator reads is what porthole runs: no part of an
+		// entry stands for another, and pinning rewrites nothing it
+		// cannot write back as it was.
+		return nil, fmt.Errorf("the roster file uses a YAML anchor or alias at line %d: write each entry out in full", line)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	var r Roster
@@ -390,6 +400,19 @@ func (r *Roster) Costs() map[string]int {
 		}
 	}
 	return costs
+}
+
+// aliasLine is the line of the first anchor or alias in a YAML tree, or 0.
+func aliasLine(n *yaml.Node) int {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode {
+		return max(n.Line, 1)
+	}
+	for _, c := range n.Content {
+		if line := aliasLine(c); line > 0 {
+			return line
+		}
+	}
+	return 0
 }
 
 func fieldError(field, format string, args ...any) error {

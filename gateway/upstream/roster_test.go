@@ -97,6 +97,7 @@ func TestRosterRefusalsNameTheEntryAndField(t *testing.T) {
 		{"upstreams:\n  - name: a__b\n    url: https://x/mcp\n    tools:\n      - name: a\n", "field name"},
 		{entry("    url: https://x/mcp\n") + "  - name: gh\n    url: https://y/mcp\n    tools:\n      - name: b\n", `entry 2 ("gh"): field name: another entry has this name`},
 		{entry("    url: https://x/mcp\n") + "---\nupstreams: []\n", "more than one YAML document"},
+		{"upstreams:\n  - &gh\n    name: gh\n    url: https://x/mcp\n    tools:\n      - name: a\n  - *gh\n", "YAML anchor or alias at line 2"},
 	} {
 		_, err := ParseRoster([]byte(tc.roster))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
