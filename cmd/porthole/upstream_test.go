@@ -292,3 +292,52 @@ func digestOf(t *testing.T, roster []byte, tool string) string {
 	t.Fatalf("no digest pinned for %s:\n%s", tool, roster)
 	return ""
 }
+
+// Over porthole's own stdio transport, the same: upstream tools appear as
+// the upstream connects. The test waits on notifications/tools/list_changed
+// between listings; whether one comes depends on whether the upstream
+// connected before or after the client's session began, so its arrival is
+// not required.
+func TestUpstreamsOverPortholeStdio(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	script := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	roster := filepath.Join(t.TempDir(), "roster.yaml")
+	if err := os.WriteFile(roster, []byte(fmt.Sprintf("upstreams:\n  - name: everything\n    transport: stdio\n    command: %q\n    args: [%q, stdio]\n    tools:\n      - name: echo\n", node, script)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runPorthole(t, baseEnv(), "roster", "pin", "--roster-file", roster)
+
+	changed := make(chan struct{}, 16)
+	cmd := exec.Command(e2e.bin, "stdio")
+	aenv, _, _ := auditEnv(t)
+	cmd.Env = baseEnv(append(aenv, "PORTHOLE_ROSTER_FILE="+roster)...)
+	var logs syncBuffer
+	cmd.Stderr = &logs
+	client := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("stdio connect: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	for {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "everything__echo" }) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no tools/list_changed within 30s, and no upstream tool listed:\n%s", logs.String())
+		}
+	}
+	a, res := callUpstream(t, cs, "everything__echo", map[string]any{"message": "over stdio"})
+	if res.IsError || a.Content[0].Text != "Echo: over stdio" || a.Content[0].Origin != "porthole-quoting-upstream:everything" {
+		t.Errorf("echo over stdio answered %+v", a)
+	}
+}
