@@ -1,10 +1,34 @@
 package main
 
 import (
-	"os"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
+
+func TestGCPercentFollowsTheLiveHeap(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		name string
+		live uint64
+		want int
+	}{
+		{"nothing measured yet is a small heap", 0, 200},
+		{"a small heap is collected at 200", 4 * mib, 200},
+		{"up to 8 MiB live the goal fits the budget at 200", 8 * mib, 200},
+		{"between, the goal is held at the budget", 10 * mib, 140},
+		{"from 12 MiB live it is Go's default", 12 * mib, 100},
+		{"a large heap is never collected more often than by default", 1 << 30, 100},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := gcPercentFor(c.live); got != c.want {
+				t.Fatalf("gcPercentFor(%d MiB) = %d, want %d", c.live/mib, got, c.want)
+			}
+		})
+	}
+}
 
 // gcPercent reads the collector's target without changing it.
 func gcPercent() int {
@@ -13,35 +37,45 @@ func gcPercent() int {
 	return p
 }
 
-func TestSetGCPercent(t *testing.T) {
-	cases := []struct {
-		name string
-		gogc *string // nil: unset
-		want int
-	}{
-		{"without GOGC the target is porthole's default", nil, defaultGCPercent},
-		{"an operator's GOGC stands", gogcValue("50"), 50},
-		{"an operator's GOGC=off stands", gogcValue("off"), -1},
-		{"an empty GOGC is the operator's too, and the runtime's 100 stands", gogcValue(""), 100},
-	}
+func TestAnOperatorsGOGCStands(t *testing.T) {
 	defer debug.SetGCPercent(gcPercent())
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("GOGC", "") // restored after the case
-			runtimeRead := 100
-			if c.gogc == nil {
-				os.Unsetenv("GOGC")
-			} else {
-				os.Setenv("GOGC", *c.gogc)
-				runtimeRead = c.want
-			}
-			debug.SetGCPercent(runtimeRead) // what the runtime read at start
-			setGCPercent()
-			if got := gcPercent(); got != c.want {
-				t.Fatalf("the target is %d, want %d", got, c.want)
-			}
-		})
+	for _, v := range []string{"50", "off", ""} {
+		t.Setenv("GOGC", v)
+		debug.SetGCPercent(77) // whatever the runtime read at start
+		tuneGC()
+		if got := gcPercent(); got != 77 {
+			t.Fatalf("GOGC=%q: porthole changed the target to %d", v, got)
+		}
 	}
 }
 
-func gogcValue(s string) *string { return &s }
+func TestAfterEachGCRunsAfterEveryCollectionUntilTold(t *testing.T) {
+	runs := make(chan struct{}, 10)
+	n := 0
+	afterEachGC(func() bool {
+		n++
+		runs <- struct{}{}
+		return n < 3
+	})
+	for i := 0; i < 3; i++ {
+		deadline := time.After(10 * time.Second)
+	wait:
+		for {
+			runtime.GC()
+			select {
+			case <-runs:
+				break wait
+			case <-deadline:
+				t.Fatalf("after %d runs, no run followed a collection", i)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(runs) != 0 {
+		t.Fatalf("f ran again after it returned false")
+	}
+}

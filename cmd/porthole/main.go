@@ -35,7 +35,7 @@ Run 'porthole <command> --help' for the settings of a command.
 `
 
 func main() {
-	setGCPercent()
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
