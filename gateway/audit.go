@@ -176,9 +176,13 @@ func (g *Server) toolSize(t *mcp.Tool) toolSize {
 // HTTP request ends (the client hung up), which the go-sdk's detached
 // handler context would not. It runs first, so everything after it, the
 // Temporal read included, sees the cancellation; the audit middleware
-// writes its result record on a context of its own.
+// writes its result record on a context of its own. Being first, it is
+// also where a tool call's goroutine grows its stack (see growStack).
 func followRequest(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			growStack()
+		}
 		reqCtx := callInfoFrom(ctx).request
 		if reqCtx == nil {
 			return next(ctx, method, req)
