@@ -30,6 +30,12 @@ type Redactor struct {
 	// nonASCIIExact is set when an exact secret has a character outside
 	// printable ASCII, which a \u escape could hide from a byte search.
 	nonASCIIExact bool
+	// escapedExact is set when an exact secret has a character JSON writes
+	// as a two-character escape (a quote, a backslash, a control
+	// character): in a document the secret then appears only escapedly
+	// (`pa\"ss`), which a byte search for it misses, so every backslash
+	// sends a document down the slow path, which decodes each literal.
+	escapedExact bool
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -68,6 +74,9 @@ func New(secrets ...string) (*Redactor, []string) {
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] >= 0x7f {
 				r.nonASCIIExact = true
+			}
+			if s[i] < 0x20 || s[i] == '"' || s[i] == '\\' {
+				r.escapedExact = true
 			}
 		}
 	}
@@ -146,7 +155,12 @@ var detectors = []detector{
 		accept: func(s string) bool { return strings.ContainsAny(s, "0123456789-._~+/=") }},
 	{kind: "aws-access-key-id", hint: contains(awsKeyPrefixes...), starts: awsKeyPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{kind: "aws-secret-access-key", hint: containsFold("secret"),
+	// The hint is "ecret", not "secret": (?i) lets the regexp's s match
+	// U+017F (long s) and its k the Kelvin sign, which an ASCII-folded hint
+	// of "secret" would not find, so the fast path would pass
+	// "aws_\u017fecret_access_key=..." that the regexp redacts. No letter of
+	// "ecret" folds to anything beyond ASCII.
+	{kind: "aws-secret-access-key", hint: containsFold("ecret"),
 		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
 	{kind: "github-token", hint: contains(githubPrefixes...), starts: githubPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
@@ -391,11 +405,17 @@ func mayHold[T string | []byte](r *Redactor, b T) bool {
 				return true
 			}
 		}
+		if r.escapedExact && strings.IndexByte(v, '\\') >= 0 {
+			return true
+		}
 	case []byte:
 		for _, secret := range r.exactBytes {
 			if bytes.Contains(v, secret) {
 				return true
 			}
+		}
+		if r.escapedExact && bytes.IndexByte(v, '\\') >= 0 {
+			return true
 		}
 	}
 	for i := 0; i+1 < len(b); i++ {
@@ -476,7 +496,7 @@ type hint struct {
 var (
 	plainHints = []string{`\u`, `\/`, "PRIVATE KEY", "eyJ", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA",
 		"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hooks.slack.com", "ph_", "://"}
-	foldHints        = []string{"bearer", "secret"}
+	foldHints        = []string{"bearer", "ecret"}
 	hintsByFirstByte = func() (t [256][]hint) {
 		for _, h := range plainHints {
 			t[h[0]] = append(t[h[0]], hint{s: h})

@@ -460,3 +460,46 @@ func FuzzDetectorsMatchOnlyAtTheirStarts(f *testing.F) {
 		}
 	})
 }
+
+// An exact secret with a character JSON escapes (a quote, a backslash, a
+// newline) appears in a document only escaped; the fast path's byte search
+// for it used to miss it there, and the document went out unredacted.
+func TestExactSecretsThatJSONEscapesAreRedacted(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{`pass"word-0123`, `back\slash-0123`, "tab\tbed-0123456"} {
+		r, _ := New(secret)
+		doc, _ := json.Marshal(map[string]string{"m": "the key is " + secret + " ok"})
+		out, n := r.JSON(doc)
+		var back map[string]string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 || strings.Contains(back["m"], secret) {
+			t.Errorf("secret %q in %s: %d redactions, %s", secret, doc, n, out)
+		}
+	}
+}
+
+// The aws-secret detector's (?i) regexp matches a long s (U+017F) for s and
+// the Kelvin sign for k; its fast-path hint must find those spellings too.
+func TestFoldedSpellingsOfTheAWSSecretHintTakeTheSlowPath(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	const key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	for _, text := range []string{"aws_\u017fecret_access_key=" + key, "aws_secret_access_\u212aey=" + key} {
+		for _, doc := range [][]byte{[]byte(`{"m":"` + text + `"}`), mustMarshal(t, map[string]string{"m": text})} {
+			if out, _ := r.JSON(doc); strings.Contains(string(out), key) {
+				t.Errorf("%s went out as %s", doc, out)
+			}
+		}
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
