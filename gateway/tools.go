@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -174,22 +176,35 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 // against the schema did, at a fraction of the cost.
 func decodeArguments[In any](raw json.RawMessage, allowed map[string]bool) (In, error) {
 	var in In
-	if len(raw) == 0 || string(raw) == "null" {
-		return in, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return in, policy.Refuse("the arguments are not a JSON object")
-	}
-	for name := range fields {
-		if !allowed[name] {
-			return in, policy.Refuse("the tool has no argument %q", redact.Identifier(name))
-		}
+	fields, err := argumentFields(raw, allowed)
+	if err != nil || len(fields) == 0 {
+		return in, err
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return in, policy.Refuse("an argument has the wrong type: %v", err)
 	}
 	return in, nil
+}
+
+// argumentFields splits raw arguments into their values by name, refusing
+// anything but an object (absent and null are no arguments) and any name
+// that is not exactly one of allowed: deny by absence, for porthole's own
+// tools and for upstream tools alike. The first name refused, in sorted
+// order, is the one named.
+func argumentFields(raw json.RawMessage, allowed map[string]bool) (map[string]json.RawMessage, error) {
+	fields := map[string]json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return fields, nil
+	}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, policy.Refuse("the arguments are not a JSON object")
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !allowed[name] {
+			return nil, policy.Refuse("the tool has no argument %q", redact.Identifier(name))
+		}
+	}
+	return fields, nil
 }
 
 // argumentNames are the JSON names of an input type's fields.

@@ -146,7 +146,9 @@ func (g *Server) upstreamOf(tool string) string {
 func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.ToolHandler {
 	origin := redact.OriginUpstream(u.Entry.Name)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, err := upstreamArguments(req.Params.Arguments, t.Arguments)
+		// Only the arguments the pinned input schema declares are passed
+		// on, as the client sent them; the upstream checks their values.
+		args, err := argumentFields(req.Params.Arguments, t.Arguments)
 		if err != nil {
 			return toolFailure(g.refuse(ctx, req, t.Def.Name, err)), nil
 		}
@@ -240,26 +242,6 @@ func contentKind(c mcp.Content) string {
 		return "embedded resource"
 	}
 	return "content of another kind"
-}
-
-// upstreamArguments passes on the arguments the tool's pinned input schema
-// declares and refuses any other: deny by absence, as for porthole's own
-// tools. Values are passed as the client sent them; the upstream checks
-// them against its schema.
-func upstreamArguments(raw json.RawMessage, allowed map[string]bool) (map[string]json.RawMessage, error) {
-	args := map[string]json.RawMessage{}
-	if len(raw) == 0 || string(raw) == "null" {
-		return args, nil
-	}
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, policy.Refuse("the arguments are not a JSON object")
-	}
-	for _, name := range slices.Sorted(maps.Keys(args)) {
-		if !allowed[name] {
-			return nil, policy.Refuse("the tool has no argument %q", redact.Identifier(name))
-		}
-	}
-	return args, nil
 }
 
 // upstreamFail maps an upstream failure to a sentence; the detail goes
