@@ -92,8 +92,20 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 			return nil, fmt.Errorf("%w: PORTHOLE_ROSTER_FILE: %v", errUsage, err)
 		}
 		upstreamTools = c.roster.ServedNames()
-		if upstreamSecrets, err = rosterSecrets(c.roster); err != nil {
+		// Read once: the tokens porthole redacts are the ones the
+		// upstreams are sent.
+		if err = c.roster.Resolve(os.LookupEnv); err != nil {
 			return nil, fmt.Errorf("%w: PORTHOLE_ROSTER_FILE: %v", errUsage, err)
+		}
+		credentials, childValues := c.roster.Secrets()
+		upstreamSecrets = credentials
+		for _, v := range childValues {
+			// A child's variable may be a log level or a token; only one
+			// long enough to be a secret is redacted, so that ordinary
+			// words are not.
+			if len(v) >= redact.MinExactSecretLen {
+				upstreamSecrets = append(upstreamSecrets, v)
+			}
 		}
 	}
 	if t.policyFile != "" {
@@ -203,36 +215,4 @@ func newLogger(level string, red *redact.Redactor) (*zap.Logger, *slog.Logger, e
 	// its info lines are per-connection chatter.
 	sdk := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})).With("logger", "temporal-sdk")
 	return log, sdk, nil
-}
-
-// rosterSecrets are the values porthole holds for its upstreams that it must
-// never send or log: each HTTP upstream's token and a URL read from a
-// variable, and the values of the
-// variables a stdio child is given that are long enough to be secrets
-// (shorter ones, like a log level, would redact ordinary words).
-func rosterSecrets(r *upstream.Roster) ([]string, error) {
-	var secrets []string
-	for _, e := range r.Upstreams {
-		if e.Transport != upstream.TransportStdio {
-			endpoint, token, err := e.Resolve(os.Getenv)
-			if err != nil {
-				return nil, err
-			}
-			if token != "" {
-				secrets = append(secrets, token)
-			}
-			if e.URLEnv != "" {
-				// A URL kept out of the roster may carry a key in its path
-				// or query; treat it as a secret.
-				secrets = append(secrets, endpoint)
-			}
-			continue
-		}
-		for _, name := range e.Env {
-			if v := os.Getenv(name); len(v) >= redact.MinExactSecretLen {
-				secrets = append(secrets, v)
-			}
-		}
-	}
-	return secrets, nil
 }

@@ -68,6 +68,70 @@ const (
 //	      - name: search_docs
 type Roster struct {
 	Upstreams []Entry `yaml:"upstreams"`
+
+	// resolved holds, entry by entry, what Resolve read from outside the
+	// roster; nil until it runs.
+	resolved []resolution
+}
+
+// resolution is what an entry names outside the roster, read once.
+type resolution struct {
+	endpoint, token string
+	childEnv        []string
+	named           []string // the values of the variables a child is given
+}
+
+// Resolve reads, once, everything the roster names outside itself: each
+// HTTP entry's URL and token, each stdio entry's child environment. It
+// fails on the first that cannot be read, with a sentence naming the entry
+// and the field. A Set built from a resolved roster uses exactly these
+// values, so the secrets porthole redacts (Secrets) are the ones it sends.
+func (r *Roster) Resolve(lookup func(string) (string, bool)) error {
+	res, err := r.resolve(lookup)
+	if err == nil {
+		r.resolved = res
+	}
+	return err
+}
+
+func (r *Roster) resolve(lookup func(string) (string, bool)) ([]resolution, error) {
+	getenv := func(k string) string { v, _ := lookup(k); return v }
+	res := make([]resolution, len(r.Upstreams))
+	for i := range r.Upstreams {
+		e, x := &r.Upstreams[i], &res[i]
+		var err error
+		if e.Transport != TransportStdio {
+			if x.endpoint, x.token, err = e.Resolve(getenv); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if x.childEnv, err = e.ChildEnv(lookup); err != nil {
+			return nil, err
+		}
+		for _, name := range e.Env {
+			v, _ := lookup(name)
+			x.named = append(x.named, v)
+		}
+	}
+	return res, nil
+}
+
+// Secrets are what a resolved roster holds that porthole must never send or
+// log: credentials (each HTTP entry's token, and a URL read from a
+// variable, which may carry a key), and the values of the variables stdio
+// children are given, which may or may not be secret. Nil before Resolve.
+func (r *Roster) Secrets() (credentials, childValues []string) {
+	for i, x := range r.resolved {
+		if x.token != "" {
+			credentials = append(credentials, x.token)
+		}
+		if r.Upstreams[i].URLEnv != "" {
+			credentials = append(credentials, x.endpoint)
+		}
+		childValues = append(childValues, x.named...)
+	}
+	return credentials, childValues
 }
 
 // Entry is one upstream.

@@ -220,3 +220,34 @@ upstreams:
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+// A roster is resolved once: its secrets are what the set built from it
+// sends, even if the environment changes after.
+func TestResolvedRosterIsReadOnce(t *testing.T) {
+	t.Parallel()
+	r, err := ParseRoster([]byte("upstreams:\n  - name: docs\n    urlEnv: DOCS_URL\n    tokenEnv: DOCS_TOKEN\n    tools: [{name: a}]\n" +
+		"  - name: gh\n    transport: stdio\n    command: gh-mcp\n    env: [GH_TOKEN]\n    tools: [{name: b}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DOCS_URL": "https://docs.example.com/mcp?key=k1", "DOCS_TOKEN": "token-one", "GH_TOKEN": "gh-secret-1", "PATH": "/bin"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if cred, child := r.Secrets(); cred != nil || child != nil {
+		t.Fatalf("secrets before Resolve: %v %v", cred, child)
+	}
+	if err := r.Resolve(lookup); err != nil {
+		t.Fatal(err)
+	}
+	cred, child := r.Secrets()
+	if strings.Join(cred, " ") != "token-one https://docs.example.com/mcp?key=k1" || strings.Join(child, " ") != "gh-secret-1" {
+		t.Errorf("secrets %q, %q", cred, child)
+	}
+	env["DOCS_TOKEN"], env["GH_TOKEN"] = "token-two", "gh-secret-2"
+	set, err := NewSet(r, Options{LookupEnv: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs, gh := set.Upstreams()[0], set.Upstreams()[1]; docs.token != "token-one" || strings.Join(gh.childEnv, " ") != "PATH=/bin GH_TOKEN=gh-secret-1" {
+		t.Errorf("the set read the environment again: token %q, child %q", docs.token, gh.childEnv)
+	}
+}

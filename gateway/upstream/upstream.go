@@ -151,9 +151,10 @@ type Set struct {
 	wg     sync.WaitGroup
 }
 
-// NewSet resolves every entry of the roster (URLs, tokens, child
-// environments), failing on the first that cannot be. Nothing connects
-// until Start.
+// NewSet builds the upstreams of a roster, with the values Resolve read,
+// or, for a roster not yet resolved, resolving it with opts.LookupEnv
+// (failing on the first entry that cannot be). Nothing connects until
+// Start.
 func NewSet(r *Roster, opts Options) (*Set, error) {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -164,21 +165,20 @@ func NewSet(r *Roster, opts Options) (*Set, error) {
 	if opts.Clean == nil {
 		opts.Clean = func(s string) string { return s }
 	}
-	getenv := func(k string) string { v, _ := opts.LookupEnv(k); return v }
+	res := r.resolved
+	if res == nil {
+		var err error
+		if res, err = r.resolve(opts.LookupEnv); err != nil {
+			return nil, err
+		}
+	}
 	s := &Set{byName: map[string]*Upstream{}}
-	for _, e := range r.Upstreams {
+	for i, e := range r.Upstreams {
 		u := &Upstream{
 			Entry: e, opts: opts, log: opts.Logger.With(zap.String("upstream", e.Name)),
 			refresh: make(chan struct{}, 1), state: StateConnecting, since: time.Now(),
 			exposed: map[string]*Tool{}, withheld: map[string]string{}, noticed: map[noticeKind]map[string]bool{},
-		}
-		var err error
-		if e.Transport == TransportStdio {
-			if u.childEnv, err = e.ChildEnv(opts.LookupEnv); err != nil {
-				return nil, err
-			}
-		} else if u.endpoint, u.token, err = e.Resolve(getenv); err != nil {
-			return nil, err
+			endpoint: res[i].endpoint, token: res[i].token, childEnv: res[i].childEnv,
 		}
 		s.list = append(s.list, u)
 		s.byName[e.Name] = u
