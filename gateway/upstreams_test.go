@@ -69,12 +69,12 @@ func pinnedRoster(t *testing.T, url string, tools ...string) *upstream.Roster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range r.Upstreams[0].Tools {
-		for _, tool := range offered {
-			if tool.Name == p.Name {
-				r.Upstreams[0].Tools[i].SHA256, _ = upstream.Digest(tool)
-			}
-		}
+	candidates, missing, err := r.Upstreams[0].Candidates(offered)
+	if err != nil || len(missing) > 0 {
+		t.Fatalf("pinning: %v, not offered: %v", err, missing)
+	}
+	for i, c := range candidates {
+		r.Upstreams[0].Tools[i].SHA256 = c.Digest // every named tool is offered, in roster order
 	}
 	return r
 }

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway/upstream"
-	"github.com/porthole-dev/porthole/policy"
 )
 
 const rosterUsage = `Usage:
@@ -92,34 +91,20 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 		if err != nil {
 			return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
 		}
-		byName := map[string]bool{}
+		candidates, missing, err := u.Entry.Candidates(offered)
+		if err != nil {
+			return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
+		}
 		digests[u.Entry.Name] = map[string]string{}
-		for _, t := range offered {
-			byName[t.Name] = true
-			named := false
-			for _, p := range u.Entry.Tools {
-				named = named || p.Name == t.Name
-			}
-			if !named {
-				continue
-			}
-			d, err := upstream.Digest(t)
-			if err != nil {
-				return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
-			}
-			digests[u.Entry.Name][t.Name] = d
-			defs[upstream.ServedName(u.Entry.Name, t.Name)] = t
-			switch {
-			case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
-				fmt.Fprintf(stdout, "warning: %s: %s does not declare readOnlyHint, so it stays withheld\n", u.Entry.Name, t.Name)
-			case len(policy.MutatingVerbs(t.Name)) > 0:
-				fmt.Fprintf(stdout, "warning: %s: %s carries mutating verbs %v, so it stays withheld\n", u.Entry.Name, t.Name, policy.MutatingVerbs(t.Name))
+		for _, c := range candidates {
+			digests[u.Entry.Name][c.Tool.Name] = c.Digest
+			defs[upstream.ServedName(u.Entry.Name, c.Tool.Name)] = c.Tool
+			if c.Withheld != "" {
+				fmt.Fprintf(stdout, "warning: %s: %s stays withheld: %s\n", u.Entry.Name, c.Tool.Name, c.Withheld)
 			}
 		}
-		for _, p := range u.Entry.Tools {
-			if !byName[p.Name] {
-				fmt.Fprintf(stdout, "warning: %s: the upstream does not offer %s\n", u.Entry.Name, p.Name)
-			}
+		for _, name := range missing {
+			fmt.Fprintf(stdout, "warning: %s: the upstream does not offer %s\n", u.Entry.Name, name)
 		}
 	}
 	old, err := os.ReadFile(path)

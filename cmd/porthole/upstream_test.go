@@ -123,7 +123,7 @@ upstreams:
 	// The operator reviews, then pins; then get-sum's pin is made stale, as
 	// if the upstream had changed it after review.
 	out := runPorthole(t, env, "roster", "pin", "--roster-file", roster)
-	for _, want := range []string{"toggle-simulated-logging does not declare readOnlyHint", "trigger-long-running-operation carries mutating verbs [trigger]", "everything: echo: unpinned -> ", "web: get-structured-content: unpinned -> ", `description:  "Echoes back the input string"`} {
+	for _, want := range []string{"toggle-simulated-logging stays withheld: the upstream does not declare it read-only (readOnlyHint)", "trigger-long-running-operation stays withheld: its name carries the mutating verb(s) trigger", "everything: echo: unpinned -> ", "web: get-structured-content: unpinned -> ", `description:  "Echoes back the input string"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("roster pin said:\n%s\nwant %q", out, want)
 		}

@@ -40,6 +40,40 @@ func Digest(t *mcp.Tool) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// Candidate is an offered tool an entry names, as `porthole roster pin`
+// would pin it.
+type Candidate struct {
+	Tool   *mcp.Tool
+	Digest string
+	// Withheld says why the tool would stay withheld once pinned; ""
+	// when pinning it exposes it.
+	Withheld string
+}
+
+// Candidates are the offered tools the entry names, each with its digest,
+// and the names of the entry's tools the upstream does not offer.
+func (e *Entry) Candidates(offered []*mcp.Tool) (candidates []Candidate, missing []string, err error) {
+	byName := map[string]*mcp.Tool{}
+	for _, t := range offered {
+		if t != nil {
+			byName[t.Name] = t
+		}
+	}
+	for _, p := range e.Tools {
+		t, ok := byName[p.Name]
+		if !ok {
+			missing = append(missing, p.Name)
+			continue
+		}
+		d, err := Digest(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		candidates = append(candidates, Candidate{Tool: t, Digest: d, Withheld: unexposable(t)})
+	}
+	return candidates, missing, nil
+}
+
 // PinChange is one digest `porthole roster pin` wrote.
 type PinChange struct {
 	Upstream, Tool string

@@ -662,10 +662,8 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 			})
 		case pin == "":
 			reason = "it is not pinned: review it, then run porthole roster pin"
-		case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
-			reason = "the upstream does not declare it read-only (readOnlyHint)"
-		case len(policy.MutatingVerbs(t.Name)) > 0:
-			reason = fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(policy.MutatingVerbs(t.Name), ", "))
+		default:
+			reason = unexposable(t)
 		}
 		var tool *Tool
 		if reason == "" {
@@ -688,6 +686,19 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 		}
 	}
 	return exposed, withheld
+}
+
+// unexposable says why a tool would be withheld whatever its pin: the
+// upstream does not declare it read-only, or its name carries a mutating
+// verb. "" means neither.
+func unexposable(t *mcp.Tool) string {
+	switch {
+	case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
+		return "the upstream does not declare it read-only (readOnlyHint)"
+	case len(policy.MutatingVerbs(t.Name)) > 0:
+		return fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(policy.MutatingVerbs(t.Name), ", "))
+	}
+	return ""
 }
 
 func (u *Upstream) tellWithheld(tool, reason string) {

@@ -159,13 +159,7 @@ func startSet(t *testing.T, e Entry, lookup func(string) (string, bool), unpinne
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range r.Upstreams[0].Tools {
-		for _, tool := range offered {
-			if tool.Name == p.Name && !slices.Contains(unpinned, p.Name) {
-				r.Upstreams[0].Tools[i].SHA256, _ = Digest(tool)
-			}
-		}
-	}
+	pinAsOffered(t, &r.Upstreams[0], offered, unpinned...)
 	ev := &events{}
 	set, err := NewSet(r, Options{LookupEnv: lookup, Events: ev.hooks()})
 	if err != nil {
@@ -176,6 +170,22 @@ func startSet(t *testing.T, e Entry, lookup func(string) (string, bool), unpinne
 	u := set.Upstreams()[0]
 	waitFor(t, "the upstream to connect", func() bool { return u.Status().State == StateUp })
 	return set, u, ev
+}
+
+// pinAsOffered pins an entry's tools as offered, except those in skip.
+func pinAsOffered(t *testing.T, e *Entry, offered []*mcp.Tool, skip ...string) {
+	t.Helper()
+	candidates, _, err := e.Candidates(offered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range candidates {
+		for i := range e.Tools {
+			if e.Tools[i].Name == c.Tool.Name && !slices.Contains(skip, c.Tool.Name) {
+				e.Tools[i].SHA256 = c.Digest
+			}
+		}
+	}
 }
 
 func exposedNames(u *Upstream) []string {
