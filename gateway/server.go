@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,8 +81,11 @@ type Server struct {
 	toolSizes sync.Map
 
 	upstreams *upstream.Set
-	upMu      sync.Mutex
-	upServed  map[string]*upstream.Tool // each registered upstream tool, by served name
+	upMu      sync.Mutex // serialises syncUpstreamTools
+	// upServed is each registered upstream tool, by served name: a map
+	// replaced whole, never changed in place, so that every call can read
+	// it without a lock.
+	upServed atomic.Pointer[map[string]*upstream.Tool]
 }
 
 // ErrNoAudit is returned by NewServer without an Auditor.
@@ -132,7 +136,8 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.upstreams, g.upServed = set, map[string]*upstream.Tool{}
+		g.upstreams = set
+		g.upServed.Store(&map[string]*upstream.Tool{})
 		g.metrics.watchUpstreams(set, opts.Roster.ServedNames())
 	}
 	g.mcp.AddReceivingMiddleware(followRequest, g.audited, g.granted)

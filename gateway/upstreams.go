@@ -64,8 +64,9 @@ func (g *Server) syncUpstreamTools() {
 	for _, t := range g.upstreams.Tools() {
 		want[t.Def.Name] = t
 	}
+	current := *g.upServed.Load()
 	var gone []string
-	for name, old := range g.upServed {
+	for name, old := range current {
 		if t, ok := want[name]; !ok || t.Digest != old.Digest {
 			g.toolSizes.Delete(old.Def)
 		}
@@ -79,7 +80,7 @@ func (g *Server) syncUpstreamTools() {
 	served := make(map[string]*upstream.Tool, len(want))
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		t := want[name]
-		if old, ok := g.upServed[name]; ok && old.Digest == t.Digest {
+		if old, ok := current[name]; ok && old.Digest == t.Digest {
 			served[name] = old
 			continue
 		}
@@ -89,7 +90,7 @@ func (g *Server) syncUpstreamTools() {
 		}
 		served[name] = t
 	}
-	g.upServed = served
+	g.upServed.Store(&served)
 }
 
 // addUpstreamTool registers one tool. The go-sdk panics on a definition it
@@ -113,9 +114,7 @@ func (g *Server) serves(name string) bool {
 	if g.upstreams == nil {
 		return false
 	}
-	g.upMu.Lock()
-	defer g.upMu.Unlock()
-	_, ok := g.upServed[name]
+	_, ok := (*g.upServed.Load())[name]
 	return ok
 }
 
