@@ -65,14 +65,14 @@ type Text struct {
 
 // Quote wraps text written by somebody else, cleaned and capped.
 func Quote(origin Origin, s string) Text {
-	return Text{Text: clean(s, MaxQuotedLen), Origin: origin}
+	return Text{Text: clean(s, MaxQuotedLen, true), Origin: origin}
 }
 
 // QuoteUpTo is Quote with a cap of max bytes instead of MaxQuotedLen: an
 // upstream tool's result is longer than a failure message, and its roster
 // entry sets the cap.
 func QuoteUpTo(origin Origin, s string, max int) Text {
-	return Text{Text: clean(s, max), Origin: origin}
+	return Text{Text: clean(s, max, true), Origin: origin}
 }
 
 // Says wraps a sentence porthole writes itself.
@@ -83,13 +83,13 @@ func Says(s string) Text {
 // Identifier returns an identifier taken from Temporal, safe to show: control
 // and invisible characters are escaped and the length is capped.
 func Identifier(s string) string {
-	return clean(s, MaxIdentifierLen)
+	return clean(s, MaxIdentifierLen, false)
 }
 
 // clean escapes what can hide instructions or forge structure (C0 and C1
 // controls, ANSI escape sequences, bidi controls, zero-width and other format
 // characters), replaces malformed UTF-8 and cuts the result at max bytes.
-func clean(s string, max int) string {
+func clean(s string, max int, keepLines bool) string {
 	if isPlain(s) && len(s) <= max {
 		return s
 	}
@@ -102,12 +102,14 @@ func clean(s string, max int) string {
 		case r == utf8.RuneError && size == 1:
 			piece = "\uFFFD"
 		case r == '\t' || r == '\n':
-			// Kept in quoted text: a failure message may be several lines,
-			// and quoting makes them harmless. Escaped in identifiers below.
-			if max == MaxIdentifierLen {
-				piece = fmt.Sprintf("\\u%04X", r)
-			} else {
+			// Kept in quoted text (keepLines): a failure message or an
+			// upstream's answer may be several lines, and quoting makes
+			// them harmless. Escaped in identifiers. The caller says
+			// which, not the cap: a quote cut at 256 bytes is still text.
+			if keepLines {
 				piece = string(r)
+			} else {
+				piece = fmt.Sprintf("\\u%04X", r)
 			}
 		case isHidden(r):
 			piece = fmt.Sprintf("\\u%04X", r)

@@ -88,3 +88,15 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+// Whether tabs and newlines are kept is the caller's to say, not the cap's:
+// quoted text cut at the identifier length keeps its lines.
+func TestQuotedTextKeepsLinesWhateverItsCap(t *testing.T) {
+	t.Parallel()
+	if got := QuoteUpTo(OriginTemporal, "a\nb\tc", MaxIdentifierLen).Text; got != "a\nb\tc" {
+		t.Errorf("QuoteUpTo at the identifier cap gave %q", got)
+	}
+	if got := Identifier("a\nb"); got != `a\u000Ab` {
+		t.Errorf("Identifier gave %q", got)
+	}
+}
