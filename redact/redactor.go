@@ -309,7 +309,7 @@ func (r *Redactor) JSON(b []byte) ([]byte, int) {
 		return b, 0
 	}
 	if !json.Valid(b) {
-		s, n := r.String(string(b))
+		s, n := r.replace(string(b)) // the fast path above has run
 		return []byte(s), n
 	}
 	return r.jsonLiterals(b, 0)
@@ -342,7 +342,7 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 			// does any JSON inside it (its literals are parts of it).
 			continue
 		}
-		red, n := r.String(s)
+		red, n := r.replace(s) // mayHold has just run on s
 		if depth < maxDepth {
 			if t := strings.TrimSpace(red); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
 				inner, m := r.jsonLiterals([]byte(red), depth+1)
