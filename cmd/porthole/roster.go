@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,18 +43,26 @@ func runRoster(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, rosterUsage)
 		return fmt.Errorf("%w: unknown roster command %q", errUsage, args[0])
 	}
-	fs := flag.NewFlagSet("roster "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("roster-file", os.Getenv("PORTHOLE_ROSTER_FILE"), "the roster file")
-	dryRun := fs.Bool("dry-run", false, "print what would change; write nothing")
-	timeout := fs.Duration("timeout", time.Minute, "how long to wait for all upstreams")
-	if err := fs.Parse(args[1:]); err != nil {
+	// The same settings as every other command: an argument that is not a
+	// flag is refused rather than ignored, and the timeout is range-checked.
+	var (
+		path    string
+		dryRun  bool
+		timeout time.Duration
+	)
+	s := newSettings("roster "+args[0], "Check the roster of upstream MCP servers, or pin the digests of its tools.", stderr)
+	s.string(&path, "roster-file", "PORTHOLE_ROSTER_FILE", "", "the roster file")
+	if args[0] == "pin" {
+		s.bool(&dryRun, "dry-run", "PORTHOLE_ROSTER_DRY_RUN", "print what would change; write nothing")
+		numeric(s, &timeout, "timeout", "PORTHOLE_ROSTER_TIMEOUT", time.Minute, false, "how long to wait for all upstreams")
+	}
+	if err := s.parse(args[1:]); err != nil {
 		return err
 	}
-	if *path == "" {
+	if path == "" {
 		return fmt.Errorf("%w: name the roster with --roster-file or PORTHOLE_ROSTER_FILE", errUsage)
 	}
-	r, err := upstream.LoadRoster(*path)
+	r, err := upstream.LoadRoster(path)
 	if err != nil {
 		return err
 	}
@@ -71,9 +78,9 @@ func runRoster(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return pinRoster(ctx, *path, r, *dryRun, stdout)
+	return pinRoster(ctx, path, r, dryRun, stdout)
 }
 
 // pinRoster reads each upstream's tools and writes the digests of the ones

@@ -27,3 +27,19 @@ func TestPinPrintsDefinitionsVisibly(t *testing.T) {
 		t.Errorf("the printed definition carries raw control, bidi or non-ASCII characters:\n%q", got)
 	}
 }
+
+// roster takes its settings like every other command: a file named as an
+// argument is refused, not ignored in favour of $PORTHOLE_ROSTER_FILE, and
+// a timeout out of range is refused.
+func TestRosterRefusesStrayArgumentsAndBadTimeouts(t *testing.T) {
+	for _, args := range [][]string{
+		{"roster", "pin", "other.yaml"},
+		{"roster", "check", "--roster-file", "r.yaml", "extra"},
+		{"roster", "pin", "--roster-file", "r.yaml", "--timeout", "-1s"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != 2 {
+			t.Errorf("porthole %v exited %d, want 2 (usage): %s", args, code, errOut.String())
+		}
+	}
+}
