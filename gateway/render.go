@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -58,6 +60,18 @@ func (g *Server) withAgeOr(b []byte, redactions int, out any, age float64) ([]by
 		return aged, redactions, nil
 	}
 	return g.marshalRedacted(out)
+}
+
+// answer is a tool result from its redacted JSON, the same bytes as
+// structured content and as text, and records in the call's state what
+// the audit record of the result says of it.
+func answer(st *callState, b []byte, redactions int, isError bool) *mcp.CallToolResult {
+	st.redactions, st.resultBytes = redactions, 2*len(b) // text and structured content
+	return &mcp.CallToolResult{
+		StructuredContent: json.RawMessage(b),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		IsError:           isError,
+	}
 }
 
 func (g *Server) marshalRedacted(out any) ([]byte, int, error) {

@@ -158,11 +158,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 				if err != nil {
 					return toolFailure(g.fail(ctx, req, name, err)), nil
 				}
-				st.redactions, st.resultBytes = n, 2*len(b) // text and structured content
-				return &mcp.CallToolResult{
-					StructuredContent: json.RawMessage(b),
-					Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-				}, nil
+				return answer(st, b, n, false), nil
 			})
 		},
 	}

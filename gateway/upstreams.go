@@ -169,18 +169,11 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 			isError = res.IsError
 			out.Content, out.Structured = quoteUpstream(u.Entry, origin, res)
 		}
-		b, err := json.Marshal(out)
+		b, n, err := g.marshalRedacted(out)
 		if err != nil {
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
 		}
-		b, n := g.redactor.JSON(b)
-		st := stateFrom(ctx)
-		st.redactions, st.resultBytes = n, 2*len(b)
-		return &mcp.CallToolResult{
-			StructuredContent: json.RawMessage(b),
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-			IsError:           isError,
-		}, nil
+		return answer(stateFrom(ctx), b, n, isError), nil
 	}
 }
 
