@@ -14,10 +14,20 @@ import (
 	"github.com/porthole-dev/porthole/audit"
 )
 
-// auditWriteTimeout bounds the write of a result record, whose context is
-// detached from the client's: a client that hangs up mid-call must not
-// suppress the record of what it asked.
+// auditWriteTimeout bounds the write of a record whose context is detached
+// from the client's: a client that hangs up mid-call must not suppress the
+// record of what it asked.
 const auditWriteTimeout = 5 * time.Second
+
+// writeDetached writes a record that must be written whatever becomes of
+// the request it is about (a result, a denial, an upstream's change): on a
+// context that outlives the request, bounded by auditWriteTimeout. What a
+// failure means is the caller's to decide.
+func (g *Server) writeDetached(ctx context.Context, rec audit.Record) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	return g.audit.Write(ctx, rec)
+}
 
 // callState is what a handler learns about its call that the audit record
 // of the result should say.
@@ -96,9 +106,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			result.ResultBytes, result.Redactions = g.measure(res)
 		}
 		g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
-		defer cancel()
-		if werr := g.audit.Write(wctx, result); werr != nil {
+		if werr := g.writeDetached(ctx, result); werr != nil {
 			// An answer whose result record cannot be written is not sent:
 			// what a reviewer cannot see, a client does not get.
 			g.log.Error("audit result record not written; answer withheld", zap.String("requestId", ci.RequestID), zap.Error(werr))
@@ -221,9 +229,7 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
 		UserAgent: ua, Outcome: outcome, Status: status, Reason: reason,
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditWriteTimeout)
-	defer cancel()
-	if err := g.audit.Write(ctx, rec); err != nil {
+	if err := g.writeDetached(r.Context(), rec); err != nil {
 		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), zap.Error(err))
 	}
 }

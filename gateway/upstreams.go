@@ -41,9 +41,7 @@ func (g *Server) upstreamEvents() upstream.Events {
 				Kind: audit.KindToolChange, Upstream: name, Tool: upstream.ServedName(name, tool),
 				Reason: fmt.Sprintf("the upstream changed the tool's definition after it was pinned (pinned sha256 %s, now %s); withheld until re-pinned", pinned, now),
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), auditWriteTimeout)
-			defer cancel()
-			if err := g.audit.Write(ctx, rec); err != nil {
+			if err := g.writeDetached(context.Background(), rec); err != nil {
 				// The tool stays withheld either way.
 				g.log.Error("audit tool-change record not written", zap.String("upstream", name), zap.String("tool", tool), zap.Error(err))
 			}
