@@ -583,11 +583,7 @@ func (s *strictScanner) decodeString(lit span) string {
 func foldKey(key string) string {
 	var b strings.Builder
 	for _, r := range key {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b.WriteRune(least)
+		b.WriteRune(foldRune(r))
 	}
 	return b.String()
 }
