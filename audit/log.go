@@ -25,6 +25,9 @@ var ErrUnavailable = errors.New("the audit log is unavailable")
 // ErrClosed means the log was closed.
 var ErrClosed = errors.New("the audit log is closed")
 
+// ErrFsyncPolicy is returned by Open for an fsync policy it does not know.
+var ErrFsyncPolicy = errors.New("unknown fsync policy")
+
 // FsyncPolicy says when the sink is flushed to stable storage.
 type FsyncPolicy string
 
@@ -115,6 +118,11 @@ type request struct {
 // the chain it finds. An error here means the sink cannot be written, and
 // porthole should not start.
 func Open(cfg Config) (*Log, error) {
+	// An fsync policy the writer does not know would otherwise mean
+	// interval: weaker durability than a caller who wrote "Always" asked for.
+	if cfg.Fsync != "" && cfg.Fsync != FsyncAlways && cfg.Fsync != FsyncInterval {
+		return nil, fmt.Errorf("%w: the audit fsync policy %q is not always or interval", ErrFsyncPolicy, cfg.Fsync)
+	}
 	if len(cfg.Key) < MinKeyBytes {
 		return nil, fmt.Errorf("the audit key must be at least %d bytes; it is %d", MinKeyBytes, len(cfg.Key))
 	}

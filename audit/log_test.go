@@ -295,3 +295,13 @@ func TestARecordIsInTheFileWhenWriteReturns(t *testing.T) {
 		t.Fatalf("audit log mode %v, want 0600", st.Mode().Perm())
 	}
 }
+
+// An fsync policy the writer does not know is refused, not taken for the
+// weaker interval.
+func TestOpenRefusesAnUnknownFsyncPolicy(t *testing.T) {
+	t.Parallel()
+	_, err := Open(Config{Path: filepath.Join(t.TempDir(), "audit.log"), Key: NewKey(), Fsync: "Always"})
+	if !errors.Is(err, ErrFsyncPolicy) {
+		t.Fatalf("Open with fsync %q: %v, want ErrFsyncPolicy", "Always", err)
+	}
+}
