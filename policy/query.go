@@ -40,15 +40,21 @@ type QueryRules struct {
 	DisableOrderBy   bool // refuse ORDER BY
 }
 
+// Defaults of the query rules an operator can change.
+const (
+	DefaultMaxInList = 100
+	DefaultMaxDepth  = 16
+)
+
 func (r QueryRules) withDefaults() QueryRules {
 	if r.MaxLen <= 0 {
 		r.MaxLen = MaxQueryLen
 	}
 	if r.MaxInList <= 0 {
-		r.MaxInList = 100
+		r.MaxInList = DefaultMaxInList
 	}
 	if r.MaxDepth <= 0 {
-		r.MaxDepth = 16
+		r.MaxDepth = DefaultMaxDepth
 	}
 	if r.MaxTerms <= 0 {
 		r.MaxTerms = 64

@@ -50,8 +50,8 @@ func (t *temporalSettings) register(s *settings) {
 	s.string(&t.logLevel, "log-level", "PORTHOLE_LOG_LEVEL", "info", "operations log level: debug, info, warn, error")
 	s.string(&t.queryAttributes, "query-attributes", "PORTHOLE_QUERY_ATTRIBUTES", "", "comma-separated custom search attributes visibility queries may name (system attributes are always allowed)")
 	numeric(s, &t.queryMaxLen, "query-max-len", "PORTHOLE_QUERY_MAX_LEN", policy.MaxQueryLen, false, "longest visibility query, in bytes")
-	numeric(s, &t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", 100, false, "most values in one IN list")
-	numeric(s, &t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", 16, false, "deepest nesting of parentheses and NOT")
+	numeric(s, &t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", policy.DefaultMaxInList, false, "most values in one IN list")
+	numeric(s, &t.queryMaxDepth, "query-max-depth", "PORTHOLE_QUERY_MAX_DEPTH", policy.DefaultMaxDepth, false, "deepest nesting of parentheses and NOT")
 	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
 	numeric(s, &t.callTimeout, "call-timeout", "PORTHOLE_CALL_TIMEOUT", 30*time.Second, false, "how long one tool call may wait for Temporal before it fails with a sentence")
 	s.string(&t.policyFile, "policy-file", "PORTHOLE_POLICY_FILE", "", "JSON file granting tools to principals and listing query attributes; without it every principal may call every tool")
@@ -130,10 +130,7 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		}
 		secrets = append(secrets, string(c.auditKey))
 	}
-	for _, f := range strings.Split(t.secretFiles, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
+	for _, f := range splitList(t.secretFiles) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading PORTHOLE_SECRET_FILES: %v", errUsage, err)
