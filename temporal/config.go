@@ -32,6 +32,9 @@ type Config struct {
 	// CertFile and KeyFile are the client certificate for mTLS.
 	CertFile string
 	KeyFile  string
+	// certPEM and keyPEM are the two files' contents, once
+	// LoadClientCertificate has read them.
+	certPEM, keyPEM []byte
 	// CAFile verifies the server instead of the system roots.
 	CAFile string
 	// ServerName overrides the name the server's certificate must carry.
@@ -84,6 +87,27 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// LoadClientCertificate reads the client certificate and key files, once:
+// Dial then uses these bytes, so that the key porthole keeps out of
+// everything it sends and logs (ClientKeyPEM) is the key it presents, even
+// if the files change between start and dial.
+func (c *Config) LoadClientCertificate() error {
+	if c.CertFile == "" && c.KeyFile == "" {
+		return nil
+	}
+	var err error
+	if c.certPEM, err = os.ReadFile(c.CertFile); err != nil {
+		return configError("reading the client certificate: %v", err)
+	}
+	if c.keyPEM, err = os.ReadFile(c.KeyFile); err != nil {
+		return configError("reading the client key: %v", err)
+	}
+	return nil
+}
+
+// ClientKeyPEM is the client key LoadClientCertificate read, or nil.
+func (c Config) ClientKeyPEM() []byte { return c.keyPEM }
+
 // tlsConfig builds the TLS configuration, or nil for plaintext.
 func (c Config) tlsConfig() (*tls.Config, error) {
 	if !c.usesTLS() {
@@ -91,7 +115,12 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
 	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if c.keyPEM == nil {
+			if err := c.LoadClientCertificate(); err != nil {
+				return nil, err
+			}
+		}
+		cert, err := tls.X509KeyPair(c.certPEM, c.keyPEM)
 		if err != nil {
 			return nil, configError("loading the client certificate: %v", err)
 		}

@@ -1,9 +1,20 @@
 package temporal
 
 import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConfigValidateRefusesHalfFilledConfiguration(t *testing.T) {
@@ -60,5 +71,50 @@ func TestAPIKeyNeverTravelsInPlaintext(t *testing.T) {
 	tlsCfg, err := c.tlsConfig()
 	if err != nil || tlsCfg == nil {
 		t.Fatalf("tlsConfig() = %v, %v; want a TLS configuration", tlsCfg, err)
+	}
+}
+
+// The client certificate and key are read once: what porthole redacts is
+// what it presents, even if the files change or go before it dials.
+func TestClientCertificateIsReadOnce(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "porthole client"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Address: "temporal:7233", Namespace: "n", CertFile: certFile, KeyFile: keyFile}
+	if err := c.LoadClientCertificate(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(c.ClientKeyPEM(), keyPEM) {
+		t.Error("ClientKeyPEM is not the key file's content")
+	}
+	os.Remove(certFile)
+	os.Remove(keyFile)
+	tc, err := c.tlsConfig()
+	if err != nil || len(tc.Certificates) != 1 {
+		t.Fatalf("tlsConfig after the files went: %v, %v", tc, err)
+	}
+	missing := Config{Address: "temporal:7233", Namespace: "n", CertFile: certFile, KeyFile: keyFile}
+	if err := missing.LoadClientCertificate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("loading files that are gone: %v, want ErrConfig", err)
 	}
 }

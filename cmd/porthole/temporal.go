@@ -117,12 +117,12 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		c.query.CustomAttributes = append(c.query.CustomAttributes, f.QueryAttributes...)
 	}
 	secrets := append([]string{cfg.APIKey}, upstreamSecrets...)
-	if cfg.KeyFile != "" {
-		b, err := os.ReadFile(cfg.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: reading the client key: %v", temporal.ErrConfig, err)
-		}
-		secrets = append(secrets, string(b))
+	if err := cfg.LoadClientCertificate(); err != nil {
+		return nil, err
+	}
+	c.cfg = cfg // with the certificate and key Dial will present
+	if key := cfg.ClientKeyPEM(); key != nil {
+		secrets = append(secrets, string(key))
 	}
 	if as.keyFile != "" {
 		if c.auditKey, err = readAuditKey(as.keyFile); err != nil {
