@@ -94,16 +94,19 @@ func sortLongestFirst(s []string) {
 // detector finds one kind of secret-shaped string.
 type detector struct {
 	kind string
-	// hint is a cheap test that must pass before the regexp runs.
-	hint func(s string) bool
-	re   *regexp.Regexp
+	// hints are texts one of which every match holds (in any ASCII case
+	// when fold is set): the cheap test before the regexp runs, and what
+	// the fast path looks for (plainHints, foldHints are made from them).
+	hints []string
+	re    *regexp.Regexp
 	// group is the submatch that is the secret; 0 for the whole match.
 	group int
 	// accept, when set, must approve a match: it keeps a detector whose
 	// shape is loose from redacting ordinary words.
 	accept func(secret string) bool
 	// starts, when set, are the texts every match of re begins with (in
-	// any ASCII case when fold is set; after a \b when wordStart is set).
+	// any ASCII case when fold is set, as are the hints; after a \b when
+	// wordStart is set).
 	// Such a detector runs its regexp, anchored, only where one of them
 	// occurs, instead of along the whole text: the same matches, at a
 	// fraction of the cost (FuzzDetectorsMatchOnlyAtTheirStarts).
@@ -114,19 +117,14 @@ type detector struct {
 	first     [256]bool      // the first bytes of starts, made at init
 }
 
-func contains(subs ...string) func(string) bool {
-	return func(s string) bool {
-		for _, sub := range subs {
-			if strings.Contains(s, sub) {
-				return true
-			}
+// hinted reports whether s holds one of the detector's hints.
+func (d *detector) hinted(s string) bool {
+	for _, h := range d.hints {
+		if d.fold && indexFold(s, h) >= 0 || !d.fold && strings.Contains(s, h) {
+			return true
 		}
-		return false
 	}
-}
-
-func containsFold(sub string) func(string) bool {
-	return func(s string) bool { return indexFold(s, sub) >= 0 }
+	return false
 }
 
 // indexFold is strings.Index ignoring ASCII case, without allocating, for
@@ -144,33 +142,33 @@ func indexFold(s, sub string) int {
 }
 
 var detectors = []detector{
-	{kind: "private-key", hint: contains("PRIVATE KEY"),
+	{kind: "private-key", hints: []string{"PRIVATE KEY"},
 		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`)},
-	{kind: "jwt", hint: contains("eyJ"), starts: []string{"eyJ"},
+	{kind: "jwt", hints: []string{"eyJ"}, starts: []string{"eyJ"},
 		re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}`)},
-	{kind: "bearer", hint: containsFold("bearer"), starts: []string{"bearer"}, fold: true, wordStart: true,
+	{kind: "bearer", hints: []string{"bearer"}, starts: []string{"bearer"}, fold: true, wordStart: true,
 		re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1,
 		// "bearer instruments" is English; a credential has a digit or a
 		// punctuation character in it.
 		accept: func(s string) bool { return strings.ContainsAny(s, "0123456789-._~+/=") }},
-	{kind: "aws-access-key-id", hint: contains(awsKeyPrefixes...), starts: awsKeyPrefixes, wordStart: true,
+	{kind: "aws-access-key-id", hints: awsKeyPrefixes, starts: awsKeyPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 	// The hint is "ecret", not "secret": (?i) lets the regexp's s match
 	// U+017F (long s) and its k the Kelvin sign, which an ASCII-folded hint
 	// of "secret" would not find, so the fast path would pass
 	// "aws_\u017fecret_access_key=..." that the regexp redacts. No letter of
 	// "ecret" folds to anything beyond ASCII.
-	{kind: "aws-secret-access-key", hint: containsFold("ecret"),
+	{kind: "aws-secret-access-key", hints: []string{"ecret"}, fold: true,
 		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
-	{kind: "github-token", hint: contains(githubPrefixes...), starts: githubPrefixes, wordStart: true,
+	{kind: "github-token", hints: githubPrefixes, starts: githubPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
-	{kind: "gitlab-token", hint: contains("glpat-"), starts: []string{"glpat-"}, wordStart: true,
+	{kind: "gitlab-token", hints: []string{"glpat-"}, starts: []string{"glpat-"}, wordStart: true,
 		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
-	{kind: "slack-token", hint: contains("xox", "hooks.slack.com"),
+	{kind: "slack-token", hints: []string{"xox", "hooks.slack.com"},
 		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+`)},
-	{kind: "porthole-token", hint: contains("ph_"), starts: []string{"ph_"}, wordStart: true,
+	{kind: "porthole-token", hints: []string{"ph_"}, starts: []string{"ph_"}, wordStart: true,
 		re: regexp.MustCompile(`\bph_[A-Za-z0-9_-]{43}`)},
-	{kind: "url-credentials", hint: contains("://"),
+	{kind: "url-credentials", hints: []string{"://"},
 		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\[\]]+:[^/\s@"'<>\[\]]+)@`), group: 1},
 }
 
@@ -279,7 +277,7 @@ func (r *Redactor) replace(s string) (string, int) {
 		}
 	}
 	for _, d := range detectors {
-		if !d.hint(s) {
+		if !d.hinted(s) {
 			continue
 		}
 		s = d.replaceAll(s, func(m string) string {
@@ -491,12 +489,21 @@ type hint struct {
 	fold bool
 }
 
-// docHints are every detector's hints and the escapes that could hide one.
-// TestDocHintsCoverEveryDetector keeps them in step with the detectors.
+// docHints are every detector's hints, made from the detectors, and the
+// escapes that could hide one. TestDocHintsCoverEveryDetector still holds
+// that the fast path passes nothing a detector would redact.
 var (
-	plainHints = []string{`\u`, `\/`, "PRIVATE KEY", "eyJ", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA",
-		"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hooks.slack.com", "ph_", "://"}
-	foldHints        = []string{"bearer", "ecret"}
+	plainHints, foldHints = func() (plain, fold []string) {
+		plain = []string{`\u`, `\/`}
+		for _, d := range detectors {
+			if d.fold {
+				fold = append(fold, d.hints...)
+			} else {
+				plain = append(plain, d.hints...)
+			}
+		}
+		return plain, fold
+	}()
 	hintsByFirstByte = func() (t [256][]hint) {
 		for _, h := range plainHints {
 			t[h[0]] = append(t[h[0]], hint{s: h})
