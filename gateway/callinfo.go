@@ -57,13 +57,16 @@ func newRequestID() string {
 }
 
 // identify gives each HTTP request an id and records what the transport
-// knows of its caller. The id is porthole's own: a client-sent X-Request-Id
-// is ignored, so a client cannot make two requests look like one.
-func identify(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := newRequestID()
-		w.Header().Set(RequestIDHeader, id)
-		ci := callInfo{RequestID: id, ClientAddr: r.RemoteAddr, Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
-		next.ServeHTTP(w, r.WithContext(withCallInfo(r.Context(), ci)))
-	})
+// knows of its caller: the client's address (see resolveClient) and its
+// User-Agent. The id is porthole's own: a client-sent X-Request-Id is
+// ignored, so a client cannot make two requests look like one.
+func identify(trusted TrustedProxies) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := newRequestID()
+			w.Header().Set(RequestIDHeader, id)
+			ci := callInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
+			next.ServeHTTP(w, r.WithContext(withCallInfo(r.Context(), ci)))
+		})
+	}
 }

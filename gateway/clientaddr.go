@@ -48,7 +48,7 @@ func (t TrustedProxies) contains(a netip.Addr) bool {
 	return false
 }
 
-// clientAddress decides who the client is. It is RemoteAddr, the address of
+// resolveClient decides who the client is. It is RemoteAddr, the address of
 // the TCP peer, which nobody on the other side can forge. Only when that
 // peer is a configured trusted proxy does X-Forwarded-For count, and then
 // only its rightmost entry that is not itself a trusted proxy: each proxy
@@ -57,18 +57,8 @@ func (t TrustedProxies) contains(a netip.Addr) bool {
 // read. Spoofed headers from an untrusted peer therefore change neither the
 // identity in the audit log nor the key of any rate limit.
 //
-// The address is written into the request's call info as a bare IP (no
-// port), the key every per-client limit uses.
-func clientAddress(trusted TrustedProxies) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ci := callInfoFrom(r.Context())
-			ci.ClientAddr = resolveClient(r, trusted).String()
-			next.ServeHTTP(w, r.WithContext(withCallInfo(r.Context(), ci)))
-		})
-	}
-}
-
+// identify writes it into the request's call info as a bare IP (no port),
+// the key every per-client limit uses.
 func resolveClient(r *http.Request, trusted TrustedProxies) netip.Addr {
 	peer := peerAddr(r.RemoteAddr)
 	if len(trusted) == 0 || !trusted.contains(peer) {

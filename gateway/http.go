@@ -49,27 +49,27 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //
 //  1. recoverPanics: first, so that no later link can take the process down.
 //  2. identify: a request id, returned as X-Request-Id and carried into
-//     every log and audit record, before anything can refuse the request.
-//  3. clientAddress: who the client is (RemoteAddr, or X-Forwarded-For from
-//     a trusted proxy only), before anything is keyed by it.
-//  4. redactResponses: wraps the writer, so that every byte written by any
+//     every log and audit record, and who the client is (RemoteAddr, or
+//     X-Forwarded-For from a trusted proxy only), before anything can
+//     refuse the request or key anything by its address.
+//  3. redactResponses: wraps the writer, so that every byte written by any
 //     later link passes the wire redactor, refusals included (an SSE stream
 //     is redacted event by event).
-//  5. checkHostAndOrigin: 403 for a Host or Origin not allowed, before
+//  4. checkHostAndOrigin: 403 for a Host or Origin not allowed, before
 //     authentication, so a DNS-rebinding page learns nothing, not even
 //     whether its token guess was right.
-//  6. requireBearer: 401 without a valid token; failed attempts limited per
+//  5. requireBearer: 401 without a valid token; failed attempts limited per
 //     client address (429). After it, every request has a principal.
-//  7. strictDecode: exactly one JSON-RPC request, no duplicate or case-
+//  6. strictDecode: exactly one JSON-RPC request, no duplicate or case-
 //     variant keys, within the size cap (413). It comes before rate
 //     limiting (DESIGN.md draws them the other way) because the charge
 //     depends on the tool, which only the decoded body names; decoding is
 //     bounded by the cap and only authenticated principals reach it.
-//  8. rateLimit: per principal, per tool cost, and global (429 +
+//  7. rateLimit: per principal, per tool cost, and global (429 +
 //     Retry-After).
-//  9. auditRefusals and the MCP server: grants, audit, tools.
+//  8. auditRefusals and the MCP server: grants, audit, tools.
 //
-// Links 6 to 9 guard every route with the same buckets: a principal that
+// Links 5 to 8 guard every route with the same buckets: a principal that
 // uses both /mcp and the legacy /sse draws on one rate limit and one
 // failed-authentication count.
 //
@@ -101,7 +101,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 	})
 	r := chi.NewRouter()
-	r.Use(g.recoverPanics, identify, clientAddress(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
+	r.Use(g.recoverPanics, identify(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
 	r.Method(http.MethodPost, "/mcp", guard(streamable))
 	if opts.LegacySSE {
 		stream, messages := g.legacySSE(opts.MaxBodyBytes)
