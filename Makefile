@@ -45,16 +45,16 @@ check:
 
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./redact/
-	$(GO) test -run '^$$' -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./redact/
-	$(GO) test -run '^$$' -fuzz '^FuzzFastPathSkipsNothing$$' -fuzztime $(FUZZTIME) ./redact/
-	$(GO) test -run '^$$' -fuzz '^FuzzDetectorsMatchOnlyAtTheirStarts$$' -fuzztime $(FUZZTIME) ./redact/
-	$(GO) test -run '^$$' -fuzz '^FuzzAuditLine$$' -fuzztime $(FUZZTIME) ./audit/
-	$(GO) test -run '^$$' -fuzz '^FuzzRecordEncodingAgreesWithZap$$' -fuzztime $(FUZZTIME) ./audit/
-	$(GO) test -run '^$$' -fuzz '^FuzzScreenQuery$$' -fuzztime $(FUZZTIME) ./policy/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelope$$' -fuzztime $(FUZZTIME) ./gateway/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvelopeAgreesWithReference$$' -fuzztime $(FUZZTIME) ./gateway/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRoster$$' -fuzztime $(FUZZTIME) ./gateway/upstream/
+	GO=$(GO) .ci/fuzz-target FuzzClean ./redact/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzRedactJSON ./redact/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzFastPathSkipsNothing ./redact/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzDetectorsMatchOnlyAtTheirStarts ./redact/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzAuditLine ./audit/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzDecodeEnvelope ./gateway/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzDecodeEnvelopeAgreesWithReference ./gateway/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzParseRoster ./gateway/upstream/ $(FUZZTIME)
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s
