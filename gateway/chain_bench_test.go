@@ -23,7 +23,8 @@ import (
 type describeReader struct{ fakeReader }
 
 func (*describeReader) DescribeWorkflow(_ context.Context, ref read.WorkflowRef) (*read.WorkflowDescription, error) {
-	now := time.Now().UTC()
+	// Whole seconds, so that every answer has the same length.
+	now := time.Now().UTC().Truncate(time.Second)
 	return &read.WorkflowDescription{
 		Observation: read.Observation{Namespace: "default", ObservedAt: now},
 		Workflow: read.WorkflowSummary{WorkflowID: ref.WorkflowID, RunID: "0195b9a4-7c1e-7d2a-9f3b-1a2b3c4d5e6f", WorkflowType: "ShipmentWorkflow",

@@ -26,6 +26,13 @@ type envelope struct {
 	ID     json.RawMessage
 	Method string
 	Tool   string // for tools/call
+	// Arguments are a tools/call's arguments as sent, absent when none.
+	Arguments json.RawMessage
+	// Plain says a tools/call's params hold "name" and at most
+	// "arguments", keyed exactly so: nothing (no _meta, no
+	// inputResponses) that only the go-sdk knows what to do with. Such a
+	// call may be answered directly (see answerDirect).
+	Plain bool
 }
 
 type envelopeKey struct{}
@@ -150,6 +157,8 @@ func decodeEnvelope(body []byte) (envelope, error) {
 			return env, refuseBody(codeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = s.decodeString(s.name)
+		env.Arguments = json.RawMessage(s.b[s.args.start:s.args.end])
+		env.Plain = !s.paramsOther && s.nameExact
 	}
 	return env, nil
 }
@@ -187,6 +196,10 @@ type strictScanner struct {
 	top     [memberCount]span
 	name    span // the value of params' "name", in any case
 	unknown span // the first member of the request that is not one of memberNames
+	args    span // the value of params' "arguments", keyed exactly so
+	// nameExact says params' "name" is keyed exactly so; paramsOther that
+	// params hold a member other than "name" and "arguments".
+	nameExact, paramsOther bool
 }
 
 func (s *strictScanner) member(m int) []byte { return s.b[s.top[m].start:s.top[m].end] }
@@ -298,8 +311,14 @@ func (s *strictScanner) object(depth, role int) error {
 		case roleTop:
 			s.recordMember(key, val)
 		case roleParams:
-			if s.foldsTo(key, "name") {
+			switch {
+			case s.foldsTo(key, "name"):
 				s.name = val
+				s.nameExact = s.isExactly(key, "name")
+			case s.isExactly(key, "arguments"):
+				s.args = val
+			default:
+				s.paramsOther = true
 			}
 		}
 		if more, err := s.next('}'); !more {

@@ -36,6 +36,9 @@ type HTTPOptions struct {
 	// address, then one per FailedAuthEvery. Zero means 10 and 6s.
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
+	// sdkOnly sends every request through the go-sdk's transport, none
+	// answered directly: tests compare the two.
+	sdkOnly bool
 	// LegacySSE also serves the 2024-11-05 HTTP+SSE transport at /sse,
 	// behind the same chain and the same buckets as /mcp.
 	LegacySSE bool
@@ -67,7 +70,11 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //     bounded by the cap and only authenticated principals reach it.
 //  7. rateLimit: per principal, per tool cost, and global (429 +
 //     Retry-After).
-//  8. auditRefusals and the MCP server: grants, audit, tools.
+//  8. auditRefusals and the MCP server: grants, audit, tools. A plain
+//     tools/call of one of porthole's own tools is answered by
+//     answerDirect, through the same receiving middleware and handler,
+//     without the go-sdk's per-request session; every other request goes
+//     to the go-sdk's transport.
 //
 // Links 5 to 8 guard every route with the same buckets: a principal that
 // uses both /mcp and the legacy /sse draws on one rate limit and one
@@ -102,7 +109,11 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	})
 	r := chi.NewRouter()
 	r.Use(g.recoverPanics, identify(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
-	r.Method(http.MethodPost, "/mcp", guard(streamable))
+	calls := g.answerDirect(streamable)
+	if opts.sdkOnly {
+		calls = streamable
+	}
+	r.Method(http.MethodPost, "/mcp", guard(calls))
 	if opts.LegacySSE {
 		stream, messages := g.legacySSE(opts.MaxBodyBytes)
 		r.Method(http.MethodGet, "/sse", authenticate(stream))

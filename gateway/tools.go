@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,19 +81,17 @@ type tool struct {
 	def     *mcp.Tool
 	schemas [2]*jsonschema.Schema // input and output, as derived; def holds their JSON
 	output  reflect.Type
-	add     func(*mcp.Server, *mcp.Tool)
+	handler mcp.ToolHandler
 }
 
 // schemaJSON is a schema as the go-sdk would write it: marshalled without
 // HTML escaping, as the go-sdk's encoder writes every message.
 func schemaJSON(s *jsonschema.Schema) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	b, err := marshalUnescaped(s)
+	if err != nil {
 		panic(fmt.Sprintf("marshalling a derived schema: %v", err))
 	}
-	return json.RawMessage(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return b
 }
 
 // readOnly is the annotation every tool carries.
@@ -135,31 +132,29 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 		def:     def,
 		schemas: [2]*jsonschema.Schema{inSchema, outSchema},
 		output:  outType,
-		add: func(s *mcp.Server, t *mcp.Tool) {
-			s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				in, err := decodeArguments[In](req.Params.Arguments, allowed)
-				if err != nil {
-					return toolFailure(g.refuse(ctx, req, name, err)), nil
-				}
-				if err := check(&in); err != nil {
-					return toolFailure(g.refuse(ctx, req, name, err)), nil
-				}
-				ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
-				defer cancel()
-				out, err := call(ctx, in)
-				if err != nil {
-					return toolFailure(g.fail(ctx, req, name, err)), nil
-				}
-				// Redact once here, on the result alone, and count: the
-				// wire redactor still runs where the bytes leave, and then
-				// finds nothing left to do, which is its fast path.
-				st := stateFrom(ctx)
-				b, n, err := g.render(st.entry, out)
-				if err != nil {
-					return toolFailure(g.fail(ctx, req, name, err)), nil
-				}
-				return answer(st, b, n, false), nil
-			})
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			in, err := decodeArguments[In](req.Params.Arguments, allowed)
+			if err != nil {
+				return toolFailure(g.refuse(ctx, req, name, err)), nil
+			}
+			if err := check(&in); err != nil {
+				return toolFailure(g.refuse(ctx, req, name, err)), nil
+			}
+			ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
+			defer cancel()
+			out, err := call(ctx, in)
+			if err != nil {
+				return toolFailure(g.fail(ctx, req, name, err)), nil
+			}
+			// Redact once here, on the result alone, and count: the
+			// wire redactor still runs where the bytes leave, and then
+			// finds nothing left to do, which is its fast path.
+			st := stateFrom(ctx)
+			b, n, err := g.render(st.entry, out)
+			if err != nil {
+				return toolFailure(g.fail(ctx, req, name, err)), nil
+			}
+			return answer(st, b, n, false), nil
 		},
 	}
 }

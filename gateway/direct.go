@@ -1,0 +1,197 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+)
+
+// answerDirect answers the plainest tools/call of one of porthole's own
+// tools itself, through the same receiving middleware (followRequest,
+// audited, granted) and the same handler the go-sdk would run, and hands
+// every other request to the go-sdk's handler, next.
+//
+// Why: the go-sdk's stateless transport builds a server session for each
+// request, with a connection, goroutines and a synthesized initialize, and
+// decodes the body several times, each with a fresh 32 KiB buffer. For a
+// call that is answered from porthole's own handler that machinery is most
+// of the time a call spends outside Temporal and most of its garbage
+// (docs/performance.md). Everything it would check of such a call has been
+// checked already by the front (strictDecode decoded the body, once,
+// strictly), or is checked here; the answer is the bytes the go-sdk would
+// have written, which TestDirectCallsAnswerAsTheGoSDKWould holds byte for
+// byte.
+//
+// A request goes to the go-sdk unless all of these hold: a tools/call
+// with a string id or an integral one the go-sdk reads as itself;
+// params of exactly "name" and, if any, an object "arguments" (no _meta:
+// progress, the newer protocol's request metadata and multi-round-trip
+// input are the go-sdk's); a tool of porthole's own (upstream tools are
+// the go-sdk's); an Accept of both JSON and event streams; no
+// Mcp-Session-Id, Last-Event-ID or other Mcp- header the go-sdk would
+// check, and a protocol version header absent or naming a version that
+// predates per-request metadata (directVersions).
+func (g *Server) answerDirect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, id, ok := g.directCall(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		res, err := g.callDirect(r.Context(), "tools/call", req)
+		body, err := encodeAnswer(id, res, err)
+		if err != nil {
+			// Only a result that cannot be marshalled gets here, and
+			// porthole's results all can.
+			g.log.Error("direct tools/call answer not encoded", zap.String("requestId", callInfoFrom(r.Context()).RequestID), zap.Error(err))
+			http.Error(w, "failed to encode the answer", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache, no-transform")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+}
+
+// directCall is the call r makes when answerDirect may answer it itself.
+func (g *Server) directCall(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID, bool) {
+	env, _ := envelopeFrom(r)
+	id, ok := directID(env.ID)
+	if !ok || env.Method != "tools/call" || !env.Plain || g.own[env.Tool] == nil ||
+		!directArguments(env.Arguments) || !directHeaders(r.Header) {
+		return nil, jsonrpc.ID{}, false
+	}
+	return &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Name: env.Tool, Arguments: env.Arguments},
+		Extra:  &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
+	}, id, true
+}
+
+// callOwn is the go-sdk's tools/call method for porthole's own tools: the
+// tool's handler, and content that is never null.
+func (g *Server) callOwn(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	r := req.(*mcp.CallToolRequest)
+	res, err := g.own[r.Params.Name](ctx, r)
+	if err == nil && res != nil && res.Content == nil {
+		cp := *res
+		cp.Content = []mcp.Content{}
+		res = &cp
+	}
+	return res, err
+}
+
+// directVersions are the protocol versions a call is answered directly
+// under: those the go-sdk serves whose requests carry no metadata the
+// transport checks. An absent header is read as 2025-03-26, as the
+// go-sdk reads it.
+var directVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+func directHeaders(h http.Header) bool {
+	if len(h.Values("Last-Event-Id")) > 0 {
+		return false
+	}
+	for name := range h {
+		if strings.HasPrefix(name, "Mcp-") && name != "Mcp-Protocol-Version" {
+			return false
+		}
+	}
+	if v := h.Values("Mcp-Protocol-Version"); len(v) > 1 || !directVersions[h.Get("Mcp-Protocol-Version")] {
+		return false
+	}
+	var jsonOK, streamOK bool
+	for _, value := range h.Values("Accept") {
+		for _, token := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(token, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				jsonOK = true
+			case "text/event-stream":
+				streamOK = true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// directID is the request's id as the go-sdk would answer with it: a
+// string, or an integer it reads exactly (it reads numbers as float64).
+func directID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false // a notification, or no id: the go-sdk's
+	}
+	var v any
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		v = s
+	} else {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) {
+			return jsonrpc.ID{}, false
+		}
+		v = float64(n)
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil
+}
+
+// directArguments holds the arguments the go-sdk would pass to a handler
+// unchanged: none, or an object.
+func directArguments(raw json.RawMessage) bool {
+	return len(raw) == 0 || raw[0] == '{'
+}
+
+// encodeAnswer is the JSON-RPC response the go-sdk would write for a
+// call's result or error. A tool result, the common answer, is put
+// together here rather than by the go-sdk's encoder, which would compact
+// the result (text and structured content, kilobytes) twice more and
+// change nothing: the result's own MarshalJSON is json.Marshal's, compact
+// already, and the envelope's members are in the go-sdk's order.
+func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) {
+	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && callErr == nil {
+		result, err := r.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		rawID, err := marshalUnescaped(id.Raw())
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(rawID)+len(result))
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, rawID...)
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+		return append(b, '}'), nil
+	}
+	resp := &jsonrpc.Response{ID: id, Error: callErr}
+	if callErr == nil {
+		var err error
+		if resp.Result, err = marshalUnescaped(res); err != nil {
+			return nil, err
+		}
+	}
+	return jsonrpc.EncodeMessage(resp)
+}
+
+// marshalUnescaped marshals v as the go-sdk writes every message: without
+// HTML escaping, and without the encoder's trailing newline.
+func marshalUnescaped(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

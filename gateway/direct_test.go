@@ -1,0 +1,169 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/policy"
+)
+
+// TestDirectCallsAnswerAsTheGoSDKWould sends each request twice, once to a
+// front that answers plain calls itself (answerDirect) and once to one
+// that sends everything through the go-sdk's transport, and requires the
+// same status, headers, bytes and audit records from both. The cases that
+// qualify are shown to be answered directly, so the test compares the two
+// paths, not the go-sdk with itself; the ones that do not are shown to go
+// to the go-sdk.
+func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokensFile := filepath.Join(dir, "tokens")
+	alice, err := AppendToken(tokensFile, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := AppendToken(tokensFile, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := LoadTokens(tokensFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["*"]},"bob":{"tools":["describe_namespace"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	auditor := &fakeAuditor{}
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: auditor, Grants: pf.Grants(), CacheTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := func(sdkOnly bool) http.Handler {
+		h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, sdkOnly: sdkOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	direct, sdk := handler(false), handler(true)
+
+	const (
+		call     = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`
+		noAccept = "application/json"
+	)
+	cases := []struct {
+		name, body, token string
+		header            http.Header
+		failAudit         bool
+		direct            bool
+	}{
+		{name: "answer", body: call, direct: true},
+		{name: "answer with HTML in it", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"<a&b>"}}}`, direct: true},
+		{name: "string id", body: `{"jsonrpc":"2.0","id":"a\u0041\"b","method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`, direct: true},
+		{name: "negative id", body: `{"jsonrpc":"2.0","id":-9007199254740992,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`, direct: true},
+		{name: "escaped name", body: `{"jsonrpc":"2.0","id":2,"params":{"arguments":{"workflowId":"w"},"name":"describe\u005fworkflow"},"method":"tools/call"}`, direct: true},
+		{name: "no arguments", body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"describe_namespace"}}`, direct: true},
+		{name: "reader failure", body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_workflows","arguments":{}}}`, direct: true},
+		{name: "unknown argument", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w","x":1}}}`, direct: true},
+		{name: "argument of the wrong type", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":7}}}`, direct: true},
+		{name: "argument out of bounds", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_workflows","arguments":{"pageSize":100000}}}`, direct: true},
+		{name: "missing argument", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"describe_workflow","arguments":{}}}`, direct: true},
+		{name: "not granted", body: call, token: bob, direct: true},
+		{name: "granted", body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`, token: bob, direct: true},
+		{name: "audit sink failing", body: call, failAudit: true, direct: true},
+		{name: "protocol 2025-06-18", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}, direct: true},
+		{name: "protocol 2025-11-25", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}, direct: true},
+		{name: "protocol 2024-11-05", body: call, header: http.Header{"Mcp-Protocol-Version": {"2024-11-05"}}, direct: true},
+		{name: "accept with parameters", body: call, header: http.Header{"Accept": {"text/event-stream;q=0.5", "Application/JSON; charset=utf-8"}}, direct: true},
+		{name: "session id header ignored by a stateless server", body: call, header: http.Header{"Mcp-Session-Id": {"abc"}}},
+
+		{name: "tools/list", body: listToolsBody},
+		{name: "meta", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"},"_meta":{"progressToken":1}}}`},
+		{name: "fractional id", body: `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
+		{name: "id beyond a float's integers", body: `{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
+		{name: "null id", body: `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
+		{name: "name in another case", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
+		{name: "arguments not an object", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":[1]}}`},
+		{name: "null arguments", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":null}}`},
+		{name: "unknown tool", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminate_workflow","arguments":{}}}`},
+		{name: "protocol 2026-07-28", body: call, header: http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}},
+		{name: "unsupported protocol", body: call, header: http.Header{"Mcp-Protocol-Version": {"2099-01-01"}}},
+		{name: "two protocol headers", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-06-18", "2025-11-25"}}},
+		{name: "Mcp-Method header", body: call, header: http.Header{"Mcp-Method": {"tools/list"}}},
+		{name: "Last-Event-ID", body: call, header: http.Header{"Last-Event-Id": {"1"}}},
+		{name: "accept JSON only", body: call, header: http.Header{"Accept": {noAccept}}},
+		{name: "accept anything", body: call, header: http.Header{"Accept": {"*/*"}}},
+	}
+	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	for _, c := range cases {
+		send := func(h http.Handler) (int, http.Header, string, []audit.Record) {
+			req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			token := c.token
+			if token == "" {
+				token = alice
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			for k, v := range c.header {
+				req.Header[k] = v
+			}
+			auditor.mu.Lock()
+			auditor.records, auditor.err = nil, nil
+			if c.failAudit {
+				auditor.err = errors.New("sink full")
+			}
+			auditor.mu.Unlock()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			recs := auditor.all()
+			for i := range recs {
+				recs[i].RequestID, recs[i].Duration = "", 0
+			}
+			resp := rec.Result()
+			b, _ := io.ReadAll(resp.Body)
+			resp.Header.Del(RequestIDHeader)
+			return resp.StatusCode, resp.Header, times.ReplaceAllString(string(b), "T"), recs
+		}
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(c.body))
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.header {
+				req.Header[k] = v
+			}
+			env, err := decodeEnvelope([]byte(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, ok := g.directCall(req.WithContext(context.WithValue(req.Context(), envelopeKey{}, env)))
+			if ok != c.direct {
+				t.Fatalf("answered directly: %v, want %v", ok, c.direct)
+			}
+			ds, dh, db, da := send(direct)
+			ss, sh, sb, sa := send(sdk)
+			if ds != ss || db != sb {
+				t.Fatalf("direct: %d %s\ngo-sdk: %d %s", ds, db, ss, sb)
+			}
+			if !reflect.DeepEqual(dh, sh) {
+				t.Errorf("headers: direct %v, go-sdk %v", dh, sh)
+			}
+			if !reflect.DeepEqual(da, sa) {
+				t.Errorf("audit records:\ndirect %+v\ngo-sdk %+v", da, sa)
+			}
+			if c.direct && ds == http.StatusOK && !strings.Contains(db, `"jsonrpc":"2.0"`) {
+				t.Errorf("not an answer: %s", db)
+			}
+		})
+	}
+}
