@@ -35,7 +35,6 @@ Run 'porthole <command> --help' for the settings of a command.
 `
 
 func main() {
-	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
