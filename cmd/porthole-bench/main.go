@@ -73,11 +73,16 @@ type result struct {
 
 func run() error {
 	duration := flag.Duration("duration", 5*time.Second, "how long each mode runs at each concurrency")
+	profile := flag.String("profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file")
+	rounds := flag.Int("rounds", 5, "how many turns the modes take at each concurrency, sharing the duration")
 	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
 	bin := flag.String("porthole", "bin/porthole", "the porthole binary")
 	out := flag.String("out", "docs/performance.md", "the report to write")
 	svg := flag.String("svg", "docs/performance.svg", "the chart to write")
 	flag.Parse()
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds must be at least 1")
+	}
 	var conc []int
 	for _, s := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -137,7 +142,7 @@ func run() error {
 			"PORTHOLE_AUDIT_LOG="+filepath.Join(dir, name+".audit.log"), "PORTHOLE_AUDIT_KEY_FILE="+key,
 			"PORTHOLE_RATE_PER_PRINCIPAL=1000000", "PORTHOLE_RATE_PER_PRINCIPAL_BURST=1000000",
 			"PORTHOLE_RATE_GLOBAL=1000000", "PORTHOLE_RATE_GLOBAL_BURST=1000000", "PORTHOLE_FAILED_AUTH_BURST=1000000",
-			"PORTHOLE_CACHE_TTL="+cache, "PORTHOLE_LOG_LEVEL=info")
+			"PORTHOLE_CACHE_TTL="+cache, "PORTHOLE_LOG_LEVEL=info", fmt.Sprintf("PORTHOLE_ADMIN_PPROF=%t", *profile != ""))
 	}
 	ph, err := startServer(ctx, *bin, []string{"serve"}, env("porthole", "0"), "serving MCP")
 	if err != nil {
@@ -179,43 +184,100 @@ func run() error {
 		srv  *server
 	}{
 		{"sdk", sdkCall, nil},
+		{"hop", httpCall(strings.TrimSuffix(bare.endpoint, "/mcp")+"/hop", describe, ""), bare},
 		{"bare", httpCall(bare.endpoint, describe, ""), bare},
 		{"porthole", httpCall(ph.endpoint, describe, token), ph},
 		{"cached", httpCall(cached.endpoint, describe, token), cached},
 		{"echo", httpCall(bare.endpoint, echo, ""), bare},
 	}
+	// Each mode runs for its duration in rounds, the modes taking turns
+	// (and a different one first each round), so that a slow spell of the
+	// shared machine falls on every mode alike rather than on whichever ran
+	// then: the ratios compare modes measured in the same stretches of time.
 	for _, n := range conc {
-		for _, m := range modes {
-			var before stats
-			if m.srv != nil {
-				before = m.srv.stats()
-			}
-			r := load(ctx, m.call, n, *duration)
-			r.mode = m.name
-			if m.srv != nil {
-				after := m.srv.stats()
-				if r.calls > 0 {
-					r.cpuPerCall = (after.cpu - before.cpu) / time.Duration(r.calls)
-					r.allocPerCall = (after.alloc - before.alloc) / float64(r.calls)
+		acc := make([]measured, len(modes))
+		for round := range *rounds {
+			for k := range modes {
+				i := (round + k) % len(modes)
+				m := modes[i]
+				var before stats
+				if m.srv != nil {
+					before = m.srv.stats()
 				}
-				r.rssMiB, r.heapMiB = after.rssMiB, after.heapMiB
-				r.temporalRPC = int(after.reads - before.reads)
+				slice := *duration / time.Duration(*rounds)
+				var profiled chan error
+				if *profile != "" && m.name == "porthole" && n == conc[0] && round == 0 {
+					profiled = make(chan error, 1)
+					go func() { profiled <- m.srv.profile(*profile, slice) }()
+				}
+				acc[i].add(load(ctx, m.call, n, slice))
+				if profiled != nil {
+					if err := <-profiled; err != nil {
+						return err
+					}
+					fmt.Println("== wrote", *profile)
+				}
+				if m.srv != nil {
+					after := m.srv.stats()
+					acc[i].cpu += after.cpu - before.cpu
+					acc[i].alloc += after.alloc - before.alloc
+					acc[i].reads += int(after.reads - before.reads)
+					acc[i].rssMiB, acc[i].heapMiB = max(acc[i].rssMiB, after.rssMiB), max(acc[i].heapMiB, after.heapMiB)
+				}
 			}
+		}
+		for i, m := range modes {
+			r := acc[i].result(m.name, n, *duration)
 			fmt.Printf("%-8s c=%-3d calls=%-6d err=%-4d p50=%-9s p90=%-9s p99=%-9s %.0f/s cpu/call=%s alloc/call=%.0fB rss=%.1fMiB reads=%d\n",
 				r.mode, n, r.calls, r.errors, r.p50, r.p90, r.p99, r.throughput, r.cpuPerCall, r.allocPerCall, r.rssMiB, r.temporalRPC)
 			results = append(results, r)
 		}
 	}
 	coalesced := coalescing(ctx, httpCall(cached.endpoint, strings.Replace(describe, temporaltest.RunningWorkflowID, temporaltest.CompletedWorkflowID, 1), token), cached)
-	if err := writeReport(*out, *svg, results, conc, coalesced, *duration); err != nil {
+	if err := writeReport(*out, *svg, results, conc, coalesced, *duration, *rounds); err != nil {
 		return err
 	}
 	fmt.Println("== wrote", *out, "and", *svg)
 	return nil
 }
 
-// load runs call from n goroutines for d and measures each call.
-func load(ctx context.Context, call func(context.Context) error, n int, d time.Duration) result {
+// measured is what the rounds of one mode at one concurrency gathered.
+type measured struct {
+	lat             []time.Duration
+	errors          int
+	cpu             time.Duration // server process CPU, where measured
+	alloc           float64       // server bytes allocated, where measured
+	reads           int           // Temporal reads the server made, where counted
+	rssMiB, heapMiB float64       // the highest seen after a round
+}
+
+func (m *measured) add(lat []time.Duration, errors int) {
+	m.lat = append(m.lat, lat...)
+	m.errors += errors
+}
+
+// result summarises the rounds, which together ran for d.
+func (m *measured) result(mode string, n int, d time.Duration) result {
+	lat := m.lat
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(float64(len(lat))*p))]
+	}
+	r := result{mode: mode, concurrency: n, calls: len(lat), errors: m.errors, p50: pct(0.50), p90: pct(0.90), p99: pct(0.99),
+		throughput: float64(len(lat)) / d.Seconds(), rssMiB: m.rssMiB, heapMiB: m.heapMiB, temporalRPC: m.reads}
+	if len(lat) > 0 {
+		r.cpuPerCall = m.cpu / time.Duration(len(lat))
+		r.allocPerCall = m.alloc / float64(len(lat))
+	}
+	return r
+}
+
+// load runs call from n goroutines for d and returns each call's latency
+// and the number of calls that failed.
+func load(ctx context.Context, call func(context.Context) error, n int, d time.Duration) ([]time.Duration, int) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var errs atomic.Int64
@@ -243,15 +305,7 @@ func load(ctx context.Context, call func(context.Context) error, n int, d time.D
 		}()
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(float64(len(lat))*p))]
-	}
-	return result{concurrency: n, calls: len(lat), errors: int(errs.Load()), p50: pct(0.50), p90: pct(0.90), p99: pct(0.99),
-		throughput: float64(len(lat)) / d.Seconds()}
+	return lat, int(errs.Load())
 }
 
 // coalescing fires n identical reads at once at a cold cache and reports how
@@ -332,6 +386,24 @@ func (s *server) stop() {
 
 // stats reads the process's CPU time and RSS from /proc, and its allocations,
 // heap and Temporal reads from its metrics.
+// profile writes a CPU profile of the server process over d to path.
+func (s *server) profile(path string, d time.Duration) error {
+	url := strings.TrimSuffix(s.admin, "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(d.Seconds())))
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profiling %s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
 func (s *server) stats() stats {
 	var st stats
 	pid := s.cmd.Process.Pid
@@ -411,6 +483,28 @@ func bareServer(hostPort string) {
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	// /hop is no MCP at all: a plain handler that makes the same Temporal
+	// read and answers a few bytes, the floor for any server that stands
+	// between a client and Temporal on this machine.
+	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Params struct {
+				Arguments struct {
+					WorkflowID string `json:"workflowId"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if _, err := c.DescribeWorkflowExecution(r.Context(), req.Params.Arguments.WorkflowID, ""); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)

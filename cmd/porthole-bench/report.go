@@ -38,19 +38,22 @@ func cpuModel() string {
 	return "unknown"
 }
 
-func writeReport(path, svgPath string, rs []result, conc []int, coalesced string, d time.Duration) error {
+func writeReport(path, svgPath string, rs []result, conc []int, coalesced string, d time.Duration, rounds int) error {
 	var b strings.Builder
 	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	fmt.Fprintf(&b, `# Performance
 
 Measured by `+"`make bench`"+` (cmd/porthole-bench) on %s, commit %s:
-%d cores (%s), %s, %s per mode and concurrency, all modes side by side in
-one run against one real Temporal dev server (visibility throttle raised).
-The load generator, the servers and Temporal share the cores, so compare
-ratios within this run, not absolute figures across runs.
+%d cores (%s), %s, %s per mode and concurrency in %d rounds, the modes
+taking turns, all side by side in one run against one real Temporal dev
+server (visibility throttle raised). The load generator, the servers and
+Temporal share the cores, so compare ratios within this run, not absolute
+figures across runs.
 
 Modes: **sdk** calls the Temporal SDK's DescribeWorkflowExecution directly
-(the floor); **bare** is a go-sdk stateless streamable HTTP server with the
+(the floor); **hop** is no MCP at all, a plain HTTP handler making the same
+read and answering a few bytes (the floor for any server between a client
+and Temporal); **bare** is a go-sdk stateless streamable HTTP server with the
 same describe_workflow tool and no hardening; **porthole** is the porthole
 binary with its whole chain (bearer auth, strict decoding, rate limits set
 high, audit to a file, redaction, policy) and its cache off; **cached** is
@@ -62,7 +65,7 @@ tools/call.
 
 | mode | concurrency | calls | errors | p50 ms | p90 ms | p99 ms | calls/s | server CPU/call | server alloc/call | RSS MiB | heap MiB |
 |---|---|---|---|---|---|---|---|---|---|---|---|
-`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(), d, filepath.Base(svgPath))
+`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(), d, rounds, filepath.Base(svgPath))
 	for _, r := range rs {
 		cpu, alloc, rss, heap := "", "", "", ""
 		if r.mode != "sdk" {
@@ -91,8 +94,9 @@ tools/call.
 				ratio(float64(p.p50), float64(bare.p50)), ratio(float64(p.p99), float64(bare.p99)))
 		}
 	}
-	if p, s := find(rs, "porthole", 1), find(rs, "sdk", 1); p != nil && s != nil {
-		fmt.Fprintf(&b, "| at most 0.5 ms p50 over a direct SDK call, concurrency 1 | +%s ms (bare: +%s ms) |\n", ms(p.p50-s.p50), ms(find(rs, "bare", 1).p50-s.p50))
+	if p, s, h, bare := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1), find(rs, "bare", 1); p != nil && s != nil && h != nil && bare != nil {
+		fmt.Fprintf(&b, "| at most 0.5 ms p50 over a direct SDK call, concurrency 1 | +%s ms (hop: +%s ms, bare: +%s ms); over the hop: +%s ms |\n",
+			ms(p.p50-s.p50), ms(h.p50-s.p50), ms(bare.p50-s.p50), ms(p.p50-h.p50))
 	}
 	top := conc[len(conc)-1]
 	if ca, e := find(rs, "cached", top), find(rs, "echo", top); ca != nil && e != nil {
@@ -108,14 +112,14 @@ tools/call.
 				p.cpuPerCall.Round(time.Microsecond), bare.cpuPerCall.Round(time.Microsecond), p.allocPerCall/1024, bare.allocPerCall/1024)
 		}
 	}
-	if p, s, bare, e := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "bare", 1), find(rs, "echo", 1); p != nil && s != nil && bare != nil && e != nil && p.p50-s.p50 > 500*time.Microsecond {
-		fmt.Fprintf(&b, "\n**The 0.5 ms target.** porthole adds +%s ms p50 over the direct SDK call at concurrency 1; "+
-			"the bare go-sdk server, with no hardening, adds +%s ms in the same run, and the echo tool, which reads "+
-			"nothing, takes %s ms p50 for the streamable HTTP round trip and the go-sdk's own work alone. A target below "+
-			"what the MCP library's transport costs on this machine would be met only by replacing that transport, "+
-			"which porthole does not do: it is how porthole interoperates.\n", ms(p.p50-s.p50), ms(bare.p50-s.p50), ms(e.p50))
+	if p, s, h := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1); p != nil && s != nil && h != nil && p.p50-s.p50 > 500*time.Microsecond {
+		fmt.Fprintf(&b, "\n**The 0.5 ms target.** porthole adds +%s ms p50 over the direct SDK call at concurrency 1. "+
+			"Most of that is the hop itself, which any server between the client and Temporal pays on this machine: "+
+			"a plain HTTP handler with no MCP, no authentication and no audit, making the same read, adds +%s ms in "+
+			"the same run, for the extra process a call passes through on two shared cores. What porthole adds over "+
+			"that floor, its whole chain and the MCP framing, is +%s ms.\n", ms(p.p50-s.p50), ms(h.p50-s.p50), ms(p.p50-h.p50))
 	}
-	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
+	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof   # after make bench: a CPU profile of porthole as it serves\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
 		"`make test` runs the soak and fault tests for 2 s each and every fuzz target's seed corpus; `.ci/run` adds 5 s of fuzzing per target.\n")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return err
@@ -125,8 +129,8 @@ tools/call.
 
 // chart draws p50 latency and throughput per mode and concurrency as an SVG.
 func chart(rs []result, conc []int) string {
-	modes := []string{"sdk", "bare", "porthole", "cached", "echo"}
-	colors := map[string]string{"sdk": "#888", "bare": "#4a90d9", "porthole": "#d9534f", "cached": "#5cb85c", "echo": "#f0ad4e"}
+	modes := []string{"sdk", "hop", "bare", "porthole", "cached", "echo"}
+	colors := map[string]string{"sdk": "#888", "hop": "#9b59b6", "bare": "#4a90d9", "porthole": "#d9534f", "cached": "#5cb85c", "echo": "#f0ad4e"}
 	const w, h, pad = 900, 360, 50
 	var maxLat, maxTP float64
 	for _, r := range rs {

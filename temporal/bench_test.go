@@ -1,0 +1,46 @@
+package temporal
+
+import (
+	"context"
+	"testing"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/porthole-dev/porthole/temporal/read"
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
+)
+
+// BenchmarkDescribeWorkflow reads the seeded running workflow from the real
+// dev server, side by side: with the SDK client alone (what `make bench`
+// calls its sdk mode) and through the adapter (the guard, the conversion to
+// read's types, the quoting of free text). Their difference is what the
+// adapter costs a describe_workflow call.
+func BenchmarkDescribeWorkflow(b *testing.B) {
+	ctx := context.Background()
+	b.Run("sdk", func(b *testing.B) {
+		c, err := client.DialContext(ctx, client.Options{HostPort: devServer.FrontendHostPort(), Namespace: devServer.Namespace, Logger: temporaltest.Quiet()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.DescribeWorkflowExecution(ctx, temporaltest.RunningWorkflowID, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("adapter", func(b *testing.B) {
+		a, err := Dial(ctx, Config{Address: devServer.FrontendHostPort(), Namespace: devServer.Namespace}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.RunningWorkflowID}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
