@@ -46,6 +46,7 @@ func (g *Server) answerDirect(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		g.metrics.direct.Inc()
 		res, err := g.callDirect(r.Context(), "tools/call", req)
 		body, err := encodeAnswer(id, res, err)
 		if err != nil {

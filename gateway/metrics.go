@@ -24,6 +24,7 @@ type metrics struct {
 	authFailures *prometheus.CounterVec
 	cache        *prometheus.CounterVec
 	rpcSeconds   *prometheus.HistogramVec
+	direct       prometheus.Counter
 	// upstreamTools are the served names the roster allows: label values
 	// bounded by the roster.
 	upstreamTools map[string]bool
@@ -53,8 +54,11 @@ func newMetrics() *metrics {
 			Name: "porthole_temporal_read_duration_seconds", Help: "Latency of reads of Temporal, by read and whether it failed.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"read", "failed"}),
+		direct: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "porthole_direct_calls_total", Help: "Tool calls porthole answered without the MCP library's transport; every other request to /mcp went through it.",
+		}),
 	}
-	m.registry.MustRegister(m.calls, m.callSeconds, m.limited, m.authFailures, m.cache, m.rpcSeconds,
+	m.registry.MustRegister(m.calls, m.callSeconds, m.limited, m.authFailures, m.cache, m.rpcSeconds, m.direct,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

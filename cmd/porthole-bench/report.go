@@ -61,6 +61,13 @@ porthole answering from its cache; **echo** is the bare server's echo tool,
 which reads nothing. HTTP modes use one keep-alive client posting
 tools/call.
 
+porthole answers a plain tools/call of its own tools itself, through the
+MCP library's middleware and handler interfaces but without its stateless
+transport, which builds a server session for every request and decodes the
+body about ten times, each with a fresh 32 KiB buffer (gateway/direct.go;
+`+"`porthole_direct_calls_total`"+` counts them). That is most of the
+difference in CPU and garbage per call between porthole and bare below.
+
 ![latency and throughput](%s)
 
 | mode | concurrency | calls | errors | p50 ms | p90 ms | p99 ms | calls/s | server CPU/call | server alloc/call | RSS MiB | heap MiB |

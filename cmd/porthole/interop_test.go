@@ -75,7 +75,7 @@ func TestConformanceSuite(t *testing.T) {
 func TestMCPInspectorCLI(t *testing.T) {
 	t.Parallel()
 	dir, node := clientsDir(t)
-	endpoint, token, _, _ := serveHTTP(t)
+	endpoint, token, p, _ := serveHTTP(t)
 	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
 	common := []string{bin, "--cli", endpoint, "--transport", "http", "--header", "Authorization: Bearer " + token}
 
@@ -96,6 +96,11 @@ func TestMCPInspectorCLI(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &call) != nil || call.StructuredContent.Workflow.Status != "Running" {
 		t.Fatalf("inspector tools/call: %v\n%s", err, out)
 	}
+	// The call was answered by porthole's own path (answerDirect), which
+	// this client is the third-party check of.
+	if n := metric(t, adminOf(t, p), "porthole_direct_calls_total"); n != 1 {
+		t.Errorf("porthole answered %v of the inspector's calls directly, want 1", n)
+	}
 	assertNoCanary(t, "inspector output", []byte(out))
 }
 
@@ -103,7 +108,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	dir, node := clientsDir(t)
-	endpoint, token, _, _ := serveHTTP(t)
+	endpoint, token, p, _ := serveHTTP(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "clients", "list-and-call.mjs"))
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +153,9 @@ func TestTypeScriptSDK(t *testing.T) {
 		if r.IsError {
 			t.Errorf("the TypeScript SDK got a tool error from %s", r.Name)
 		}
+	}
+	if n := metric(t, adminOf(t, p), "porthole_direct_calls_total"); n != float64(len(everyCall)) {
+		t.Errorf("porthole answered %v of the TypeScript SDK's %d calls directly", n, len(everyCall))
 	}
 	assertNoCanary(t, "TypeScript SDK output", []byte(out))
 }
