@@ -93,13 +93,24 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 
 		state := &callState{}
 		start := time.Now()
+		// A call whose record is written gets a result record, even when
+		// its handler panics: a reviewer must not find a call that seems
+		// never to have ended. The panic goes on to whoever recovers it
+		// (recoverPanics answers 500), or ends the process as before.
+		defer func() {
+			if v := recover(); v != nil {
+				result := resultOf(rec, time.Since(start), audit.OutcomeInternal)
+				g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
+				if werr := g.writeDetached(ctx, result); werr != nil {
+					g.log.Error("audit result record not written", zap.String("requestId", ci.RequestID), zap.Error(werr))
+				}
+				panic(v)
+			}
+		}()
 		res, err := next(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci), method, req)
 
-		result := audit.Record{
-			Kind: audit.KindResult, RequestID: ci.RequestID, Principal: rec.Principal, ClientAddr: ci.ClientAddr,
-			Transport: ci.Transport, Method: method, Tool: rec.Tool, Upstream: rec.Upstream, Duration: time.Since(start),
-			Outcome: outcomeOf(state, res, err), Cached: state.cached,
-		}
+		result := resultOf(rec, time.Since(start), outcomeOf(state, res, err))
+		result.Cached = state.cached
 		if state.resultBytes > 0 {
 			result.ResultBytes, result.Redactions = state.resultBytes, state.redactions
 		} else {
@@ -113,6 +124,14 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errAuditUnavailable
 		}
 		return res, err
+	}
+}
+
+// resultOf is the result record of call, ended with outcome after d.
+func resultOf(call audit.Record, d time.Duration, outcome audit.Outcome) audit.Record {
+	return audit.Record{
+		Kind: audit.KindResult, RequestID: call.RequestID, Principal: call.Principal, ClientAddr: call.ClientAddr,
+		Transport: call.Transport, Method: call.Method, Tool: call.Tool, Upstream: call.Upstream, Duration: d, Outcome: outcome,
 	}
 }
 
@@ -182,7 +201,8 @@ func (g *Server) toolSize(t *mcp.Tool) toolSize {
 
 // followRequest is the MCP middleware that ends a call's context when its
 // HTTP request ends (the client hung up), which the go-sdk's detached
-// handler context would not. It runs first, so everything after it, the
+// handler context would not (a call answered directly already runs on the
+// request's context, and this changes nothing for it). It runs first, so everything after it, the
 // Temporal read included, sees the cancellation; the audit middleware
 // writes its result record on a context of its own. Being first, it is
 // also where a tool call's goroutine grows its stack (see growStack).

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/temporal/read"
 )
 
 func TestNoCallIsDispatchedWhenItsRecordCannotBeWritten(t *testing.T) {
@@ -180,5 +181,40 @@ func TestTransportRefusalsAreAudited(t *testing.T) {
 		if r.Kind != audit.KindDenial || r.Status != cases[i].status || r.Outcome != audit.OutcomeInvalid {
 			t.Errorf("record %d = %+v", i, r)
 		}
+	}
+}
+
+// panickyReader panics where a read would be.
+type panickyReader struct{ fakeReader }
+
+func (*panickyReader) DescribeWorkflow(context.Context, read.WorkflowRef) (*read.WorkflowDescription, error) {
+	panic("a bug in a read")
+}
+
+// TestAPanickingCallStillGetsAResultRecord: a call whose record was written
+// and whose handler panicked used to leave no result record (a call that
+// seemed never to end); it now ends with one, outcome internal, and the
+// client gets the front's 500.
+func TestAPanickingCallStillGetsAResultRecord(t *testing.T) {
+	t.Parallel()
+	auditor := &fakeAuditor{}
+	g, err := NewServer(&panickyReader{}, Options{Namespace: "default", Audit: auditor, CacheTTL: -1, Logger: nopLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	recs := auditor.all()
+	if rec.Code != http.StatusInternalServerError || len(recs) != 2 || recs[0].Kind != audit.KindCall ||
+		recs[1].Kind != audit.KindResult || recs[1].Outcome != audit.OutcomeInternal || recs[1].RequestID != recs[0].RequestID {
+		t.Fatalf("status %d, records %+v", rec.Code, recs)
 	}
 }

@@ -157,7 +157,9 @@ func decodeEnvelope(body []byte) (envelope, error) {
 			return env, refuseBody(codeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = s.decodeString(s.name)
-		env.Arguments = json.RawMessage(s.b[s.args.start:s.args.end])
+		if s.args.end > 0 {
+			env.Arguments = json.RawMessage(s.b[s.args.start:s.args.end])
+		}
 		env.Plain = !s.paramsOther && s.nameExact
 	}
 	return env, nil

@@ -51,7 +51,8 @@ func (g *Server) answerDirect(next http.Handler) http.Handler {
 		body, err := encodeAnswer(id, res, err)
 		if err != nil {
 			// Only a result that cannot be marshalled gets here, and
-			// porthole's results all can.
+			// porthole's results all can (they were marshalled once
+			// already, to be redacted).
 			g.log.Error("direct tools/call answer not encoded", zap.String("requestId", callInfoFrom(r.Context()).RequestID), zap.Error(err))
 			http.Error(w, "failed to encode the answer", http.StatusInternalServerError)
 			return
@@ -90,10 +91,20 @@ func (g *Server) callOwn(ctx context.Context, _ string, req mcp.Request) (mcp.Re
 }
 
 // directVersions are the protocol versions a call is answered directly
-// under: those the go-sdk serves whose requests carry no metadata the
-// transport checks. An absent header is read as 2025-03-26, as the
-// go-sdk reads it.
-var directVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+// under: those the go-sdk serves that predate per-request metadata
+// (2026-07-28, whose requests the transport checks), and no header, which
+// the go-sdk reads as 2025-03-26. porthole does not narrow the server's
+// versions (ServerOptions.SupportedProtocolVersions); if it did, this
+// would have to follow.
+var directVersions = func() map[string]bool {
+	vs := map[string]bool{"": true}
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < "2026-07-28" {
+			vs[v] = true
+		}
+	}
+	return vs
+}()
 
 func directHeaders(h http.Header) bool {
 	if len(h.Values("Last-Event-Id")) > 0 {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/porthole-dev/porthole/audit"
@@ -20,9 +21,9 @@ import (
 // front that answers plain calls itself (answerDirect) and once to one
 // that sends everything through the go-sdk's transport, and requires the
 // same status, headers, bytes and audit records from both. The cases that
-// qualify are shown to be answered directly, so the test compares the two
-// paths, not the go-sdk with itself; the ones that do not are shown to go
-// to the go-sdk.
+// qualify are shown to be answered directly (the go-sdk never sees them),
+// so the test compares the two paths, not the go-sdk with itself; the ones
+// that do not are shown to go to the go-sdk.
 func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -48,14 +49,16 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler := func(sdkOnly bool) http.Handler {
-		h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, sdkOnly: sdkOnly})
+	var toSDK atomic.Int64 // requests the direct front handed to the go-sdk
+	handler := func(sdkOnly bool, seen *atomic.Int64) http.Handler {
+		h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, sdkOnly: sdkOnly, toSDK: seen,
+			Limits: Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return h
 	}
-	direct, sdk := handler(false), handler(true)
+	direct, sdk := handler(false, &toSDK), handler(true, nil)
 
 	const (
 		call     = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`
@@ -81,9 +84,6 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "not granted", body: call, token: bob, direct: true},
 		{name: "granted", body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`, token: bob, direct: true},
 		{name: "audit sink failing", body: call, failAudit: true, direct: true},
-		{name: "protocol 2025-06-18", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}, direct: true},
-		{name: "protocol 2025-11-25", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}, direct: true},
-		{name: "protocol 2024-11-05", body: call, header: http.Header{"Mcp-Protocol-Version": {"2024-11-05"}}, direct: true},
 		{name: "accept with parameters", body: call, header: http.Header{"Accept": {"text/event-stream;q=0.5", "Application/JSON; charset=utf-8"}}, direct: true},
 		{name: "session id header ignored by a stateless server", body: call, header: http.Header{"Mcp-Session-Id": {"abc"}}},
 
@@ -104,6 +104,21 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "Last-Event-ID", body: call, header: http.Header{"Last-Event-Id": {"1"}}},
 		{name: "accept JSON only", body: call, header: http.Header{"Accept": {noAccept}}},
 		{name: "accept anything", body: call, header: http.Header{"Accept": {"*/*"}}},
+	}
+	// Every version answered directly is one the go-sdk serves: each is
+	// compared here.
+	for v := range directVersions {
+		if v != "" {
+			cases = append(cases, struct {
+				name, body, token string
+				header            http.Header
+				failAudit         bool
+				direct            bool
+			}{name: "protocol " + v, body: call, header: http.Header{"Mcp-Protocol-Version": {v}}, direct: true})
+		}
+	}
+	if len(directVersions) < 5 {
+		t.Errorf("answered directly under %d protocol versions; the go-sdk v1.8.0 serves four before 2026-07-28", len(directVersions)-1)
 	}
 	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	for _, c := range cases {
@@ -150,7 +165,11 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			if ok != c.direct {
 				t.Fatalf("answered directly: %v, want %v", ok, c.direct)
 			}
+			before := toSDK.Load()
 			ds, dh, db, da := send(direct)
+			if went := toSDK.Load() > before; went == c.direct {
+				t.Fatalf("handed to the go-sdk: %v, want %v", went, !c.direct)
+			}
 			ss, sh, sb, sa := send(sdk)
 			if ds != ss || db != sb {
 				t.Fatalf("direct: %d %s\ngo-sdk: %d %s", ds, db, ss, sb)
@@ -161,8 +180,8 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			if !reflect.DeepEqual(da, sa) {
 				t.Errorf("audit records:\ndirect %+v\ngo-sdk %+v", da, sa)
 			}
-			if c.direct && ds == http.StatusOK && !strings.Contains(db, `"jsonrpc":"2.0"`) {
-				t.Errorf("not an answer: %s", db)
+			if ds == http.StatusTooManyRequests || c.direct && (ds != http.StatusOK || !strings.Contains(db, `"jsonrpc":"2.0"`)) {
+				t.Errorf("not an answer: %d %s", ds, db)
 			}
 		})
 	}

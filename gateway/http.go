@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -37,8 +38,10 @@ type HTTPOptions struct {
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
 	// sdkOnly sends every request through the go-sdk's transport, none
-	// answered directly: tests compare the two.
+	// answered directly, and toSDK, when set, counts the requests that
+	// reach it: tests compare the two paths.
 	sdkOnly bool
+	toSDK   *atomic.Int64
 	// LegacySSE also serves the 2024-11-05 HTTP+SSE transport at /sse,
 	// behind the same chain and the same buckets as /mcp.
 	LegacySSE bool
@@ -109,9 +112,16 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	})
 	r := chi.NewRouter()
 	r.Use(g.recoverPanics, identify(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
-	calls := g.answerDirect(streamable)
+	sdk := http.Handler(streamable)
+	if opts.toSDK != nil {
+		sdk = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			opts.toSDK.Add(1)
+			streamable.ServeHTTP(w, r)
+		})
+	}
+	calls := g.answerDirect(sdk)
 	if opts.sdkOnly {
-		calls = streamable
+		calls = sdk
 	}
 	r.Method(http.MethodPost, "/mcp", guard(calls))
 	if opts.LegacySSE {

@@ -150,7 +150,9 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	}
 	// The same middleware runs around the calls porthole answers without
 	// the go-sdk's transport (answerDirect), in the same order: the first
-	// is the outermost.
+	// is the outermost. Those calls have no go-sdk session (a request's
+	// Session is nil), so no middleware may use one. The MCP server is not
+	// handed out, so nothing can add middleware or tools to one path only.
 	receive := []mcp.Middleware{followRequest, g.audited, g.granted}
 	g.mcp.AddReceivingMiddleware(receive...)
 	g.callDirect = g.callOwn
@@ -170,9 +172,6 @@ func (g *Server) StartUpstreams(ctx context.Context) (stop func()) {
 	g.upstreams.Start(ctx)
 	return g.upstreams.Close
 }
-
-// MCP returns the underlying MCP server.
-func (g *Server) MCP() *mcp.Server { return g.mcp }
 
 // principal names the caller of a tool call.
 func principal(ctx context.Context, req *mcp.CallToolRequest) string {
