@@ -121,9 +121,9 @@ difference in CPU and garbage per call between porthole and bare below.
 	}
 	if p, s, h := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1); p != nil && s != nil && h != nil && p.p50-s.p50 > 500*time.Microsecond {
 		fmt.Fprintf(&b, "\n**The 0.5 ms target.** porthole adds +%s ms p50 over the direct SDK call at concurrency 1. "+
-			"Most of that is the hop itself, which any server between the client and Temporal pays on this machine: "+
-			"a plain HTTP handler with no MCP, no authentication and no audit, making the same read, adds +%s ms in "+
-			"the same run, for the extra process a call passes through on two shared cores. What porthole adds over "+
+			"Part of that is the hop itself, which any server between the client and Temporal pays on this machine, "+
+			"for the extra process a call passes through on two shared cores: a plain HTTP handler with no MCP, no "+
+			"authentication and no audit, making the same read, adds +%s ms in the same run. What porthole adds over "+
 			"that floor, its whole chain and the MCP framing, is +%s ms.\n", ms(p.p50-s.p50), ms(h.p50-s.p50), ms(p.p50-h.p50))
 	}
 	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof   # after make bench: a CPU profile of porthole as it serves\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
