@@ -73,6 +73,15 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 			return env, refuseBody(codeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = *params.Name
+		// What a direct answer (answerDirect) reads: the arguments as sent,
+		// and whether params hold exactly "name" and at most "arguments".
+		var members map[string]json.RawMessage
+		_ = json.Unmarshal(raw.Params, &members)
+		_, env.Plain = members["name"]
+		for k := range members {
+			env.Plain = env.Plain && (k == "name" || k == "arguments")
+		}
+		env.Arguments = members["arguments"]
 	}
 	return env, nil
 }
@@ -130,7 +139,8 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 
 // FuzzDecodeEnvelopeAgreesWithReference: the one-pass decoder accepts what
 // the reference accepts and refuses what it refuses, with the same JSON-RPC
-// code, and reads the same id, method and tool. Where a body is refused
+// code, and reads the same id, method, tool, arguments, and plainness of a
+// call (what answerDirect relies on). Where a body is refused
 // for several reasons the two may name different ones; where the reference
 // names an unknown member it picks one at random.
 func FuzzDecodeEnvelopeAgreesWithReference(f *testing.F) {
@@ -152,7 +162,8 @@ func FuzzDecodeEnvelopeAgreesWithReference(f *testing.F) {
 				t.Fatalf("%q: %q, the reference %q", body, g.message, w.message)
 			}
 		}
-		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.Tool != want.Tool {
+		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.Tool != want.Tool ||
+			got.Plain != want.Plain || string(got.Arguments) != string(want.Arguments) || (got.Arguments == nil) != (want.Arguments == nil) {
 			t.Fatalf("%q: read %+v, the reference %+v", body, got, want)
 		}
 	})

@@ -53,6 +53,10 @@ var decodeSeeds = []string{
 	`{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":tru}`, `{"a":[1,]}`, `{"a":1,}`, `{"a" 1}`, "{\"a\":\"\x01\"}",
 	` {"jsonrpc":"2.0","method":"m"} ` + "\n", "\u00a0{}", `{"a":1}}`, `{"a":{"b":1,"B":2}}`,
 	strings.Repeat(`{"a":`, 33) + "1" + strings.Repeat("}", 33), strings.Repeat(`[`, 40),
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1},"_meta":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"a","\u0061rguments":{ "x" : [ 1 ] }}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"a","Arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":null}}`,
 	`{"k00":0,"k01":0,"k02":0,"k03":0,"k04":0,"k05":0,"k06":0,"k07":0,"k08":0,"k09":0,"k10":0,"k11":0,"k12":0,"k13":0,"k14":0,"k15":0,"k16":0,"K03":0}`,
 }
 
