@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -610,6 +611,24 @@ func TestAdminListener(t *testing.T) {
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/debug/pprof/"} {
 		if status, _, _ := front.do(t, "GET", path, bearer(front.alice), ""); status != 404 {
 			t.Errorf("the MCP listener serves %s: %d", path, status)
+		}
+	}
+}
+
+// TestLimitsThatWouldNotLimitAreRefused: a NaN or infinite rate, or a
+// burst of zero, let every call through or none; the front refuses to start
+// with one rather than serve without a limit.
+func TestLimitsThatWouldNotLimitAreRefused(t *testing.T) {
+	t.Parallel()
+	g := mustServer(t, &fakeReader{})
+	for _, l := range []Limits{
+		{PerPrincipal: math.NaN(), PerPrincipalBurst: 20, Global: 15, GlobalBurst: 30},
+		{PerPrincipal: 5, PerPrincipalBurst: 20, Global: math.Inf(1), GlobalBurst: 30},
+		{PerPrincipal: 5, PerPrincipalBurst: 0, Global: 15, GlobalBurst: 30},
+		{PerPrincipal: -1, PerPrincipalBurst: 20, Global: 15, GlobalBurst: 30},
+	} {
+		if _, err := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true, Limits: l}); err == nil {
+			t.Errorf("limits %+v were accepted", l)
 		}
 	}
 }

@@ -152,6 +152,9 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	if opts.Limits.PerPrincipal == 0 && opts.Limits.Global == 0 {
 		opts.Limits = DefaultLimits()
 	}
+	if err := opts.Limits.check(); err != nil {
+		return opts, err
+	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = MaxBodyBytes
 	}

@@ -33,6 +33,22 @@ type Limits struct {
 	Costs map[string]int
 }
 
+// check refuses limits that would not limit: a rate that is not a finite
+// positive number (NaN and infinity let every call through), or a burst
+// below one.
+func (l Limits) check() error {
+	for _, r := range []struct {
+		name  string
+		rate  float64
+		burst int
+	}{{"per-principal", l.PerPrincipal, l.PerPrincipalBurst}, {"global", l.Global, l.GlobalBurst}} {
+		if !(r.rate > 0) || math.IsInf(r.rate, 0) || r.burst < 1 {
+			return fmt.Errorf("gateway: the %s rate limit (%v per second, burst %d) must be a finite positive rate with a burst of at least 1", r.name, r.rate, r.burst)
+		}
+	}
+	return nil
+}
+
 // DefaultLimits are safe for one namespace shared with other tools.
 func DefaultLimits() Limits {
 	return Limits{PerPrincipal: 5, PerPrincipalBurst: 20, Global: 15, GlobalBurst: 30}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -15,13 +16,12 @@ import (
 // variable wins over the default.
 type settings struct {
 	fs     *flag.FlagSet
-	env    map[string]string // flag name -> variable name
-	bad    []string          // variables whose values could not be parsed
-	checks []func() error    // range checks, run after parsing
+	bad    []string       // variables whose values could not be parsed
+	checks []func() error // range checks, run after parsing
 }
 
 func newSettings(name, summary string, out io.Writer) *settings {
-	s := &settings{fs: flag.NewFlagSet(name, flag.ContinueOnError), env: map[string]string{}}
+	s := &settings{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	s.fs.SetOutput(out)
 	s.fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: porthole %s [flags]\n\n%s\n\nFlags (each also read from the environment variable shown):\n", name, summary)
@@ -34,7 +34,6 @@ func (s *settings) string(p *string, name, env, def, usage string) {
 	if v, ok := os.LookupEnv(env); ok {
 		def = v
 	}
-	s.env[name] = env
 	s.fs.StringVar(p, name, def, usage+" ($"+env+")")
 }
 
@@ -50,7 +49,6 @@ func (s *settings) boolDefault(p *bool, name, env string, def bool, usage string
 		}
 		def = b
 	}
-	s.env[name] = env
 	s.fs.BoolVar(p, name, def, usage+" ($"+env+")")
 }
 
@@ -89,13 +87,14 @@ func numeric[T number](s *settings, p *T, name, env string, def T, zeroOK bool, 
 			s.bad = append(s.bad, fmt.Sprintf("$%s=%q is not a %s", env, v, kindOf(p)))
 		}
 	}
-	s.env[name] = env
 	s.fs.Func(name, fmt.Sprintf("%s ($%s) (default %v)", usage, env, def), parseInto)
 	s.checks = append(s.checks, func() error {
-		if *p < 0 || *p == 0 && !zeroOK {
-			want := "positive"
+		// Written so that NaN fails it, and infinity refused: either
+		// would turn a rate limit off ("NaN" and "Inf" parse as floats).
+		if v := float64(*p); !(v > 0 || v == 0 && zeroOK) || math.IsInf(v, 0) {
+			want := "positive and finite"
 			if zeroOK {
-				want = "zero or more"
+				want = "zero or more, and finite"
 			}
 			return fmt.Errorf("$%s (--%s) is %v: it must be %s", env, name, *p, want)
 		}

@@ -42,3 +42,28 @@ func TestNumericSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestRatesThatAreNotNumbersAreRefused: "NaN" and "Inf" parse as floats,
+// and either, as a rate, let every call through; they passed the range
+// check (NaN compares false with everything) until it was written to fail
+// them.
+func TestRatesThatAreNotNumbersAreRefused(t *testing.T) {
+	for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "1e400"} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv("PORTHOLE_TEST_RATE", v)
+			s := newSettings("test", "", io.Discard)
+			var r float64
+			numeric(s, &r, "rate", "PORTHOLE_TEST_RATE", 5, false, "a rate")
+			if err := s.parse(nil); !errors.Is(err, errUsage) {
+				t.Fatalf("PORTHOLE_TEST_RATE=%s: parse = %v (rate %v), want a usage error", v, err, r)
+			}
+		})
+	}
+	t.Setenv("PORTHOLE_TEST_RATE", "")
+	s := newSettings("test", "", io.Discard)
+	var r float64
+	numeric(s, &r, "rate", "PORTHOLE_TEST_RATE", 5, true, "a rate")
+	if err := s.parse([]string{"--rate", "NaN"}); !errors.Is(err, errUsage) {
+		t.Fatalf("--rate NaN where zero is allowed: parse = %v, want a usage error", err)
+	}
+}
