@@ -67,3 +67,18 @@ func TestRatesThatAreNotNumbersAreRefused(t *testing.T) {
 		t.Fatalf("--rate NaN where zero is allowed: parse = %v, want a usage error", err)
 	}
 }
+
+// TestAnEmptyListenAddressIsRefused: PORTHOLE_ADDR= (set, empty) made
+// net.Listen bind every interface on a random port.
+func TestAnEmptyListenAddressIsRefused(t *testing.T) {
+	t.Setenv("PORTHOLE_ADDR", "")
+	var f frontSettings
+	s := newSettings("serve", "", io.Discard)
+	f.register(s)
+	if err := s.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.httpOptions(); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "PORTHOLE_ADDR") {
+		t.Fatalf("httpOptions with an empty address = %v, want a usage error naming PORTHOLE_ADDR", err)
+	}
+}

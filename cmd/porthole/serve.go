@@ -85,6 +85,11 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 		MaxBodyBytes:                          f.maxBody,
 		FailedAuthBurst:                       f.failedAuthBurst,
 	}
+	if strings.TrimSpace(f.addr) == "" {
+		// net.Listen reads an empty address as every interface, on a
+		// random port: not what an unset-by-mistake variable should mean.
+		return o, fmt.Errorf("%w: $PORTHOLE_ADDR (--addr) is empty; name the address to bind, such as 127.0.0.1:8082", errUsage)
+	}
 	var err error
 	if o.TrustedProxies, err = gateway.ParseTrustedProxies(f.proxies); err != nil {
 		return o, fmt.Errorf("%w: PORTHOLE_TRUSTED_PROXIES: %v", errUsage, err)
