@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"maps"
 	"net/http"
 	"net/url"
@@ -290,10 +291,23 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallTo
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
+	if !sessionGone(err) {
+		// One call failed (the upstream answered 429 or 503, or sent what
+		// the client could not read): the session stays for other calls.
+		return nil, fmt.Errorf("calling %q: %w", tool, err)
+	}
 	// The connection failed: end the session, and the supervisor
 	// connects again, with backoff.
 	_ = cs.Close()
 	return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// sessionGone reports whether err means the session itself has ended (the
+// connection closed, the child exited, the network failed), rather than
+// that one request failed.
+func sessionGone(err error) bool {
+	var ne net.Error
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.As(err, &ne)
 }
 
 // localCode reports whether a JSON-RPC error code is one the go-sdk makes
@@ -392,7 +406,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 			// A list that cannot be read keeps the last one; a session
 			// that is gone is started again.
 			u.log.Warn("upstream tool list not read", zap.Error(err))
-			if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+			if sessionGone(err) {
 				return err
 			}
 		}

@@ -1,10 +1,12 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -355,6 +358,39 @@ func TestStreamableUpstreamSendsTheTokenAndRefreshesOnATTL(t *testing.T) {
 	waitFor(t, "the TTL refresh to withhold the changed lookup", func() bool { return u.Tool("lookup") == nil })
 	if len(ev.changes()) != 1 {
 		t.Errorf("changes reported: %v", ev.changes())
+	}
+}
+
+// TestOneRefusedCallKeepsTheSession: an upstream that answers one call
+// 429 has refused that call, not ended the session. A failed call used to
+// close the session, so every 429 under load made porthole reconnect and
+// aborted the other calls in flight.
+func TestOneRefusedCallKeepsTheSession(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	var refuse atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if refuse.Load() && bytes.Contains(body, []byte(`"tools/call"`)) {
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	_, u, _ := startSet(t, Entry{Name: "docs", URL: hs.URL, Tools: named("lookup")}, nil)
+	refuse.Store(true)
+	if _, err := u.Call(context.Background(), "lookup", map[string]any{"q": "x"}); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a call the upstream refused with 429: %v, want a failure that is not ErrUnavailable", err)
+	}
+	refuse.Store(false)
+	if got := callText(t, u, "lookup", map[string]any{"q": "y"}); got != "found: y" {
+		t.Errorf("the next call answered %q", got)
+	}
+	if s := u.Status(); s.State != StateUp || s.Restarts != 0 {
+		t.Errorf("after one refused call: state %s, %d restarts; want up, none", s.State, s.Restarts)
 	}
 }
 
