@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,12 +56,16 @@ var errAuditUnavailable = &jsonrpc.Error{
 	Message: "porthole could not write the audit record for this call, so the call was not made; retry later",
 }
 
+// errInternal is what a client is told of a call that failed inside
+// porthole; the detail goes to the operations log.
+var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "porthole failed to answer; the failure has been logged"}
+
 // audited is the MCP receiving middleware that writes a call record before
 // tools/call and tools/list are dispatched, refuses them when it cannot, and
 // writes a result record after they end. Other methods (initialize, ping,
 // notifications) reveal nothing of Temporal and are not recorded.
 func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		if method != "tools/call" && method != "tools/list" {
 			return next(ctx, method, req)
 		}
@@ -93,21 +98,23 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 
 		state := &callState{}
 		start := time.Now()
-		// A call whose record is written gets a result record, even when
-		// its handler panics: a reviewer must not find a call that seems
-		// never to have ended. The panic goes on to whoever recovers it
-		// (recoverPanics answers 500), or ends the process as before.
+		// A call whose handler panics ends here, as an internal error with
+		// its result record: a reviewer must not find a call that seems
+		// never to have ended, and the go-sdk runs handlers on goroutines
+		// of its own with no recover, where the panic would end the
+		// process (one client's call taking porthole down for all).
 		defer func() {
 			if v := recover(); v != nil {
+				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ci.RequestID))
 				result := resultOf(rec, time.Since(start), audit.OutcomeInternal)
 				g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
 				if werr := g.writeDetached(ctx, result); werr != nil {
 					g.log.Error("audit result record not written", zap.String("requestId", ci.RequestID), zap.Error(werr))
 				}
-				panic(v)
+				res, err = nil, errInternal
 			}
 		}()
-		res, err := next(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci), method, req)
+		res, err = next(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci), method, req)
 
 		result := resultOf(rec, time.Since(start), outcomeOf(state, res, err))
 		result.Cached = state.cached

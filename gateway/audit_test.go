@@ -193,28 +193,33 @@ func (*panickyReader) DescribeWorkflow(context.Context, read.WorkflowRef) (*read
 
 // TestAPanickingCallStillGetsAResultRecord: a call whose record was written
 // and whose handler panicked used to leave no result record (a call that
-// seemed never to end); it now ends with one, outcome internal, and the
-// client gets the front's 500.
+// seemed never to end), and on the go-sdk's path, which runs handlers on
+// goroutines with no recover, it ended the process. Whichever path the call
+// takes (answered directly, or through the go-sdk because of its _meta),
+// it now ends with a result record, outcome internal, and a JSON-RPC error.
 func TestAPanickingCallStillGetsAResultRecord(t *testing.T) {
 	t.Parallel()
-	auditor := &fakeAuditor{}
-	g, err := NewServer(&panickyReader{}, Options{Namespace: "default", Audit: auditor, CacheTTL: -1, Logger: nopLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	recs := auditor.all()
-	if rec.Code != http.StatusInternalServerError || len(recs) != 2 || recs[0].Kind != audit.KindCall ||
-		recs[1].Kind != audit.KindResult || recs[1].Outcome != audit.OutcomeInternal || recs[1].RequestID != recs[0].RequestID {
-		t.Fatalf("status %d, records %+v", rec.Code, recs)
+	for _, params := range []string{`{"name":"describe_workflow","arguments":{"workflowId":"w"}}`,
+		`{"name":"describe_workflow","arguments":{"workflowId":"w"},"_meta":{}}`} {
+		auditor := &fakeAuditor{}
+		g, err := NewServer(&panickyReader{}, Options{Namespace: "default", Audit: auditor, CacheTTL: -1, Logger: nopLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		recs := auditor.all()
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"code":-32603`) || len(recs) != 2 || recs[0].Kind != audit.KindCall ||
+			recs[1].Kind != audit.KindResult || recs[1].Outcome != audit.OutcomeInternal || recs[1].RequestID != recs[0].RequestID {
+			t.Fatalf("params %s: status %d %s, records %+v", params, rec.Code, rec.Body.String(), recs)
+		}
 	}
 }
