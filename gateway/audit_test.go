@@ -195,14 +195,22 @@ func (*panickyReader) DescribeWorkflow(context.Context, read.WorkflowRef) (*read
 // and whose handler panicked used to leave no result record (a call that
 // seemed never to end), and on the go-sdk's path, which runs handlers on
 // goroutines with no recover, it ended the process. Whichever path the call
-// takes (answered directly, or through the go-sdk because of its _meta),
-// it now ends with a result record, outcome internal, and a JSON-RPC error.
+// takes (answered directly, or through the go-sdk because of its _meta,
+// with the cache's shared read on a goroutine of its own or without), it
+// now ends with a result record, outcome internal, and a JSON-RPC error.
 func TestAPanickingCallStillGetsAResultRecord(t *testing.T) {
 	t.Parallel()
-	for _, params := range []string{`{"name":"describe_workflow","arguments":{"workflowId":"w"}}`,
-		`{"name":"describe_workflow","arguments":{"workflowId":"w"},"_meta":{}}`} {
+	for i, params := range []string{`{"name":"describe_workflow","arguments":{"workflowId":"w"}}`,
+		`{"name":"describe_workflow","arguments":{"workflowId":"w"},"_meta":{}}`,
+		`{"name":"describe_workflow","arguments":{"workflowId":"w"}}`} {
+		// The last call goes through the cache, whose shared read runs on
+		// a goroutine of its own.
+		ttl := -time.Duration(1)
+		if i == 2 {
+			ttl = time.Hour
+		}
 		auditor := &fakeAuditor{}
-		g, err := NewServer(&panickyReader{}, Options{Namespace: "default", Audit: auditor, CacheTTL: -1, Logger: nopLogger()})
+		g, err := NewServer(&panickyReader{}, Options{Namespace: "default", Audit: auditor, CacheTTL: ttl, Logger: nopLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

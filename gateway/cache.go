@@ -73,10 +73,18 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 		P(&cp).Observed().AgeSeconds = &age
 		return &cp, nil
 	}
-	ch := c.flight.DoChan(key, func() (any, error) {
+	ch := c.flight.DoChan(key, func() (v any, err error) {
+		// The shared read runs on a goroutine of singleflight's, which
+		// re-panics where nothing can recover: a panic here goes to each
+		// caller instead, whose call ends as an internal error.
+		defer func() {
+			if p := recover(); p != nil {
+				v, err = nil, readPanic{p}
+			}
+		}()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 		defer cancel()
-		v, err := call(rctx)
+		v, err = call(rctx)
 		if err == nil {
 			c.keep(key, v)
 		}
@@ -97,11 +105,19 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	} else {
 		c.m.cached("miss")
 	}
+	if p, ok := err.(readPanic); ok {
+		panic(p.v)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return v.(P), nil
 }
+
+// readPanic carries a panic of a shared read to its callers.
+type readPanic struct{ v any }
+
+func (p readPanic) Error() string { return fmt.Sprintf("a read panicked: %v", p.v) }
 
 func (c *cachingReader) keep(key string, v any) {
 	c.mu.Lock()

@@ -157,21 +157,41 @@ func (a *Adapter) DescribeTaskQueue(ctx context.Context, req read.TaskQueueReque
 		{enumspb.TASK_QUEUE_TYPE_WORKFLOW, &out.Workflow},
 		{enumspb.TASK_QUEUE_TYPE_ACTIVITY, &out.Activity},
 	}
-	errs := make(chan error, len(parts))
+	type ended struct {
+		err      error
+		panicked any
+	}
+	ends := make(chan ended, len(parts))
 	for _, part := range parts {
 		go func() {
+			// A panic here would end the process: no recover of the
+			// caller's reaches this goroutine. It goes to the caller.
+			defer func() {
+				if v := recover(); v != nil {
+					ends <- ended{panicked: v}
+					cancel()
+				}
+			}()
 			err := a.describeTaskQueuePart(ctx, req.TaskQueue, part.kind, part.into)
-			errs <- err // before cancelling, so the first failure is the one told
+			ends <- ended{err: err} // before cancelling, so the first failure is the one told
 			if err != nil {
 				cancel()
 			}
 		}()
 	}
 	var first error
+	var panicked any
 	for range parts {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+		e := <-ends
+		if e.panicked != nil && panicked == nil {
+			panicked = e.panicked
 		}
+		if e.err != nil && first == nil {
+			first = e.err
+		}
+	}
+	if panicked != nil {
+		panic(panicked)
 	}
 	if first != nil {
 		return nil, first
