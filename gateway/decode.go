@@ -14,6 +14,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/porthole-dev/porthole/audit"
 )
 
@@ -54,12 +56,6 @@ func refuseBody(code int, format string, args ...any) error {
 	return &errDecode{code: code, message: fmt.Sprintf(format, args...)}
 }
 
-// JSON-RPC error codes porthole answers with.
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-)
-
 // strictDecode admits exactly one JSON-RPC request per body, and decides on
 // the same bytes the MCP server will read. Go's encoding/json, which the
 // go-sdk decodes with, takes the last of two duplicate keys and matches keys
@@ -75,19 +71,19 @@ func (g *Server) strictDecode(maxBytes int64) func(http.Handler) http.Handler {
 			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mt != "application/json" {
 				g.denied(r, audit.OutcomeInvalid, http.StatusUnsupportedMediaType, "Content-Type is not application/json")
-				writeRPCError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest, "Content-Type must be application/json")
+				writeRPCError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json")
 				return
 			}
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				g.denied(r, audit.OutcomeInvalid, http.StatusRequestEntityTooLarge, "body over the size cap")
-				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBytes))
+				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBytes))
 				return
 			}
 			if err != nil {
 				g.denied(r, audit.OutcomeInvalid, http.StatusBadRequest, "body could not be read")
-				writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "the body could not be read")
+				writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body could not be read")
 				return
 			}
 			env, err := decodeEnvelope(body)
@@ -116,13 +112,13 @@ func decodeEnvelope(body []byte) (envelope, error) {
 	var env envelope
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return env, refuseBody(codeInvalidRequest, "the body is empty")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body is empty")
 	}
 	if trimmed[0] == '[' {
-		return env, refuseBody(codeInvalidRequest, "batches are not accepted: send one request per HTTP request")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "batches are not accepted: send one request per HTTP request")
 	}
 	if trimmed[0] != '{' {
-		return env, refuseBody(codeInvalidRequest, "the body must be one JSON-RPC request object")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body must be one JSON-RPC request object")
 	}
 	s := strictScanner{b: body}
 	s.space()
@@ -130,31 +126,31 @@ func decodeEnvelope(body []byte) (envelope, error) {
 		return env, err
 	}
 	if s.space(); s.i != len(body) {
-		return env, refuseBody(codeInvalidRequest, "the body holds data after the request object")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body holds data after the request object")
 	}
 	// Keys are exact here (the scan refused case variants), so a member
 	// in another case is an unknown one.
 	if s.unknown.end > 0 {
-		return env, refuseBody(codeInvalidRequest, "unknown member %q in a JSON-RPC request", s.decodeString(s.unknown))
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", s.decodeString(s.unknown))
 	}
 	env.ID = json.RawMessage(s.member(memberID))
-	jsonrpc, method, params := s.member(memberJSONRPC), s.member(memberMethod), s.member(memberParams)
+	version, method, params := s.member(memberJSONRPC), s.member(memberMethod), s.member(memberParams)
 	switch {
-	case len(jsonrpc) == 0 || jsonrpc[0] != '"' || s.decodeString(s.top[memberJSONRPC]) != "2.0":
-		return env, refuseBody(codeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	case len(version) == 0 || version[0] != '"' || s.decodeString(s.top[memberJSONRPC]) != "2.0":
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case len(method) == 0 || method[0] != '"' || len(method) == 2:
-		return env, refuseBody(codeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
 	}
 	if id := env.ID; len(id) > 0 && id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-' && string(id) != "null" {
-		return env, refuseBody(codeInvalidRequest, `"id" must be a string or a number`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"id" must be a string or a number`)
 	}
 	env.Method = s.decodeString(s.top[memberMethod])
 	if len(params) > 0 && params[0] != '{' && string(params) != "null" {
-		return env, refuseBody(codeInvalidRequest, `"params" must be an object`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
 	}
 	if env.Method == "tools/call" {
 		if name := s.b[s.name.start:s.name.end]; len(name) == 0 || name[0] != '"' {
-			return env, refuseBody(codeInvalidRequest, `tools/call needs "params" with a string "name"`)
+			return env, refuseBody(jsonrpc.CodeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = s.decodeString(s.name)
 		if s.args.end > 0 {
@@ -207,7 +203,7 @@ type strictScanner struct {
 func (s *strictScanner) member(m int) []byte { return s.b[s.top[m].start:s.top[m].end] }
 
 // invalid is every refusal of a body that is not JSON.
-func invalid() error { return refuseBody(codeParseError, "the body is not valid JSON") }
+func invalid() error { return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON") }
 
 func (s *strictScanner) space() {
 	for s.i < len(s.b) {
@@ -228,7 +224,7 @@ func (s *strictScanner) value(depth, role int) error {
 	switch c := s.b[s.i]; {
 	case c == '{' || c == '[':
 		if depth >= maxJSONDepth {
-			return refuseBody(codeInvalidRequest, "the body nests deeper than %d levels", maxJSONDepth)
+			return refuseBody(jsonrpc.CodeInvalidRequest, "the body nests deeper than %d levels", maxJSONDepth)
 		}
 		if c == '{' {
 			return s.object(depth, role)
@@ -342,7 +338,7 @@ func (s *strictScanner) recordMember(key, val span) {
 }
 
 func (s *strictScanner) duplicate(key span) error {
-	return refuseBody(codeInvalidRequest, "the key %q appears twice, or twice in different case", s.decodeString(key))
+	return refuseBody(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", s.decodeString(key))
 }
 
 func (s *strictScanner) array(depth int) error {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // The strict decoder as it was written first, on encoding/json's token
@@ -16,13 +18,13 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 	var env envelope
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return env, refuseBody(codeInvalidRequest, "the body is empty")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body is empty")
 	}
 	if trimmed[0] == '[' {
-		return env, refuseBody(codeInvalidRequest, "batches are not accepted: send one request per HTTP request")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "batches are not accepted: send one request per HTTP request")
 	}
 	if trimmed[0] != '{' {
-		return env, refuseBody(codeInvalidRequest, "the body must be one JSON-RPC request object")
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body must be one JSON-RPC request object")
 	}
 	if err := referenceStrictJSON(body); err != nil {
 		return env, err
@@ -31,13 +33,13 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 	// case variants), so a member in another case is an unknown one.
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
-		return env, refuseBody(codeParseError, "the body is not JSON")
+		return env, refuseBody(jsonrpc.CodeParseError, "the body is not JSON")
 	}
 	for k := range top {
 		switch k {
 		case "jsonrpc", "id", "method", "params":
 		default:
-			return env, refuseBody(codeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
+			return env, refuseBody(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
 		}
 	}
 	var raw struct {
@@ -54,23 +56,23 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 	env.ID = raw.ID
 	switch {
 	case raw.JSONRPC != "2.0":
-		return env, refuseBody(codeInvalidRequest, `"jsonrpc" must be "2.0"`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case raw.Method == nil || *raw.Method == "":
-		return env, refuseBody(codeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
 	}
 	if len(raw.ID) > 0 && raw.ID[0] != '"' && (raw.ID[0] < '0' || raw.ID[0] > '9') && raw.ID[0] != '-' && string(raw.ID) != "null" {
-		return env, refuseBody(codeInvalidRequest, `"id" must be a string or a number`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"id" must be a string or a number`)
 	}
 	env.Method = *raw.Method
 	if p := bytes.TrimSpace(raw.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
-		return env, refuseBody(codeInvalidRequest, `"params" must be an object`)
+		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
 	}
 	if env.Method == "tools/call" {
 		var params struct {
 			Name *string `json:"name"`
 		}
 		if err := json.Unmarshal(raw.Params, &params); err != nil || params.Name == nil {
-			return env, refuseBody(codeInvalidRequest, `tools/call needs "params" with a string "name"`)
+			return env, refuseBody(jsonrpc.CodeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = *params.Name
 		// What a direct answer (answerDirect) reads: the arguments as sent,
@@ -96,7 +98,7 @@ func referenceStrictJSON(body []byte) error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return refuseBody(codeInvalidRequest, "the body holds data after the request object")
+		return refuseBody(jsonrpc.CodeInvalidRequest, "the body holds data after the request object")
 	}
 	return nil
 }
@@ -104,14 +106,14 @@ func referenceStrictJSON(body []byte) error {
 func referenceStrictValue(dec *json.Decoder, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return refuseBody(codeParseError, "the body is not valid JSON")
+		return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON")
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
 		return nil
 	}
 	if depth >= maxJSONDepth {
-		return refuseBody(codeInvalidRequest, "the body nests deeper than %d levels", maxJSONDepth)
+		return refuseBody(jsonrpc.CodeInvalidRequest, "the body nests deeper than %d levels", maxJSONDepth)
 	}
 	keys := map[string]bool{}
 	for dec.More() {
@@ -119,11 +121,11 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 			kt, err := dec.Token()
 			key, isKey := kt.(string)
 			if err != nil || !isKey {
-				return refuseBody(codeParseError, "the body is not valid JSON")
+				return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON")
 			}
 			folded := foldKey(key)
 			if keys[folded] {
-				return refuseBody(codeInvalidRequest, "the key %q appears twice, or twice in different case", key)
+				return refuseBody(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", key)
 			}
 			keys[folded] = true
 		}
@@ -132,7 +134,7 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return refuseBody(codeParseError, "the body is not valid JSON")
+		return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON")
 	}
 	return nil
 }

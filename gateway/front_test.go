@@ -632,3 +632,14 @@ func TestLimitsThatWouldNotLimitAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCostsStandWithTheDefaultRates: limits that give costs but no rates
+// take the default rates and keep the costs; the costs used to be dropped
+// with the rest, so a tool priced above any burst was charged 1.
+func TestCostsStandWithTheDefaultRates(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{Limits: Limits{Costs: map[string]int{"describe_namespace": 50}}})
+	if status, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), callBody("describe_namespace")); status != http.StatusTooManyRequests {
+		t.Fatalf("a call costing more than the default burst: %d %s, want 429", status, body)
+	}
+}

@@ -150,7 +150,9 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 		opts.Hosts = DefaultHostPolicy()
 	}
 	if opts.Limits.PerPrincipal == 0 && opts.Limits.Global == 0 {
+		costs := opts.Limits.Costs // costs given stand with the default rates
 		opts.Limits = DefaultLimits()
+		opts.Limits.Costs = costs
 	}
 	if err := opts.Limits.check(); err != nil {
 		return opts, err
