@@ -57,11 +57,14 @@ func refuseBody(code int, format string, args ...any) error {
 }
 
 // strictDecode admits exactly one JSON-RPC request per body, and decides on
-// the same bytes the MCP server will read. Go's encoding/json, which the
-// go-sdk decodes with, takes the last of two duplicate keys and matches keys
-// without regard to case, so {"name":"describe_workflow","NAME":"x"} could
-// mean one thing to a check and another to the server. Refusing duplicate
-// and case-variant keys at every level makes the body mean one thing only.
+// the same bytes the MCP server will read. JSON decoders disagree on a key
+// given twice (most take the last) and on keys in another case (Go's
+// encoding/json, which porthole's handlers decode arguments with, matches
+// them; the go-sdk's decoder does not), so {"name":"describe_workflow",
+// "NAME":"x"} could mean one thing to a check and another to the server.
+// Refusing duplicate and case-variant keys at every level makes the body
+// mean one thing only; and the tool is read from "name" spelled exactly so,
+// as the go-sdk reads it.
 // Batches are refused (each call must pass the rate limiter and the audit
 // log on its own), as are trailing data, a wrong Content-Type, and bodies
 // over the cap (413: the cap bounds the memory one request can hold).
@@ -156,7 +159,7 @@ func decodeEnvelope(body []byte) (envelope, error) {
 		if s.args.end > 0 {
 			env.Arguments = json.RawMessage(s.b[s.args.start:s.args.end])
 		}
-		env.Plain = !s.paramsOther && s.nameExact
+		env.Plain = !s.paramsOther
 	}
 	return env, nil
 }
@@ -192,12 +195,12 @@ type strictScanner struct {
 	b       []byte
 	i       int
 	top     [memberCount]span
-	name    span // the value of params' "name", in any case
+	name    span // the value of params' "name"
 	unknown span // the first member of the request that is not one of memberNames
-	args    span // the value of params' "arguments", keyed exactly so
-	// nameExact says params' "name" is keyed exactly so; paramsOther that
-	// params hold a member other than "name" and "arguments".
-	nameExact, paramsOther bool
+	args    span // the value of params' "arguments"
+	// paramsOther says params hold a member other than "name" and
+	// "arguments" (keys are exact: a key in another case is another key).
+	paramsOther bool
 }
 
 func (s *strictScanner) member(m int) []byte { return s.b[s.top[m].start:s.top[m].end] }
@@ -310,9 +313,8 @@ func (s *strictScanner) object(depth, role int) error {
 			s.recordMember(key, val)
 		case roleParams:
 			switch {
-			case s.foldsTo(key, "name"):
+			case s.isExactly(key, "name"):
 				s.name = val
-				s.nameExact = s.isExactly(key, "name")
 			case s.isExactly(key, "arguments"):
 				s.args = val
 			default:

@@ -68,18 +68,16 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
 	}
 	if env.Method == "tools/call" {
-		var params struct {
-			Name *string `json:"name"`
-		}
-		if err := json.Unmarshal(raw.Params, &params); err != nil || params.Name == nil {
+		// The go-sdk reads "name" spelled exactly so.
+		var members map[string]json.RawMessage
+		var name *string
+		if json.Unmarshal(raw.Params, &members) != nil || json.Unmarshal(members["name"], &name) != nil || name == nil {
 			return env, refuseBody(jsonrpc.CodeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
-		env.Tool = *params.Name
+		env.Tool = *name
 		// What a direct answer (answerDirect) reads: the arguments as sent,
-		// and whether params hold exactly "name" and at most "arguments".
-		var members map[string]json.RawMessage
-		_ = json.Unmarshal(raw.Params, &members)
-		_, env.Plain = members["name"]
+		// and whether params hold "name" and at most "arguments".
+		env.Plain = true
 		for k := range members {
 			env.Plain = env.Plain && (k == "name" || k == "arguments")
 		}

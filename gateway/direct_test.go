@@ -93,7 +93,6 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "id beyond a float's integers", body: `{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
 		{name: "null id", body: `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
 		{name: "notification", body: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
-		{name: "name in another case", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"describe_workflow","arguments":{"workflowId":"w"}}}`},
 		{name: "arguments not an object", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":[1]}}`},
 		{name: "null arguments", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":null}}`},
 		{name: "unknown tool", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminate_workflow","arguments":{}}}`},

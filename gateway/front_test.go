@@ -261,6 +261,7 @@ func TestStrictDecodingRefusesAmbiguousBodies(t *testing.T) {
 	}{
 		{"a duplicate key", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","name":"list_workflows","arguments":{}}}`, "application/json", 400},
 		{"a case variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","NAME":"list_workflows","arguments":{}}}`, "application/json", 400},
+		{"the tool's name in another case", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"NAME":"describe_namespace","arguments":{}}}`, "application/json", 400},
 		{"a Kelvin-sign variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{"\u212aey":1,"key":2}}}`, "application/json", 400},
 		{"a nested duplicate", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"a","workflowId":"b"}}}`, "application/json", 400},
 		{"a batch", `[` + callBody("describe_namespace") + `]`, "application/json", 400},
