@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -78,12 +79,22 @@ type sink interface {
 	Close() error
 }
 
-// stdSink writes to stdout or stderr and never closes it.
-type stdSink struct{ f *os.File }
+// streamSink writes to a stream: stdout, stderr, a pipe or a device. A
+// stream has no stable storage to sync (fsync on a pipe fails with
+// EINVAL), and stdout and stderr are not porthole's to close.
+type streamSink struct {
+	f     *os.File
+	close bool
+}
 
-func (s stdSink) Write(p []byte) (int, error) { return s.f.Write(p) }
-func (s stdSink) Sync() error                 { return nil } // a terminal or pipe has no stable storage
-func (s stdSink) Close() error                { return nil }
+func (s streamSink) Write(p []byte) (int, error) { return s.f.Write(p) }
+func (s streamSink) Sync() error                 { return nil }
+func (s streamSink) Close() error {
+	if s.close {
+		return s.f.Close()
+	}
+	return nil
+}
 
 // Log is the audit log. Its methods are safe for concurrent use; one
 // goroutine owns the sink and writes records in the order it receives them.
@@ -106,6 +117,7 @@ type Log struct {
 	syncing      atomic.Bool // an interval sync is running
 	syncFailed   atomic.Bool // the last interval sync failed
 	writeFailed  bool
+	syncLost     bool // an interval sync failed; the next record says so
 	lastWriteErr error
 }
 
@@ -133,21 +145,25 @@ func Open(cfg Config) (*Log, error) {
 	prev := ""
 	switch cfg.Path {
 	case "", "stderr":
-		s, reason = stdSink{os.Stderr}, "writing to stderr: a chain on a stream cannot be continued after a restart"
+		s, reason = streamSink{f: os.Stderr}, "writing to stderr: a chain on a stream cannot be continued after a restart"
 	case "stdout":
-		s, reason = stdSink{os.Stdout}, "writing to stdout: a chain on a stream cannot be continued after a restart"
+		s, reason = streamSink{f: os.Stdout}, "writing to stdout: a chain on a stream cannot be continued after a restart"
 	default:
 		var err error
 		var partial bool
 		if st, serr := os.Stat(cfg.Path); serr == nil && !st.Mode().IsRegular() {
 			// A pipe or a device (a log shipper's FIFO, /dev/stdout):
-			// there is nothing to read back, and opening it to read could
-			// block. It is a stream: a new chain each start.
-			f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND, 0)
+			// there is nothing to read back. It is a stream: a new chain
+			// each start. O_NONBLOCK makes opening a FIFO nobody reads
+			// fail at once (ENXIO) rather than hang the start.
+			f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+			if errors.Is(err, syscall.ENXIO) {
+				return nil, fmt.Errorf("opening the audit log: %s is a pipe with no reader: start what reads it first", cfg.Path)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("opening the audit log: %w", err)
 			}
-			s, reason = f, "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
+			s, reason = streamSink{f: f, close: true}, "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
 			break
 		}
 		seq, prev, reason, partial, err = resume(cfg.Path, cfg.Key)
@@ -302,7 +318,10 @@ func (l *Log) loop() {
 			r.reply <- l.write(r.rec)
 		case <-tick.C:
 			if l.syncFailed.Swap(false) {
-				l.dirty = true
+				// Linux may drop the pages a failed fsync could not write
+				// and report the next fsync clean: retrying is not enough.
+				// The next record says so (see write).
+				l.dirty, l.syncLost = true, true
 			}
 			if l.dirty && !l.syncing.Load() {
 				// fsync can take milliseconds (tens on a busy disk); done
@@ -341,6 +360,12 @@ func (l *Log) write(rec Record) error {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		if err := l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("a write to the audit sink failed after seq %d", l.seq)}); err != nil {
+			return err
+		}
+	}
+	if l.syncLost && rec.Kind != KindChainStart {
+		l.syncLost = false
+		if err := l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("an fsync of the audit sink failed after seq %d: records before it may not be on disk", l.seq)}); err != nil {
 			return err
 		}
 	}

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,6 +30,7 @@ type memSink struct {
 	// syncBlock, when set, makes Sync wait until it is closed, like a
 	// disk busy with an fsync.
 	syncBlock chan struct{}
+	syncErr   error // returned by Sync
 }
 
 func (s *memSink) Write(p []byte) (int, error) {
@@ -49,7 +52,7 @@ func (s *memSink) Sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.syncs++
-	return nil
+	return s.syncErr
 }
 
 func (s *memSink) Close() error { return nil }
@@ -303,5 +306,85 @@ func TestOpenRefusesAnUnknownFsyncPolicy(t *testing.T) {
 	_, err := Open(Config{Path: filepath.Join(t.TempDir(), "audit.log"), Key: NewKey(), Fsync: "Always"})
 	if !errors.Is(err, ErrFsyncPolicy) {
 		t.Fatalf("Open with fsync %q: %v, want ErrFsyncPolicy", "Always", err)
+	}
+}
+
+// TestAPipeOrDeviceIsAStream: a FIFO or a device takes records with fsync
+// always (fsync on a pipe fails with EINVAL, which made Open fail on its
+// own first record and the interval sync fail on every tick), and a FIFO
+// that nobody reads is refused at once, where opening it used to hang.
+func TestAPipeOrDeviceIsAStream(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "audit.pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(Config{Path: fifo, Key: testKey})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no reader") {
+			t.Fatalf("opening a FIFO nobody reads: %v, want a refusal naming the missing reader", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("opening a FIFO nobody reads hung")
+	}
+
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, path := range []string{fifo, os.DevNull} {
+		l, err := Open(Config{Path: path, Key: testKey, Fsync: FsyncAlways})
+		if err != nil {
+			t.Fatalf("%s with fsync always: %v", path, err)
+		}
+		if err := l.Write(context.Background(), Record{Kind: KindCall, Tool: "describe_namespace"}); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatalf("%s: close: %v", path, err)
+		}
+	}
+	b, _ := io.ReadAll(r)
+	if !bytes.Contains(b, []byte(`"kind":"call"`)) {
+		t.Fatalf("the FIFO's reader got %q", b)
+	}
+}
+
+// TestAFailedIntervalSyncIsSaidInTheLog: a failed fsync may lose the pages
+// it could not write while the next one reports success; it used to be
+// retried and forgotten. The next record is now preceded by a chain-start
+// record saying after which record the loss may be.
+func TestAFailedIntervalSyncIsSaidInTheLog(t *testing.T) {
+	t.Parallel()
+	s := &memSink{syncErr: errors.New("EIO")}
+	l := openMem(t, s, Config{SyncInterval: 10 * time.Millisecond})
+	if err := l.Write(context.Background(), callRecord("alice", "x")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s.mu.Lock()
+		syncs := s.syncs
+		s.mu.Unlock()
+		if syncs > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sync within 2s of a write")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // a tick after the failure
+	if err := l.Write(context.Background(), callRecord("alice", "y")); err != nil {
+		t.Fatal(err)
+	}
+	lines := s.lines()
+	if len(lines) != 3 || !strings.Contains(lines[1], `"kind":"chain-start"`) || !strings.Contains(lines[1], "fsync of the audit sink failed after seq 1") {
+		t.Fatalf("lines after a failed sync:\n%s", strings.Join(lines, "\n"))
 	}
 }
