@@ -355,11 +355,14 @@ func TestAuditSinkThatStopsRefusesCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	stall := make(chan struct{})
+	// The reader is there before porthole starts: porthole refuses a FIFO
+	// nobody reads. Read-write, so that reading waits for data rather than
+	// ending while no writer has the FIFO open.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			return
-		}
 		defer f.Close()
 		buf := make([]byte, 4096)
 		for {
