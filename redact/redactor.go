@@ -27,15 +27,22 @@ import (
 type Redactor struct {
 	exact      []string // longest first, so a secret that contains another wins
 	exactBytes [][]byte // the same, for searching documents
-	// nonASCIIExact is set when an exact secret has a character outside
-	// printable ASCII, which a \u escape could hide from a byte search.
+	// probes stand for the exact secrets a document may hold only
+	// escaped: those with a character JSON writes as an escape (a quote,
+	// a backslash, a control character) or may write as a \u escape (one
+	// beyond ASCII). Each is the secret's longest run of printable ASCII
+	// other than a quote and a backslash, which every JSON writing of the
+	// secret holds as it is, or with a \u escape of an ASCII character or
+	// a \/ in it, which the fast path takes as a reason to look closer
+	// anyway. A document holding a probe goes down the slow path, which
+	// decodes each literal. (A PEM key's probe is one of its lines.)
+	probes      []string
+	probesBytes [][]byte
+	// nonASCIIExact and escapedExact are set for an exact secret too
+	// short in such runs to have a probe: the first makes any \u escape
+	// a reason to look closer, the second any backslash at all.
 	nonASCIIExact bool
-	// escapedExact is set when an exact secret has a character JSON writes
-	// as a two-character escape (a quote, a backslash, a control
-	// character): in a document the secret then appears only escapedly
-	// (`pa\"ss`), which a byte search for it misses, so every backslash
-	// sends a document down the slow path, which decodes each literal.
-	escapedExact bool
+	escapedExact  bool
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -71,16 +78,40 @@ func New(secrets ...string) (*Redactor, []string) {
 	sortLongestFirst(r.exact)
 	for _, s := range r.exact {
 		r.exactBytes = append(r.exactBytes, []byte(s))
-		for i := 0; i < len(s); i++ {
-			if s[i] < 0x20 || s[i] >= 0x7f {
-				r.nonASCIIExact = true
-			}
-			if s[i] < 0x20 || s[i] == '"' || s[i] == '\\' {
-				r.escapedExact = true
+		run, plain := longestPlainRun(s)
+		switch {
+		case plain:
+		case len(run) >= MinExactSecretLen:
+			r.probes = append(r.probes, run)
+			r.probesBytes = append(r.probesBytes, []byte(run))
+		default:
+			for i := 0; i < len(s); i++ {
+				if s[i] < 0x20 || s[i] >= 0x7f {
+					r.nonASCIIExact = true
+				}
+				if s[i] < 0x20 || s[i] == '"' || s[i] == '\\' {
+					r.escapedExact = true
+				}
 			}
 		}
 	}
 	return r, tooShort
+}
+
+// longestPlainRun is s's longest run of printable ASCII other than a quote
+// and a backslash: what JSON writes as it is. plain says s is all such.
+func longestPlainRun(s string) (run string, plain bool) {
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' {
+			continue
+		}
+		if i-start > len(run) {
+			run = s[start:i]
+		}
+		start = i + 1
+	}
+	return run, len(run) == len(s)
 }
 
 func sortLongestFirst(s []string) {
@@ -403,12 +434,22 @@ func mayHold[T string | []byte](r *Redactor, b T) bool {
 				return true
 			}
 		}
+		for _, probe := range r.probes {
+			if strings.Contains(v, probe) {
+				return true
+			}
+		}
 		if r.escapedExact && strings.IndexByte(v, '\\') >= 0 {
 			return true
 		}
 	case []byte:
 		for _, secret := range r.exactBytes {
 			if bytes.Contains(v, secret) {
+				return true
+			}
+		}
+		for _, probe := range r.probesBytes {
+			if bytes.Contains(v, probe) {
 				return true
 			}
 		}

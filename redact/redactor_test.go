@@ -278,7 +278,20 @@ func hex2(c byte) string {
 }
 
 func BenchmarkRedactJSON(b *testing.B) {
-	r, _ := New("tmprl-api-key-0123456789")
+	benchRedactJSON(b, "tmprl-api-key-0123456789")
+}
+
+// BenchmarkRedactJSONWithAClientKey: with mTLS, the client key (a PEM,
+// lines apart) is an exact secret; a secret a document may hold only
+// escaped used to send every document with a backslash (every tool result,
+// whose text content quotes its JSON) down the slow path.
+func BenchmarkRedactJSONWithAClientKey(b *testing.B) {
+	benchRedactJSON(b, "tmprl-api-key-0123456789",
+		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDu\n-----END PRIVATE KEY-----")
+}
+
+func benchRedactJSON(b *testing.B, secrets ...string) {
+	r, _ := New(secrets...)
 	rng := rand.New(rand.NewSource(1))
 	var items []map[string]any
 	for i := 0; i < 40; i++ {
@@ -287,7 +300,9 @@ func BenchmarkRedactJSON(b *testing.B) {
 			"message": map[string]string{"text": "carrier refused the booking", "origin": "porthole-quoting-temporal"},
 		})
 	}
-	doc, _ := json.Marshal(map[string]any{"workflows": items})
+	inner, _ := json.Marshal(map[string]any{"workflows": items})
+	// As a tool result carries it: structured, and quoted as text.
+	doc, _ := json.Marshal(map[string]any{"structuredContent": json.RawMessage(inner), "content": []any{map[string]string{"type": "text", "text": string(inner)}}})
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -404,21 +419,35 @@ func FuzzFastPathSkipsNothing(f *testing.F) {
 	f.Add(`{"t":"{\"a\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`)
 	f.Add(`{"identity":"worker\u202e","k":"tmprl\u002dapi-key-0123456789"}`)
 	f.Add(`[REDACTED:xoxb-abcdefghijkl]`)
-	r, _ := New("tmprl-api-key-0123456789")
+	f.Add(`{"k":"pass\"word-0123456789","pem":"line one\nMIIEvQIBADANBgkqhkiG9w0\n","u":"s\u00e9cret-0123456789"}`)
+	// One printable secret; secrets a document may hold only escaped, with
+	// a probe (a quote, a PEM key's newlines, a character beyond ASCII);
+	// and ones too short in plain runs to have one.
+	redactors := []*Redactor{}
+	for _, secrets := range [][]string{
+		{"tmprl-api-key-0123456789"},
+		{`pass"word-0123456789`, "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0\n-----END KEY-----", "sécret-0123456789"},
+		{`a"b\c"d\e"f`, "é1234567é"},
+	} {
+		r, _ := New(secrets...)
+		redactors = append(redactors, r)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !mayHold(r, s) {
-			if out, n := r.replace(s); n != 0 {
-				t.Fatalf("the fast path passed %q, which String redacts to %q", s, out)
+		for _, r := range redactors {
+			if !mayHold(r, s) {
+				if out, n := r.replace(s); n != 0 {
+					t.Fatalf("the fast path passed %q, which String redacts to %q", s, out)
+				}
 			}
-		}
-		if !json.Valid([]byte(s)) || r.docMayHoldSecret([]byte(s)) {
-			return
-		}
-		var v any
-		json.Unmarshal([]byte(s), &v)
-		for _, x := range strings.Split(flatten(v), "\n") {
-			if out, n := r.replace(x); n != 0 {
-				t.Fatalf("the fast path passed %s, which holds %q, redacted to %q", s, x, out)
+			if !json.Valid([]byte(s)) || r.docMayHoldSecret([]byte(s)) {
+				continue
+			}
+			var v any
+			json.Unmarshal([]byte(s), &v)
+			for _, x := range strings.Split(flatten(v), "\n") {
+				if out, n := r.replace(x); n != 0 {
+					t.Fatalf("the fast path passed %s, which holds %q, redacted to %q", s, x, out)
+				}
 			}
 		}
 	})
