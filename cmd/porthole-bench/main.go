@@ -2,18 +2,21 @@
 // built from, in one run, against a real Temporal dev server:
 //
 //  1. sdk: the Temporal SDK's DescribeWorkflowExecution, called directly;
-//  2. bare: a bare go-sdk streamable HTTP server with the same tool and no
-//     hardening (a subprocess of this binary);
-//  3. porthole: the porthole binary with its whole chain (auth, strict
+//  2. hop: a plain HTTP handler making the same read, no MCP: the floor for
+//     any server between a client and Temporal;
+//  3. bare: a bare go-sdk streamable HTTP server with the same tool and no
+//     hardening (a subprocess of this binary, which also serves hop);
+//  4. porthole: the porthole binary with its whole chain (auth, strict
 //     decoding, rate limits set high, audit to a file, redaction, policy),
 //     cache off;
-//  4. cached: the same, answering from its coalescing cache;
-//  5. echo: the bare server's echo tool, which reads nothing: the ceiling
+//  5. cached: the same, answering from its coalescing cache;
+//  6. echo: the bare server's echo tool, which reads nothing: the ceiling
 //     for an answer from a cache.
 //
-// It writes docs/performance.md (a table, the machine, the command) and an
-// SVG chart. Compare ratios within one run: the load generator, porthole
-// and the dev server share the machine's cores.
+// The modes take turns in rounds. It writes docs/performance.md (a table,
+// the machine, the command) and an SVG chart. Compare ratios within one
+// run: the load generator, porthole and the dev server share the machine's
+// cores.
 package main
 
 import (
@@ -46,8 +49,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 2 && os.Args[1] == "bare-server" {
-		bareServer(os.Args[2])
+	if len(os.Args) > 3 && os.Args[1] == "bare-server" {
+		bareServer(os.Args[2], os.Args[3])
 		return
 	}
 	if err := run(); err != nil {
@@ -110,7 +113,10 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	self, _ := os.Executable()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
 
 	var results []result
 	c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace, Logger: temporaltest.Quiet()})
@@ -123,7 +129,7 @@ func run() error {
 		return err
 	}
 
-	bare, err := startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort()}, nil, "serving bare")
+	bare, err := startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare")
 	if err != nil {
 		return err
 	}
@@ -134,9 +140,11 @@ func run() error {
 		return err
 	}
 	key := filepath.Join(dir, "audit.key")
-	os.WriteFile(key, []byte(strings.Repeat("k", 64)), 0o600)
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 64)), 0o600); err != nil {
+		return err
+	}
 	env := func(name, cache string) []string {
-		return append(os.Environ(),
+		return append(ownEnviron(),
 			"TEMPORAL_ADDRESS="+srv.FrontendHostPort(), "TEMPORAL_NAMESPACE="+srv.Namespace,
 			"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_ADMIN_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokens,
 			"PORTHOLE_AUDIT_LOG="+filepath.Join(dir, name+".audit.log"), "PORTHOLE_AUDIT_KEY_FILE="+key,
@@ -386,6 +394,18 @@ func (s *server) stop() {
 
 // stats reads the process's CPU time and RSS from /proc, and its allocations,
 // heap and Temporal reads from its metrics.
+// ownEnviron is this process's environment without porthole's and
+// Temporal's settings: the servers measured get only what the bench sets.
+func ownEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PORTHOLE_") && !strings.HasPrefix(kv, "TEMPORAL_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // profile writes a CPU profile of the server process over d to path.
 func (s *server) profile(path string, d time.Duration) error {
 	url := strings.TrimSuffix(s.admin, "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(d.Seconds())))
@@ -448,8 +468,8 @@ func (s *server) stats() stats {
 // bareServer is the baseline: a go-sdk stateless streamable HTTP server
 // with describe_workflow calling the SDK and returning a small struct, and
 // an echo tool; no auth, no audit, no redaction, no limits.
-func bareServer(hostPort string) {
-	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: "default", Logger: temporaltest.Quiet()})
+func bareServer(hostPort, namespace string) {
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace, Logger: temporaltest.Quiet()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

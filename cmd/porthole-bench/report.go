@@ -122,11 +122,11 @@ difference in CPU and garbage per call between porthole and bare below.
 	if p, s, h := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1); p != nil && s != nil && h != nil && p.p50-s.p50 > 500*time.Microsecond {
 		fmt.Fprintf(&b, "\n**The 0.5 ms target.** porthole adds +%s ms p50 over the direct SDK call at concurrency 1. "+
 			"Part of that is the hop itself, which any server between the client and Temporal pays on this machine, "+
-			"for the extra process a call passes through on two shared cores: a plain HTTP handler with no MCP, no "+
+			"for the extra process a call passes through on %d shared cores: a plain HTTP handler with no MCP, no "+
 			"authentication and no audit, making the same read, adds +%s ms in the same run. What porthole adds over "+
-			"that floor, its whole chain and the MCP framing, is +%s ms.\n", ms(p.p50-s.p50), ms(h.p50-s.p50), ms(p.p50-h.p50))
+			"that floor, its whole chain and the MCP framing, is +%s ms.\n", ms(p.p50-s.p50), runtime.NumCPU(), ms(h.p50-s.p50), ms(p.p50-h.p50))
 	}
-	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof   # after make bench: a CPU profile of porthole as it serves\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
+	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof -out /tmp/bench.md -svg /tmp/bench.svg   # after make bench: a CPU profile of porthole as it serves (the report goes aside)\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
 		"`make test` runs the soak and fault tests for 2 s each and every fuzz target's seed corpus; `.ci/run` adds 5 s of fuzzing per target.\n")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return err
