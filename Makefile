@@ -25,7 +25,7 @@ FUZZTIME ?= 10s
 
 .PHONY: build demo test check clients helm temporal-cli fuzz bench bench-links soak clean
 
-## build: the porthole binary, as the Dockerfile builds it, into bin/
+## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/porthole ./cmd/porthole
 

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -24,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
@@ -86,7 +88,9 @@ func run() error {
 	step("made a token for principal \"demo\" in " + tokensFile)
 
 	auditLog, auditKey := filepath.Join(state, "audit.log"), filepath.Join(state, "audit.key")
-	if err := os.WriteFile(auditKey, []byte(token[3:]+"\n"), 0o600); err != nil { // any 32+ random bytes will do
+	// A key of its own: one made from the token would let whoever holds
+	// the token forge the demo's audit records.
+	if err := os.WriteFile(auditKey, []byte(hex.EncodeToString(audit.NewKey())+"\n"), 0o600); err != nil {
 		return err
 	}
 
@@ -196,7 +200,7 @@ Ask over HTTP with curl:
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"%s"}}}'
 
 Ask with the MCP Inspector (CLI mode):
-  npx -y @modelcontextprotocol/inspector --cli %s --transport http \
+  npx -y @modelcontextprotocol/inspector@2.12.0 --cli %s --transport http \
     --header 'Authorization: Bearer %s' --method tools/list
 
 Claude Code over stdio: put this in .mcp.json (valid while this demo runs):
