@@ -198,11 +198,14 @@ func quoteUpstream(e upstream.Entry, origin redact.Origin, res *mcp.CallToolResu
 		content = append(content, q)
 	}
 	var structured json.RawMessage
-	if res.StructuredContent != nil {
+	switch {
+	case res.StructuredContent == nil:
+	case !e.StructuredContent:
+		// Not marshalled: it would be thrown away, whatever its size.
+		withheld["structured content (the roster entry does not declare structuredContent)"]++
+	default:
 		b, err := json.Marshal(res.StructuredContent)
 		switch {
-		case !e.StructuredContent:
-			withheld["structured content (the roster entry does not declare structuredContent)"]++
 		case err != nil:
 			withheld["structured content that is not JSON"]++
 		case len(b) > e.MaxResultBytes:

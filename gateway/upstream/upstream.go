@@ -24,6 +24,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/porthole-dev/porthole/policy"
+	"github.com/porthole-dev/porthole/redact"
 )
 
 // States of an upstream's connection.
@@ -594,10 +595,11 @@ func (l *stderrLog) line(b []byte) {
 		l.dropped++
 		return
 	}
-	if len(b) > maxStderrLine {
-		b = b[:maxStderrLine]
-	}
-	fields := []zap.Field{zap.String("line", l.u.opts.Clean(string(b)))}
+	// Redacted, then cleaned and capped as quoted text is: the log's JSON
+	// escapes control characters but not line separators or bidi
+	// overrides, which a child could use to forge or hide log lines.
+	line := redact.QuoteUpTo(redact.OriginUpstream(l.u.Entry.Name), l.u.opts.Clean(string(b)), maxStderrLine).Text
+	fields := []zap.Field{zap.String("line", line)}
 	if l.dropped > 0 {
 		fields = append(fields, zap.Int("droppedBefore", l.dropped))
 		l.dropped = 0
@@ -716,7 +718,7 @@ func unexposable(t *mcp.Tool) string {
 }
 
 func (u *Upstream) tellWithheld(tool, reason string) {
-	u.log.Warn("upstream tool withheld", zap.String("tool", tool), zap.String("reason", reason))
+	u.log.Warn("upstream tool withheld", zap.String("tool", redact.Identifier(tool)), zap.String("reason", reason))
 	if f := u.opts.Events.Withheld; f != nil {
 		f(u.Entry.Name, tool, reason)
 	}
@@ -786,7 +788,9 @@ func served(upstream string, t *mcp.Tool, digest string) (*Tool, error) {
 	}
 	f := false
 	def := &mcp.Tool{
-		Name: ServedName(upstream, t.Name), Title: t.Title, Description: t.Description, InputSchema: schema,
+		// The schema goes on as the JSON it was read as: the go-sdk only
+		// writes it out, on every tools/list.
+		Name: ServedName(upstream, t.Name), Title: t.Title, Description: t.Description, InputSchema: json.RawMessage(b),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, OpenWorldHint: t.Annotations.OpenWorldHint},
 	}
 	return &Tool{Upstream: upstream, Name: t.Name, Digest: digest, Def: def, Arguments: args}, nil

@@ -521,4 +521,12 @@ func TestChildStderrIsLoggedByLineAtABoundedRate(t *testing.T) {
 	if n := logs.Len(); n < stderrBurst-2 || n > stderrBurst+stderrRate {
 		t.Errorf("%d lines of a flood of %d logged, want about the burst of %d", n, 10*stderrBurst, stderrBurst)
 	}
+	// A line separator or a bidi override would forge or hide lines for
+	// whoever reads the log: they are escaped, as in quoted text.
+	logs.TakeAll()
+	l = newStderrLog(&Upstream{log: zap.New(core), opts: Options{Clean: clean}})
+	l.Write([]byte("fake\u2028{\"level\":\"info\"} \u202eevil\n"))
+	if got := logs.TakeAll(); len(got) != 1 || strings.ContainsAny(got[0].ContextMap()["line"].(string), "\u2028\u202e") {
+		t.Fatalf("logged %v", got)
+	}
 }
