@@ -5,4 +5,4 @@ package upstream
 import "os/exec"
 
 // ownProcessGroup is a no-op where process groups are not available.
-func ownProcessGroup(*exec.Cmd) {}
+func ownProcessGroup(*exec.Cmd) (killGroup func()) { return func() {} }

@@ -130,6 +130,9 @@ type Upstream struct {
 	opts     Options
 	log      *zap.Logger
 	refresh  chan struct{}
+	// killGroup kills the process group of the current stdio child; only
+	// the run goroutine (serve, connect, transport) touches it.
+	killGroup func()
 
 	mu          sync.Mutex
 	session     *mcp.ClientSession
@@ -350,6 +353,16 @@ func (u *Upstream) run(ctx context.Context) {
 
 // serve runs one session until it ends.
 func (u *Upstream) serve(ctx context.Context) error {
+	// Last, once the session is closed: the child's whole process group
+	// goes, even when the child itself has already exited (os/exec kills
+	// through cmd.Cancel only a child that has not), so a launcher's
+	// grandchildren (npx's node) do not outlive it.
+	defer func() {
+		if u.killGroup != nil {
+			u.killGroup()
+			u.killGroup = nil
+		}
+	}()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cs, err := u.connect(sctx, cancel)
@@ -492,7 +505,7 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 		cmd.Env = u.childEnv
 		cmd.WaitDelay = 5 * time.Second
 		cmd.Stderr = newStderrLog(u)
-		ownProcessGroup(cmd)
+		u.killGroup = ownProcessGroup(cmd)
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient()}

@@ -11,7 +11,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -327,6 +329,57 @@ func TestStdioUpstreamChildEnvironmentRestartAndListChanged(t *testing.T) {
 	if u.Tool("environment") == nil {
 		t.Error("an unchanged tool was withheld with the changed one")
 	}
+}
+
+// TestARestartedChildLeavesNoGrandchild: a child started through a launcher
+// (here sh, which forks a sleep and then becomes the server) is killed with
+// its whole process group when its session ends, even when the child itself
+// has died first: os/exec kills through cmd.Cancel only a child not yet
+// waited for, and the launcher's other processes outlived every restart.
+func TestARestartedChildLeavesNoGrandchild(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	env := map[string]string{"PATH": os.Getenv("PATH"), "PORTHOLE_UPSTREAM_TEST_SERVER": "stdio", "GRANDCHILD_PID_FILE": pidFile}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	_, u, _ := startSet(t, Entry{
+		Name: "launched", Transport: TransportStdio, Command: "sh",
+		Args: []string{"-c", `sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$GRANDCHILD_PID_FILE"; exec "$0" -test.run='^$'`, self},
+		Env:  []string{"PORTHOLE_UPSTREAM_TEST_SERVER", "GRANDCHILD_PID_FILE"}, Tools: named("environment"),
+	}, lookup)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct{ PID int }
+	if err := json.Unmarshal([]byte(callText(t, u, "environment", nil)), &report); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(report.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the launcher's grandchild to be killed with its group", func() bool { return gone(grandchild) })
+}
+
+// gone reports whether pid has exited: no such process, or a zombie nobody
+// has reaped yet.
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 // Over streamable HTTP: the token is sent as a bearer token, the list is
