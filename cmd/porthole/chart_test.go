@@ -228,3 +228,19 @@ func TestChartLints(t *testing.T) {
 		t.Fatalf("helm lint: %v\n%s", err, out)
 	}
 }
+
+// TestChartNetworkPolicyAdmitsNobodyWithoutPeers: with no peers named, the
+// NetworkPolicy has no ingress rule at all. It used to admit any pod
+// labelled porthole.dev/no-peer=true, which a pod in the namespace could
+// carry.
+func TestChartNetworkPolicyAdmitsNobodyWithoutPeers(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, "tokensSecret.name=porthole-tokens")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	np := byKind(docs, "NetworkPolicy")
+	if rules, ok := dig(np, "spec", "ingress").([]any); !ok || len(rules) != 0 {
+		t.Errorf("NetworkPolicy ingress without peers: %v, want no rule", dig(np, "spec", "ingress"))
+	}
+}
