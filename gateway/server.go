@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,9 +58,6 @@ type Options struct {
 	// serves beside its own; nil serves none. They connect on
 	// StartUpstreams.
 	Roster *upstream.Roster
-	// LookupEnv reads the environment the roster names (child variables,
-	// URLs, tokens). Default os.LookupEnv.
-	LookupEnv func(string) (string, bool)
 }
 
 // Server is porthole's MCP server with its fixed tool set.
@@ -134,12 +130,9 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		g.own[t.def.Name] = t.handler
 	}
 	if opts.Roster != nil {
-		if opts.LookupEnv == nil {
-			opts.LookupEnv = os.LookupEnv
-		}
 		clean := func(s string) string { s, _ = g.redactor.String(s); return s }
 		set, err := upstream.NewSet(opts.Roster, upstream.Options{
-			Logger: g.log, Events: g.upstreamEvents(), Version: opts.Version, LookupEnv: opts.LookupEnv, Clean: clean,
+			Logger: g.log, Events: g.upstreamEvents(), Version: opts.Version, Clean: clean,
 		})
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,9 @@ func pinnedRoster(t *testing.T, url string, tools ...string) *upstream.Roster {
 	}
 	r, err := upstream.ParseRoster([]byte(b.String()))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Resolve(os.LookupEnv); err != nil {
 		t.Fatal(err)
 	}
 	set, err := upstream.NewSet(r, upstream.Options{})
@@ -199,6 +203,9 @@ func TestAToolOfAnUnreachableUpstreamSaysSo(t *testing.T) {
 	ln.Close() // nobody listens there now
 	roster, err := upstream.ParseRoster([]byte("upstreams:\n  - name: up\n    url: http://" + addr + "/mcp\n    tools:\n      - name: lookup\n        sha256: " + strings.Repeat("a", 64) + "\n"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := roster.Resolve(os.LookupEnv); err != nil {
 		t.Fatal(err)
 	}
 	pf, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["describe_namespace"]},"bob":{"tools":["*"]}}}`), roster.ServedNames()...)

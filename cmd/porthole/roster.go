@@ -87,6 +87,9 @@ func runRoster(args []string, stdout, stderr io.Writer) error {
 // the roster names. It warns about what will still be withheld, so that a
 // pin is not mistaken for exposure.
 func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool, stdout io.Writer) error {
+	if err := r.Resolve(os.LookupEnv); err != nil {
+		return err
+	}
 	set, err := upstream.NewSet(r, upstream.Options{Logger: zap.NewNop(), Version: Version()})
 	if err != nil {
 		return err

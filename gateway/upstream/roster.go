@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,12 +107,8 @@ func (r *Roster) resolve(lookup func(string) (string, bool)) ([]resolution, erro
 			}
 			continue
 		}
-		if x.childEnv, err = e.ChildEnv(lookup); err != nil {
+		if x.childEnv, x.named, err = e.ChildEnv(lookup); err != nil {
 			return nil, err
-		}
-		for _, name := range e.Env {
-			v, _ := lookup(name)
-			x.named = append(x.named, v)
 		}
 	}
 	return res, nil
@@ -409,35 +406,26 @@ func (e *Entry) Resolve(getenv func(string) string) (endpoint, token string, err
 }
 
 // ChildEnv is the whole environment of a stdio upstream: PATH and HOME from
-// porthole's, and exactly the variables the entry names. Nothing else of
-// porthole's environment (its Temporal API key, its tokens) reaches the
-// child.
-func (e *Entry) ChildEnv(lookup func(string) (string, bool)) ([]string, error) {
+// porthole's, and exactly the variables the entry names, whose values are
+// also returned alone (they may be secrets). Nothing else of porthole's
+// environment (its Temporal API key, its tokens) reaches the child.
+func (e *Entry) ChildEnv(lookup func(string) (string, bool)) (env, values []string, err error) {
 	// Never nil: os/exec gives a child with a nil Env all of porthole's
 	// environment.
-	env := []string{}
+	env = []string{}
 	for _, name := range []string{"PATH", "HOME"} {
-		if v, ok := lookup(name); ok && !contains(e.Env, name) {
+		if v, ok := lookup(name); ok && !slices.Contains(e.Env, name) {
 			env = append(env, name+"="+v)
 		}
 	}
 	for _, name := range e.Env {
 		v, ok := lookup(name)
 		if !ok {
-			return nil, fmt.Errorf("roster entry %q: field env: the variable %s is not set in porthole's environment", e.Name, name)
+			return nil, nil, fmt.Errorf("roster entry %q: field env: the variable %s is not set in porthole's environment", e.Name, name)
 		}
-		env = append(env, name+"="+v)
+		env, values = append(env, name+"="+v), append(values, v)
 	}
-	return env, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return env, values, nil
 }
 
 // ServedName is the name porthole serves an upstream tool under.

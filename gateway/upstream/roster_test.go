@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func TestChildEnvironmentIsOnlyWhatTheEntryNames(t *testing.T) {
 	env := map[string]string{"PATH": "/bin", "HOME": "/home/p", "TEMPORAL_API_KEY": "key", "GITHUB_TOKEN": "gh", "EMPTY": ""}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	e := Entry{Name: "gh", Env: []string{"GITHUB_TOKEN", "EMPTY"}}
-	got, err := e.ChildEnv(lookup)
+	got, _, err := e.ChildEnv(lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +152,12 @@ func TestChildEnvironmentIsOnlyWhatTheEntryNames(t *testing.T) {
 	}
 	// With nothing to pass, the child gets an empty environment, not nil,
 	// which os/exec would fill with all of porthole's.
-	none, err := (&Entry{Name: "bare"}).ChildEnv(func(string) (string, bool) { return "", false })
+	none, _, err := (&Entry{Name: "bare"}).ChildEnv(func(string) (string, bool) { return "", false })
 	if err != nil || none == nil || len(none) != 0 {
 		t.Errorf("an entry with nothing to pass gets %#v, %v; want an empty, non-nil environment", none, err)
 	}
 	e.Env = []string{"MISSING"}
-	if _, err := e.ChildEnv(lookup); err == nil || !strings.Contains(err.Error(), "MISSING is not set") {
+	if _, _, err := e.ChildEnv(lookup); err == nil || !strings.Contains(err.Error(), "MISSING is not set") {
 		t.Errorf("a missing variable: %v", err)
 	}
 }
@@ -243,11 +244,21 @@ func TestResolvedRosterIsReadOnce(t *testing.T) {
 		t.Errorf("secrets %q, %q", cred, child)
 	}
 	env["DOCS_TOKEN"], env["GH_TOKEN"] = "token-two", "gh-secret-2"
-	set, err := NewSet(r, Options{LookupEnv: lookup})
+	set, err := NewSet(r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if docs, gh := set.Upstreams()[0], set.Upstreams()[1]; docs.token != "token-one" || strings.Join(gh.childEnv, " ") != "PATH=/bin GH_TOKEN=gh-secret-1" {
 		t.Errorf("the set read the environment again: token %q, child %q", docs.token, gh.childEnv)
+	}
+}
+
+// TestAnUnresolvedRosterBuildsNoSet: a roster whose secrets the redactor was
+// never told (Resolve did not run) is refused rather than resolved on the
+// side, where its tokens would be sent unredacted.
+func TestAnUnresolvedRosterBuildsNoSet(t *testing.T) {
+	r := &Roster{Upstreams: []Entry{{Name: "docs", URL: "https://docs.example.com/mcp", Tools: named("x")}}}
+	if _, err := NewSet(r, Options{}); !errors.Is(err, ErrNotResolved) {
+		t.Fatalf("NewSet of an unresolved roster: %v, want ErrNotResolved", err)
 	}
 }

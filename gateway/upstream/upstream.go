@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -87,8 +86,6 @@ type Options struct {
 	Events Events
 	// Version is what porthole tells upstreams it is.
 	Version string
-	// LookupEnv reads porthole's environment; default os.LookupEnv.
-	LookupEnv func(string) (string, bool)
 	// Clean makes a line of a child's stderr safe to log (redaction);
 	// default identity.
 	Clean func(string) string
@@ -156,26 +153,22 @@ type Set struct {
 	wg     sync.WaitGroup
 }
 
-// NewSet builds the upstreams of a roster, with the values Resolve read,
-// or, for a roster not yet resolved, resolving it with opts.LookupEnv
-// (failing on the first entry that cannot be). Nothing connects until
-// Start.
+// ErrNotResolved is returned by NewSet for a roster Resolve has not read:
+// its secrets would be sent without the redactor knowing them.
+var ErrNotResolved = errors.New("upstream: the roster has not been resolved (Roster.Resolve)")
+
+// NewSet builds the upstreams of a roster with the values Resolve read.
+// Nothing connects until Start.
 func NewSet(r *Roster, opts Options) (*Set, error) {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
-	}
-	if opts.LookupEnv == nil {
-		opts.LookupEnv = os.LookupEnv
 	}
 	if opts.Clean == nil {
 		opts.Clean = func(s string) string { return s }
 	}
 	res := r.resolved
-	if res == nil {
-		var err error
-		if res, err = r.resolve(opts.LookupEnv); err != nil {
-			return nil, err
-		}
+	if res == nil && len(r.Upstreams) > 0 {
+		return nil, ErrNotResolved
 	}
 	s := &Set{byName: map[string]*Upstream{}}
 	for i, e := range r.Upstreams {

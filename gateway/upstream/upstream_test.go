@@ -154,7 +154,10 @@ func startSet(t *testing.T, e Entry, lookup func(string) (string, bool), unpinne
 	if err := r.Upstreams[0].check(); err != nil {
 		t.Fatal(err)
 	}
-	pinner, err := NewSet(r, Options{LookupEnv: lookup})
+	if err := r.Resolve(lookup); err != nil {
+		t.Fatal(err)
+	}
+	pinner, err := NewSet(r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +169,7 @@ func startSet(t *testing.T, e Entry, lookup func(string) (string, bool), unpinne
 	}
 	pinAsOffered(t, &r.Upstreams[0], offered, unpinned...)
 	ev := &events{}
-	set, err := NewSet(r, Options{LookupEnv: lookup, Events: ev.hooks()})
+	set, err := NewSet(r, Options{Events: ev.hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +542,10 @@ func TestAnSSEUpstreamCannotPointPortholeElsewhere(t *testing.T) {
 	t.Cleanup(hostile.Close)
 	lookup := func(k string) (string, bool) { return "upstream-token", k == "T" }
 	r := &Roster{Upstreams: []Entry{{Name: "hostile", Transport: TransportSSE, URL: hostile.URL, TokenEnv: "T", Timeout: 5 * time.Second, Tools: named("x")}}}
-	set, err := NewSet(r, Options{LookupEnv: lookup})
+	if err := r.Resolve(lookup); err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
