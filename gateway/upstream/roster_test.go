@@ -262,3 +262,27 @@ func TestAnUnresolvedRosterBuildsNoSet(t *testing.T) {
 		t.Fatalf("NewSet of an unresolved roster: %v, want ErrNotResolved", err)
 	}
 }
+
+// TestPinningSaysWhatStaysWithheld: a tool whose input schema is not an
+// object is withheld, and pinning it says so, as for the other reasons; the
+// rule used to live only where tools are served, so a pin passed it in
+// silence.
+func TestPinningSaysWhatStaysWithheld(t *testing.T) {
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	e := &Entry{Name: "docs", Tools: named("search", "remove_page", "loose", "fine")}
+	candidates, missing, err := e.Candidates([]*mcp.Tool{
+		{Name: "search", InputSchema: map[string]any{"type": "object"}},
+		{Name: "remove_page", InputSchema: map[string]any{"type": "object"}, Annotations: ro},
+		{Name: "loose", InputSchema: map[string]any{"type": "string"}, Annotations: ro},
+		{Name: "fine", InputSchema: map[string]any{"type": "object"}, Annotations: ro},
+	})
+	if err != nil || len(missing) != 0 || len(candidates) != 4 {
+		t.Fatalf("candidates %v, missing %v, err %v", candidates, missing, err)
+	}
+	want := map[string]string{"search": "readOnlyHint", "remove_page": "mutating verb", "loose": `type "object"`, "fine": ""}
+	for _, c := range candidates {
+		if w := want[c.Tool.Name]; w == "" && c.Withheld != "" || !strings.Contains(c.Withheld, w) {
+			t.Errorf("%s: withheld %q, want %q", c.Tool.Name, c.Withheld, w)
+		}
+	}
+}

@@ -74,10 +74,6 @@ type Events struct {
 	Changed func(upstream, tool, pinned, now string)
 	// ToolsChanged is called when the set of exposed tools changed.
 	ToolsChanged func()
-	// Connected and Disconnected are called as the connection comes and
-	// goes; err says why it went.
-	Connected    func(upstream string)
-	Disconnected func(upstream string, err error)
 }
 
 // Options configure a Set.
@@ -376,9 +372,6 @@ func (u *Upstream) serve(ctx context.Context) error {
 	u.session, u.state, u.reason, u.since, u.listMode = cs, StateUp, "", time.Now(), mode
 	u.mu.Unlock()
 	u.log.Info("upstream connected", zap.String("transport", u.Entry.Transport), zap.String("listMode", mode))
-	if f := u.opts.Events.Connected; f != nil {
-		f(u.Entry.Name)
-	}
 
 	last := time.Now()
 	done := make(chan error, 1)
@@ -484,9 +477,6 @@ func (u *Upstream) setDown(err error) {
 	}
 	u.mu.Unlock()
 	u.log.Warn("upstream down", zap.Error(err))
-	if f := u.opts.Events.Disconnected; f != nil {
-		f(u.Entry.Name, err)
-	}
 }
 
 // transport builds the connection for the entry's transport: a child
@@ -717,10 +707,27 @@ func unexposable(t *mcp.Tool) string {
 	switch {
 	case t.Annotations == nil || !t.Annotations.ReadOnlyHint:
 		return "the upstream does not declare it read-only (readOnlyHint)"
-	case len(policy.MutatingVerbs(t.Name)) > 0:
-		return fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(policy.MutatingVerbs(t.Name), ", "))
+	}
+	if verbs := policy.MutatingVerbs(t.Name); len(verbs) > 0 {
+		return fmt.Sprintf("its name carries the mutating verb(s) %s", strings.Join(verbs, ", "))
+	}
+	if _, _, ok := objectSchema(t); !ok {
+		return notObjectSchema
 	}
 	return ""
+}
+
+const notObjectSchema = `its input schema is not a JSON Schema of type "object"`
+
+// objectSchema is t's input schema, decoded and as JSON, when it is a JSON
+// Schema of type "object": the only kind whose arguments porthole can check
+// by name.
+func objectSchema(t *mcp.Tool) (schema map[string]any, raw []byte, ok bool) {
+	raw, err := json.Marshal(t.InputSchema)
+	if err == nil {
+		err = json.Unmarshal(raw, &schema)
+	}
+	return schema, raw, err == nil && schema != nil && schema["type"] == "object"
 }
 
 func (u *Upstream) tellWithheld(tool, reason string) {
@@ -778,13 +785,9 @@ func (u *Upstream) notice(kind noticeKind, key string, f func()) {
 // read-only annotations. The upstream's output schema is not served: the
 // result porthole serves is its own shape.
 func served(upstream string, t *mcp.Tool, digest string) (*Tool, error) {
-	var schema map[string]any
-	b, err := json.Marshal(t.InputSchema)
-	if err == nil {
-		err = json.Unmarshal(b, &schema)
-	}
-	if err != nil || schema == nil || schema["type"] != "object" {
-		return nil, errors.New(`its input schema is not a JSON Schema of type "object"`)
+	schema, b, ok := objectSchema(t)
+	if !ok {
+		return nil, errors.New(notObjectSchema)
 	}
 	args := map[string]bool{}
 	if props, ok := schema["properties"].(map[string]any); ok {
