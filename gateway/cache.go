@@ -84,11 +84,11 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 		}()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 		defer cancel()
-		v, err = call(rctx)
-		if err == nil {
-			c.keep(key, v)
+		read, err := call(rctx)
+		if err != nil {
+			return nil, err
 		}
-		return v, err
+		return kept{read, c.keep(key, read)}, nil
 	})
 	// A caller that goes away stops waiting; the read goes on for the
 	// others sharing it, within its own timeout.
@@ -111,7 +111,18 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	if err != nil {
 		return nil, err
 	}
-	return v.(P), nil
+	// The entry goes with the answer, so that its first rendering is kept
+	// for the hits after it (see render).
+	k := v.(kept)
+	stateFrom(ctx).entry = k.entry
+	return k.v.(P), nil
+}
+
+// kept is a shared read's answer and the cache entry it was kept in (nil
+// when the cache was full).
+type kept struct {
+	v     any
+	entry *cacheEntry
 }
 
 // readPanic carries a panic of a shared read to its callers.
@@ -119,7 +130,7 @@ type readPanic struct{ v any }
 
 func (p readPanic) Error() string { return fmt.Sprintf("a read panicked: %v", p.v) }
 
-func (c *cachingReader) keep(key string, v any) {
+func (c *cachingReader) keep(key string, v any) *cacheEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -130,10 +141,12 @@ func (c *cachingReader) keep(key string, v any) {
 			}
 		}
 		if len(c.entries) >= maxCacheEntries {
-			return
+			return nil
 		}
 	}
-	c.entries[key] = &cacheEntry{v: v, at: now}
+	e := &cacheEntry{v: v, at: now}
+	c.entries[key] = e
+	return e
 }
 
 func key(method string, req any) string { return fmt.Sprintf("%s\x00%#v", method, req) }

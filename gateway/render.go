@@ -17,37 +17,55 @@ type renderedAnswer struct {
 
 // render marshals a tool result and redacts it, counting the redactions.
 //
-// An answer served from the cache is the same value for every hit of its
-// entry but for its age, so it is marshalled and redacted once per entry:
-// later hits take the redacted JSON and write their own ageSeconds into it.
-// The age is a number porthole computes, which no redaction could concern;
-// the wire redactor still reads every byte where the answer leaves.
-// Measured with BenchmarkWholeChainCached: a hit costs about 175 µs in
-// process this way, and about 250 µs marshalled and redacted anew.
+// An answer from the cache is the same value for every call its entry
+// answers but for its age, so it is marshalled and redacted once per entry:
+// by the read that filled the entry (whose answer has no age), or by the
+// first hit, and later hits take the redacted JSON and write their own
+// ageSeconds into it. The age is a number porthole computes, which no
+// redaction could concern; the wire redactor still reads every byte where
+// the answer leaves. Measured with BenchmarkWholeChainCached: a hit costs
+// about 175 µs in process this way, and about 250 µs marshalled and
+// redacted anew.
 func (g *Server) render(entry *cacheEntry, out any) ([]byte, int, error) {
 	o, _ := out.(interface{ Observed() *read.Observation })
-	if entry == nil || o == nil || o.Observed().AgeSeconds == nil {
+	if entry == nil || o == nil {
 		return g.marshalRedacted(out)
 	}
 	obs := o.Observed()
+	age := obs.AgeSeconds
 	r := entry.rendered.Load()
 	if r == nil {
-		// out is this hit's own copy of the entry's value (cachedRead
-		// copies it to set the age), so its age can be lifted for a moment.
-		age := obs.AgeSeconds
-		obs.AgeSeconds = nil
-		b, n, err := g.marshalRedacted(out)
-		obs.AgeSeconds = age
+		var b []byte
+		var n int
+		var err error
+		if age == nil {
+			// The read that filled the entry: its answer, shared by the
+			// calls that waited on the same read, has no age to lift.
+			b, n, err = g.marshalRedacted(out)
+		} else {
+			// out is this hit's own copy of the entry's value (cachedRead
+			// copies it to set the age), so its age can be lifted for a
+			// moment.
+			obs.AgeSeconds = nil
+			b, n, err = g.marshalRedacted(out)
+			obs.AgeSeconds = age
+		}
 		if err != nil {
 			return nil, 0, err
 		}
 		if len(b) > maxRenderedBytes {
+			if age == nil {
+				return b, n, nil
+			}
 			return g.withAgeOr(b, n, out, *age)
 		}
 		r = &renderedAnswer{json: b, redactions: n}
 		entry.rendered.Store(r)
 	}
-	return g.withAgeOr(r.json, r.redactions, out, *obs.AgeSeconds)
+	if age == nil {
+		return r.json, r.redactions, nil
+	}
+	return g.withAgeOr(r.json, r.redactions, out, *age)
 }
 
 // maxRenderedBytes bounds what a cache entry keeps of its rendering, so

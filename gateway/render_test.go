@@ -31,9 +31,13 @@ func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
 			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: redact.Quote(redact.OriginTemporal, "w\u202e")}}}},
 		} {
 			entry := &cacheEntry{v: v}
-			for i, age := range []float64{0.25, 1.5e-7, 1.999} {
-				a := age
-				v.Observed().AgeSeconds = &a
+			// The read that fills the entry (no age), then hits.
+			for i, age := range []float64{-1, 0.25, 1.5e-7, 1.999} {
+				a := &age
+				if age < 0 {
+					a = nil
+				}
+				v.Observed().AgeSeconds = a
 				got, n, err := g.render(entry, v)
 				if err != nil {
 					t.Fatal(err)
@@ -43,11 +47,17 @@ func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
 				if string(got) != string(want) || n != m {
 					t.Fatalf("%s in %q, hit %d: rendered\n%s (%d), want\n%s (%d)", name, ns, i, got, n, want, m)
 				}
-				if v.Observed().AgeSeconds != &a {
+				if v.Observed().AgeSeconds != a {
 					t.Fatalf("%s: render changed the value's age", name)
 				}
-				if kept := entry.rendered.Load(); kept != nil && len(kept.json) > maxRenderedBytes {
+				kept := entry.rendered.Load()
+				if kept != nil && len(kept.json) > maxRenderedBytes {
 					t.Fatalf("%s: the entry keeps %d bytes of rendering", name, len(kept.json))
+				}
+				if kept == nil && len(want) <= maxRenderedBytes {
+					// The first rendering, the read's own, is kept for the
+					// hits after it.
+					t.Fatalf("%s, call %d: the entry keeps no rendering", name, i)
 				}
 			}
 		}
