@@ -77,12 +77,8 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 
 // LoadTokens reads the tokens file at path.
 func LoadTokens(path string) (*Tokens, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTokensFile, err)
-	}
-	defer f.Close()
-	return ParseTokens(f)
+	t, _, err := readTokens(path)
+	return t, err
 }
 
 // Len is the number of principals.

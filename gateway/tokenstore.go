@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -30,17 +31,26 @@ type TokenStore struct {
 // error, so porthole does not start on a broken file.
 func OpenTokenStore(path string, log *zap.Logger) (*TokenStore, error) {
 	s := &TokenStore{path: path, log: log}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	t, err := ParseTokens(bytes.NewReader(b))
+	t, sum, err := readTokens(path)
 	if err != nil {
 		return nil, err
 	}
 	s.cur.Store(t)
-	s.sum = sha256.Sum256(b)
+	s.sum = sum
 	return s, nil
+}
+
+// readTokens reads and parses the tokens file at path, and says what its
+// bytes were (their digest), so a reload can skip a file that did not
+// change.
+func readTokens(path string) (*Tokens, [sha256.Size]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, [sha256.Size]byte{}, fmt.Errorf("%w: %v", ErrTokensFile, err)
+	}
+	sum := sha256.Sum256(b)
+	t, err := ParseTokens(bytes.NewReader(b))
+	return t, sum, err
 }
 
 // Current is the token set in force.
@@ -50,16 +60,10 @@ func (s *TokenStore) Current() *Tokens { return s.cur.Load() }
 func (s *TokenStore) Reload() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, err := os.ReadFile(s.path)
-	if err != nil {
-		s.log.Error("tokens file not reloaded; the previous tokens stay in force", zap.Error(err))
-		return false, err
-	}
-	sum := sha256.Sum256(b)
-	if sum == s.sum {
+	t, sum, err := readTokens(s.path)
+	if sum == s.sum && err == nil {
 		return false, nil
 	}
-	t, err := ParseTokens(bytes.NewReader(b))
 	if err != nil {
 		s.log.Error("tokens file not reloaded; the previous tokens stay in force", zap.Error(err))
 		return false, err
