@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -23,11 +24,15 @@ import (
 
 const chartDir = "../../deploy/helm/porthole"
 
+// helmVersion is the helm `make helm` installs (the Makefile's
+// HELM_VERSION; TestToolVersionsAgreeWithTheMakefile keeps them one).
+const helmVersion = "v3.22.0"
+
 func helmBin(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("PORTHOLE_HELM")
 	if bin == "" { // where `make helm` puts it
-		bin = filepath.Join(filepath.Dir(filepath.Dir(temporaltest.DefaultCLIPath())), "helm-v3.22.0", "helm")
+		bin = filepath.Join(filepath.Dir(filepath.Dir(temporaltest.DefaultCLIPath())), "helm-"+helmVersion, "helm")
 	}
 	if _, err := os.Stat(bin); bin == "" || err != nil {
 		t.Fatalf("helm is not installed (PORTHOLE_HELM=%q): run `make helm`, or `make test`, which does", bin)
@@ -242,5 +247,23 @@ func TestChartNetworkPolicyAdmitsNobodyWithoutPeers(t *testing.T) {
 	np := byKind(docs, "NetworkPolicy")
 	if rules, ok := dig(np, "spec", "ingress").([]any); !ok || len(rules) != 0 {
 		t.Errorf("NetworkPolicy ingress without peers: %v, want no rule", dig(np, "spec", "ingress"))
+	}
+}
+
+// TestToolVersionsAgreeWithTheMakefile: the Makefile installs the Temporal
+// CLI and helm, and plain `go test` looks for them where it puts them; a
+// version bumped in one place only would send the tests to a binary that
+// is not there.
+func TestToolVersionsAgreeWithTheMakefile(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for variable, want := range map[string]string{"TEMPORAL_CLI_VERSION": temporaltest.CLIVersion, "HELM_VERSION": helmVersion} {
+		m := regexp.MustCompile(`(?m)^` + variable + ` := (\S+)$`).FindSubmatch(b)
+		if m == nil || string(m[1]) != want {
+			t.Errorf("the Makefile's %s is %q; the tests look for %s", variable, m, want)
+		}
 	}
 }
