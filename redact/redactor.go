@@ -128,6 +128,8 @@ type detector struct {
 	// hints are texts one of which every match holds (in any ASCII case
 	// when fold is set): the cheap test before the regexp runs, and what
 	// the fast path looks for (plainHints, foldHints are made from them).
+	// A detector with starts and no hints has its starts for hints (see
+	// hintTexts).
 	hints []string
 	re    *regexp.Regexp
 	// group is the submatch that is the secret; 0 for the whole match.
@@ -148,9 +150,18 @@ type detector struct {
 	first     [256]bool      // the first bytes of starts, made at init
 }
 
+// hintTexts are the detector's hints: its own, or its starts, which every
+// match holds too.
+func (d *detector) hintTexts() []string {
+	if d.hints != nil {
+		return d.hints
+	}
+	return d.starts
+}
+
 // hinted reports whether s holds one of the detector's hints.
 func (d *detector) hinted(s string) bool {
-	for _, h := range d.hints {
+	for _, h := range d.hintTexts() {
 		if d.fold && indexFold(s, h) >= 0 || !d.fold && strings.Contains(s, h) {
 			return true
 		}
@@ -175,14 +186,14 @@ func indexFold(s, sub string) int {
 var detectors = []detector{
 	{kind: "private-key", hints: []string{"PRIVATE KEY"},
 		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`)},
-	{kind: "jwt", hints: []string{"eyJ"}, starts: []string{"eyJ"},
+	{kind: "jwt", starts: []string{"eyJ"},
 		re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}`)},
-	{kind: "bearer", hints: []string{"bearer"}, starts: []string{"bearer"}, fold: true, wordStart: true,
+	{kind: "bearer", starts: []string{"bearer"}, fold: true, wordStart: true,
 		re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1,
 		// "bearer instruments" is English; a credential has a digit or a
 		// punctuation character in it.
 		accept: func(s string) bool { return strings.ContainsAny(s, "0123456789-._~+/=") }},
-	{kind: "aws-access-key-id", hints: awsKeyPrefixes, starts: awsKeyPrefixes, wordStart: true,
+	{kind: "aws-access-key-id", starts: awsKeyPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 	// The hint is "ecret", not "secret": (?i) lets the regexp's s match
 	// U+017F (long s) and its k the Kelvin sign, which an ASCII-folded hint
@@ -191,13 +202,13 @@ var detectors = []detector{
 	// "ecret" folds to anything beyond ASCII.
 	{kind: "aws-secret-access-key", hints: []string{"ecret"}, fold: true,
 		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
-	{kind: "github-token", hints: githubPrefixes, starts: githubPrefixes, wordStart: true,
+	{kind: "github-token", starts: githubPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
-	{kind: "gitlab-token", hints: []string{"glpat-"}, starts: []string{"glpat-"}, wordStart: true,
+	{kind: "gitlab-token", starts: []string{"glpat-"}, wordStart: true,
 		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
 	{kind: "slack-token", hints: []string{"xox", "hooks.slack.com"},
 		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+`)},
-	{kind: "porthole-token", hints: []string{"ph_"}, starts: []string{"ph_"}, wordStart: true,
+	{kind: "porthole-token", starts: []string{"ph_"}, wordStart: true,
 		re: regexp.MustCompile(`\bph_[A-Za-z0-9_-]{43}`)},
 	{kind: "url-credentials", hints: []string{"://"},
 		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\[\]]+:[^/\s@"'<>\[\]]+)@`), group: 1},
@@ -538,9 +549,9 @@ var (
 		plain = []string{`\u`, `\/`}
 		for _, d := range detectors {
 			if d.fold {
-				fold = append(fold, d.hints...)
+				fold = append(fold, d.hintTexts()...)
 			} else {
-				plain = append(plain, d.hints...)
+				plain = append(plain, d.hintTexts()...)
 			}
 		}
 		return plain, fold
