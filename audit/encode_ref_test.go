@@ -44,6 +44,7 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 	if r.Tool != "" {
 		f = append(f, zap.String("tool", Quote(capBytes(r.Tool, MaxToolBytes))))
 	}
+	str("upstream", r.Upstream)
 	if r.Kind == KindCall {
 		f = append(f, zap.Array("args", referenceArgs(r.Args)))
 	}
@@ -101,14 +102,14 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 	f.Add(uint8(0), "alice", "describe_workflow", "workflowId", "order-1", "curl/8", "r1", "refused\t\"x\"\\", int64(1234567), 42, true)
 	f.Add(uint8(1), "", "", "", "\u2028\xff", "\x1b[2J", "", "", int64(0), 0, false)
 	f.Add(uint8(2), "bob", "\u202e", "é", "\"}", "", "id", "Host not allowed", int64(-5), 403, false)
-	kinds := []Kind{KindCall, KindResult, KindDenial, KindChainStart, KindAnchor, KindClose}
+	kinds := []Kind{KindCall, KindResult, KindDenial, KindChainStart, KindAnchor, KindClose, KindToolChange}
 	f.Fuzz(func(t *testing.T, kind uint8, principal, tool, argName, argValue, ua, requestID, reason string, micros int64, n int, flag bool) {
 		if !isASCII(requestID) || !isASCII(reason) {
 			return
 		}
 		rec := Record{
 			Kind: kinds[int(kind)%len(kinds)], RequestID: requestID, Principal: principal, ClientAddr: "10.0.0.1",
-			Transport: "http", UserAgent: ua, Method: "tools/call", Tool: tool, Args: []Arg{{Name: argName, Value: argValue, Truncated: flag}, {Name: "b", Value: ""}},
+			Transport: "http", UserAgent: ua, Method: "tools/call", Tool: tool, Upstream: requestID, Args: []Arg{{Name: argName, Value: argValue, Truncated: flag}, {Name: "b", Value: ""}},
 			Outcome: OutcomeOK, Status: n, Reason: reason, Duration: time.Duration(micros) * time.Microsecond,
 			ResultBytes: n, Redactions: n / 2, Cached: flag, PreviousFile: reason, PreviousLastSeq: uint64(n),
 		}
