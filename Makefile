@@ -52,6 +52,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzAuditLine ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzScreenAgreesWithServerTokenizer ./policy/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzDecodeEnvelope ./gateway/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzDecodeEnvelopeAgreesWithReference ./gateway/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzParseRoster ./gateway/upstream/ $(FUZZTIME)

@@ -98,6 +98,9 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	if opts.Audit == nil {
 		return nil, ErrNoAudit
 	}
+	if err := policy.CheckCustomAttributes(opts.QueryRules.CustomAttributes); err != nil {
+		return nil, err
+	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}

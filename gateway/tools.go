@@ -210,6 +210,15 @@ func argumentNames(t reflect.Type) map[string]bool {
 	return names
 }
 
+// screenQuery screens a visibility query and returns the text to send
+// Temporal in its place: the query printed back from what the screen
+// parsed. Security: the client's own text never reaches Temporal, whose
+// parser reads some text (a /*! */ comment) differently from the screen's.
+func screenQuery(q string, rules policy.QueryRules) (string, error) {
+	screened, err := policy.ScreenQuery(q, rules)
+	return screened.Text, err
+}
+
 func toolFailure(err error) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{}
 	res.SetError(err)
@@ -222,7 +231,7 @@ func (g *Server) catalog() []tool {
 	return []tool{
 		define(g, policy.ToolListWorkflows, descListWorkflows,
 			func(in *listWorkflowsInput) (err error) {
-				if _, err = policy.ScreenQuery(in.Query, g.opts.QueryRules); err != nil {
+				if in.Query, err = screenQuery(in.Query, g.opts.QueryRules); err != nil {
 					return err
 				}
 				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxPageSize)
@@ -232,8 +241,8 @@ func (g *Server) catalog() []tool {
 				return r.ListWorkflows(ctx, read.ListWorkflowsRequest{Query: in.Query, PageSize: in.PageSize, NextPageToken: in.NextPageToken})
 			}),
 		define(g, policy.ToolCountWorkflows, descCountWorkflows,
-			func(in *countWorkflowsInput) error {
-				_, err := policy.ScreenQuery(in.Query, g.opts.QueryRules)
+			func(in *countWorkflowsInput) (err error) {
+				in.Query, err = screenQuery(in.Query, g.opts.QueryRules)
 				return err
 			},
 			func(ctx context.Context, in countWorkflowsInput) (*read.WorkflowCount, error) {

@@ -66,6 +66,9 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 	if f.Principals == nil {
 		return nil, fmt.Errorf(`the policy file names no principals: add "principals": {"name": {"tools": [...]}}`)
 	}
+	if err := CheckCustomAttributes(f.QueryAttributes); err != nil {
+		return nil, fmt.Errorf("the policy file's queryAttributes: %w", err)
+	}
 	for name, g := range f.Principals {
 		for _, t := range g.Tools {
 			if t != "*" && !slices.Contains(Tools, t) && !slices.Contains(extra, t) {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -19,11 +21,45 @@ var SystemAttributes = []string{
 	"TemporalWorkerDeployment", "TemporalWorkerDeploymentVersion", "TemporalWorkflowVersioningBehavior",
 }
 
-// refusedAttributes are never allowed, whatever the operator lists.
-// TemporalNamespaceDivision partitions namespaces internally: a query on it
-// reaches workflows the namespace's own listing hides (the schedulers, the
-// batch operations).
-var refusedAttributes = []string{"TemporalNamespaceDivision"}
+// neverAllowed are the attributes no query may name, whatever the operator
+// lists, each with the reason given when one is named. Names are compared
+// without regard to case, as an operator might spell them.
+type forbiddenAttribute struct{ name, why string }
+
+var neverAllowed = []forbiddenAttribute{
+	// Memo holds user data; it is not a search attribute.
+	{"Memo", "memo is user data, and porthole does not search it"},
+	// TemporalNamespaceDivision partitions namespaces internally: a query
+	// on it reaches workflows the namespace's own listing hides (the
+	// schedulers, the batch operations).
+	{"TemporalNamespaceDivision", "it reaches the workflows Temporal keeps hidden in the namespace (schedulers, batch operations)"},
+}
+
+// forbidden is the entry of neverAllowed that name spells, in any case, or
+// nil when name may be queried.
+func forbidden(name string) *forbiddenAttribute {
+	for i, n := range neverAllowed {
+		if strings.EqualFold(name, n.name) {
+			return &neverAllowed[i]
+		}
+	}
+	return nil
+}
+
+// CheckCustomAttributes refuses a list of custom attributes an operator
+// allows that names one no query may name (Memo, TemporalNamespaceDivision),
+// so that such a configuration fails at start rather than seeming to work.
+func CheckCustomAttributes(names []string) error {
+	for _, name := range names {
+		if f := forbidden(name); f != nil {
+			return fmt.Errorf("%w: %q may never be allowed in queries: %s", ErrConfig, name, f.why)
+		}
+	}
+	return nil
+}
+
+// ErrConfig wraps a refusal of porthole's own configuration.
+var ErrConfig = errors.New("policy: configuration refused")
 
 // QueryRules say what a visibility query may ask. The zero value takes the
 // defaults below.
@@ -69,26 +105,48 @@ var allowedOperators = []string{
 	sqlparser.StartsWithStr, sqlparser.NotStartsWithStr,
 }
 
+// ScreenedQuery is a visibility query the screen accepted.
+type ScreenedQuery struct {
+	// Text is the query printed back from the tree the screen approved.
+	// It, and never the text the client wrote, is what porthole sends
+	// Temporal: the server parses with another revision of the parser,
+	// and only text printed from the screened tree is sure to mean to the
+	// server what it meant to the screen.
+	Text string
+	// Attributes are the search attributes the query names, sorted.
+	Attributes []string
+}
+
 // ScreenQuery parses a visibility query with the parser the Temporal server
 // uses and refuses it, with a sentence, unless it names only allowed search
-// attributes within the caps. It returns the attributes the query names,
-// sorted. An empty query is allowed and names none.
-func ScreenQuery(q string, rules QueryRules) ([]string, error) {
+// attributes within the caps. It returns the query printed back from what
+// it parsed, and the attributes it names. An empty query is allowed, names
+// none, and is sent empty.
+func ScreenQuery(q string, rules QueryRules) (ScreenedQuery, error) {
 	rules = rules.withDefaults()
 	if len(q) > rules.MaxLen {
-		return nil, Refuse("query may be at most %d bytes; it was %d", rules.MaxLen, len(q))
+		return ScreenedQuery{}, Refuse("query may be at most %d bytes; it was %d", rules.MaxLen, len(q))
 	}
 	if !utf8.ValidString(q) {
-		return nil, Refuse("query is not valid UTF-8")
+		return ScreenedQuery{}, Refuse("query is not valid UTF-8")
 	}
 	trimmed := strings.TrimSpace(q)
 	if trimmed == "" {
-		return []string{}, nil
+		return ScreenedQuery{Attributes: []string{}}, nil
+	}
+	// Security: Temporal server 1.29 reads a MySQL comment /*! ... */ as
+	// SQL, while the parser here drops it as a comment: a condition inside
+	// one passed the screen unseen and ran on the server (a letter-by-letter
+	// oracle on custom attributes). Sending only the printed tree closes
+	// that; refusing every comment as well means no text the two parsers
+	// could read apart is ever accepted.
+	if marker := commentMarker(trimmed); marker != "" {
+		return ScreenedQuery{}, Refuse("query may not hold a comment (%s outside a quoted string); write the filter alone", marker)
 	}
 	// The parser's own stack is the first thing deep nesting would reach;
 	// count it before parsing.
 	if parenDepth(trimmed) > rules.MaxDepth {
-		return nil, Refuse("query nests deeper than %d levels", rules.MaxDepth)
+		return ScreenedQuery{}, Refuse("query nests deeper than %d levels", rules.MaxDepth)
 	}
 	sql := "select * from workflows where " + trimmed
 	if strings.HasPrefix(strings.ToLower(trimmed), "order by") {
@@ -96,33 +154,33 @@ func ScreenQuery(q string, rules QueryRules) ([]string, error) {
 	}
 	stmt, err := sqlparser.Parse(sql)
 	if err != nil {
-		return nil, Refuse("query is not a visibility query porthole can parse: write comparisons of search attributes joined by AND and OR, e.g. ExecutionStatus = 'Running'")
+		return ScreenedQuery{}, Refuse("query is not a visibility query porthole can parse: write comparisons of search attributes joined by AND and OR, e.g. ExecutionStatus = 'Running'")
 	}
 	sel, ok := stmt.(*sqlparser.Select)
 	if !ok {
-		return nil, Refuse("query must be a filter, not a statement")
+		return ScreenedQuery{}, Refuse("query must be a filter, not a statement")
 	}
 	switch {
 	case sel.GroupBy != nil:
-		return nil, Refuse("query may not use GROUP BY")
+		return ScreenedQuery{}, Refuse("query may not use GROUP BY")
 	case sel.Having != nil, sel.Limit != nil, sel.Distinct != "", sel.Lock != "":
-		return nil, Refuse("query may hold only a filter and ORDER BY")
+		return ScreenedQuery{}, Refuse("query may hold only a filter and ORDER BY")
 	case len(sel.OrderBy) > 0 && rules.DisableOrderBy:
-		return nil, Refuse("query may not use ORDER BY on this porthole")
+		return ScreenedQuery{}, Refuse("query may not use ORDER BY on this porthole")
 	}
 	s := &screen{rules: rules, seen: map[string]bool{}}
 	if sel.Where != nil {
 		if err := s.expr(sel.Where.Expr, 0); err != nil {
-			return nil, err
+			return ScreenedQuery{}, err
 		}
 	}
 	for _, o := range sel.OrderBy {
 		col, ok := o.Expr.(*sqlparser.ColName)
 		if !ok {
-			return nil, Refuse("ORDER BY may name only search attributes")
+			return ScreenedQuery{}, Refuse("ORDER BY may name only search attributes")
 		}
 		if err := s.column(col); err != nil {
-			return nil, err
+			return ScreenedQuery{}, err
 		}
 	}
 	attrs := make([]string, 0, len(s.seen))
@@ -130,7 +188,55 @@ func ScreenQuery(q string, rules QueryRules) ([]string, error) {
 		attrs = append(attrs, a)
 	}
 	slices.Sort(attrs)
-	return attrs, nil
+	return ScreenedQuery{Text: printQuery(sel), Attributes: attrs}, nil
+}
+
+// printQuery prints a screened query back as Temporal's visibility takes it:
+// the filter, then ORDER BY. The printer quotes every string literal and
+// escapes ' and \ inside it, and prints no comment.
+func printQuery(sel *sqlparser.Select) string {
+	var b strings.Builder
+	if sel.Where != nil {
+		b.WriteString(sqlparser.String(sel.Where.Expr))
+	}
+	if len(sel.OrderBy) > 0 {
+		b.WriteString(sqlparser.String(sel.OrderBy)) // " order by X asc"
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// commentMarker returns the first comment marker (/*, */, --, #) in q
+// outside a quoted string or identifier, or "" when there is none. Quotes
+// are read as the parser's tokenizer reads them: a backslash escapes the
+// next byte in '...' and "...", not in `...`, and a doubled quote is two
+// strings side by side, which ends and starts a string at the same place.
+func commentMarker(q string) string {
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if quote != 0 {
+			switch {
+			case c == '\\' && quote != '`':
+				i++
+			case c == quote:
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"', '`':
+			quote = c
+		case '#':
+			return "#"
+		case '/', '*', '-':
+			if i+1 < len(q) {
+				if pair := q[i : i+2]; pair == "/*" || pair == "*/" || pair == "--" {
+					return pair
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // parenDepth is the deepest nesting of parentheses outside quoted strings.
@@ -237,14 +343,14 @@ func (s *screen) column(col *sqlparser.ColName) error {
 		return Refuse("search attributes are named alone, without a qualifier")
 	}
 	name := col.Name.String()
-	switch {
-	case slices.Contains(refusedAttributes, name):
-		return Refuse("query may not name %s", name)
-	case slices.Contains(SystemAttributes, name), slices.Contains(s.rules.CustomAttributes, name):
+	// Checked first: a rule set built without CheckCustomAttributes may
+	// still list one of these.
+	if f := forbidden(name); f != nil {
+		return Refuse("query may not name %s: %s", f.name, f.why)
+	}
+	if slices.Contains(SystemAttributes, name) || slices.Contains(s.rules.CustomAttributes, name) {
 		s.seen[name] = true
 		return nil
-	case strings.EqualFold(name, "Memo"):
-		return Refuse("query may not name Memo: memo is user data, and porthole does not search it")
 	}
 	return Refuse("query names the search attribute %q, which is not allowed here: the allowed ones are the system attributes%s", name, customList(s.rules.CustomAttributes))
 }
@@ -255,7 +361,7 @@ func (s *screen) value(e sqlparser.Expr, list bool) error {
 		if list {
 			return Refuse("IN takes a parenthesised list of values")
 		}
-		return nil
+		return plainValue(x)
 	case sqlparser.ValTuple:
 		if !list {
 			return Refuse("a list of values is allowed only after IN")
@@ -264,8 +370,12 @@ func (s *screen) value(e sqlparser.Expr, list bool) error {
 			return Refuse("an IN list may hold at most %d values; it holds %d", s.rules.MaxInList, len(x))
 		}
 		for _, v := range x {
-			if _, ok := v.(*sqlparser.SQLVal); !ok {
+			val, ok := v.(*sqlparser.SQLVal)
+			if !ok {
 				return Refuse("an IN list may hold only values; it holds %s", describe(v))
+			}
+			if err := plainValue(val); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -275,6 +385,17 @@ func (s *screen) value(e sqlparser.Expr, list bool) error {
 		return nil
 	}
 	return Refuse("a search attribute may be compared only with a value; it is compared with %s", describe(e))
+}
+
+// plainValue refuses the literals Temporal's visibility has no use for:
+// hexadecimal and bit literals, and bind variables (:name, ?), which the
+// printer writes back as placeholders nobody fills.
+func plainValue(v *sqlparser.SQLVal) error {
+	switch v.Type {
+	case sqlparser.StrVal, sqlparser.IntVal, sqlparser.FloatVal:
+		return nil
+	}
+	return Refuse("a value must be a quoted string or a number")
 }
 
 func customList(custom []string) string {

@@ -11,7 +11,9 @@ import (
 
 func TestScreenQuery(t *testing.T) {
 	t.Parallel()
-	rules := QueryRules{CustomAttributes: []string{"CustomerTier"}}
+	// The rules list TemporalNamespaceDivision as a gateway built without
+	// CheckCustomAttributes might: the screen refuses it all the same.
+	rules := QueryRules{CustomAttributes: []string{"CustomerTier", "TemporalNamespaceDivision"}}
 	cases := []struct {
 		name    string
 		q       string
@@ -47,21 +49,100 @@ func TestScreenQuery(t *testing.T) {
 		{"a qualified name", "w.WorkflowId = 'a'", nil, "qualifier"},
 		{"a bare value", "'a'", nil, "compare search attributes"},
 		{"invalid UTF-8", "WorkflowId = '\xff'", nil, "UTF-8"},
+
+		// Security: the server's parser reads /*! ... */ as SQL; the
+		// screen's read it as a comment and let a hidden condition through.
+		{"a condition in a MySQL comment (advisory: /*! smuggling)", "WorkflowId = 'a' /*! OR SecretEmail STARTS_WITH 'c' */", nil, "comment (/*"},
+		{"a versioned MySQL comment", "WorkflowId = 'a' /*!50000 OR SecretEmail STARTS_WITH 'c' */", nil, "comment (/*"},
+		{"hidden workflows in a MySQL comment", "WorkflowId = 'a' /*! OR TemporalNamespaceDivision IS NOT NULL */", nil, "comment (/*"},
+		{"a plain block comment", "WorkflowId = 'a' /* note */", nil, "comment (/*"},
+		{"a comment's end alone", "WorkflowId = 'a' */", nil, "comment (*/"},
+		{"a dash comment", "WorkflowId = 'a' -- OR 1", nil, "comment (--"},
+		{"a dash comment without a space", "WorkflowId = 'a'--x", nil, "comment (--"},
+		{"a hash comment", "WorkflowId = 'a' # OR 1", nil, "comment (#"},
+		{"a comment after an escaped quote", `WorkflowId = 'a\'' /*! OR SecretEmail STARTS_WITH 'c' */`, nil, "comment (/*"},
+		{"a comment after a backtick name", "`WorkflowId` = 'a' /*! x */", nil, "comment (/*"},
+		{"Memo in another case", "memo = 'x'", nil, "may not name Memo"},
+		{"TemporalNamespaceDivision even when listed", "TemporalNamespaceDivision = 'x'", nil, "may not name TemporalNamespaceDivision"},
+		{"a bind variable", "WorkflowId = :v1", nil, "quoted string or a number"},
+		{"a placeholder in an IN list", "WorkflowId IN ('a', ?)", nil, "quoted string or a number"},
+		{"a hex literal", "WorkflowId = 0x61", nil, "quoted string or a number"},
+		{"a bit literal", "WorkflowId = b'1'", nil, "quoted string or a number"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			attrs, err := ScreenQuery(tc.q, rules)
+			got, err := ScreenQuery(tc.q, rules)
 			if tc.refused != "" {
 				if !errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), tc.refused) {
-					t.Fatalf("ScreenQuery = %v, %v; want a refusal containing %q", attrs, err, tc.refused)
+					t.Fatalf("ScreenQuery = %+v, %v; want a refusal containing %q", got, err, tc.refused)
 				}
 				return
 			}
-			if err != nil || !slices.Equal(attrs, tc.attrs) {
-				t.Fatalf("ScreenQuery = %v, %v; want %v", attrs, err, tc.attrs)
+			if err != nil || !slices.Equal(got.Attributes, tc.attrs) {
+				t.Fatalf("ScreenQuery = %+v, %v; want %v", got, err, tc.attrs)
 			}
 		})
+	}
+}
+
+// TestScreenedQueryIsPrintedFromTheTree: what porthole sends Temporal is
+// the parsed query printed back, never the client's text.
+func TestScreenedQueryIsPrintedFromTheTree(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, q, sent string }{
+		{"an empty query", "  ", ""},
+		{"spacing and case", "  executionstatus='Running'  ", ""}, // refused below: names are exact
+		{"a status filter", "ExecutionStatus='Running'", "ExecutionStatus = 'Running'"},
+		{"STARTS_WITH in lower case", "WorkflowId starts_with 'order-'", "WorkflowId starts_with 'order-'"},
+		{"a quote doubled", "WorkflowId = 'it''s'", `WorkflowId = 'it\'s'`},
+		{"a quote escaped", `WorkflowId = 'it\'s'`, `WorkflowId = 'it\'s'`},
+		{"a backslash", `WorkflowId = 'a\\b'`, `WorkflowId = 'a\\b'`},
+		{"a double-quoted string", `WorkflowId = "a'b"`, `WorkflowId = 'a\'b'`},
+		{"a comment marker inside a string", "WorkflowId = 'a /*! OR 1 */ -- #'", "WorkflowId = 'a /*! OR 1 */ -- #'"},
+		{"a backtick name", "`WorkflowId` = 'a'", "WorkflowId = 'a'"},
+		{"an IN list", "ExecutionStatus IN ('Failed','TimedOut')", "ExecutionStatus in ('Failed', 'TimedOut')"},
+		{"BETWEEN", "CloseTime BETWEEN '2026-01-01' AND '2026-02-01'", "CloseTime between '2026-01-01' and '2026-02-01'"},
+		{"NOT and IS NULL", "NOT (CloseTime IS NULL)", "not (CloseTime is null)"},
+		{"numbers", "HistoryLength >= -1 AND HistorySizeBytes < 1.5", "HistoryLength >= -1 and HistorySizeBytes < 1.5"},
+		{"ORDER BY", "WorkflowType = 'a' ORDER BY StartTime DESC", "WorkflowType = 'a' order by StartTime desc"},
+		{"ORDER BY alone", "order by StartTime", "order by StartTime asc"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ScreenQuery(tc.q, QueryRules{})
+			if tc.name == "spacing and case" {
+				if err == nil {
+					t.Fatalf("a lower-case attribute name was accepted as %q", got.Text)
+				}
+				return
+			}
+			if err != nil || got.Text != tc.sent {
+				t.Fatalf("ScreenQuery(%q) sends %q, %v; want %q", tc.q, got.Text, err, tc.sent)
+			}
+			again, err := ScreenQuery(got.Text, QueryRules{})
+			if err != nil || again.Text != got.Text {
+				t.Fatalf("the sent text %q screens again to %q, %v; want it unchanged", got.Text, again.Text, err)
+			}
+		})
+	}
+}
+
+func TestConfigurationCannotAllowMemoOrTheNamespaceDivision(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Memo", "memo", "TemporalNamespaceDivision", "temporalnamespacedivision"} {
+		err := CheckCustomAttributes([]string{"CustomerTier", name})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), name) {
+			t.Errorf("CheckCustomAttributes(%q) = %v; want a refusal naming it", name, err)
+		}
+		_, err = ParseFile([]byte(`{"principals": {"a": {"tools": ["*"]}}, "queryAttributes": ["` + name + `"]}`))
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "queryAttributes") {
+			t.Errorf("a policy file listing %q: %v; want a refusal naming it", name, err)
+		}
+	}
+	if err := CheckCustomAttributes([]string{"CustomerTier", "MemoLine"}); err != nil {
+		t.Errorf("an ordinary custom attribute was refused: %v", err)
 	}
 }
 
@@ -80,7 +161,8 @@ func FuzzScreenQuery(f *testing.F) {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		attrs, err := ScreenQuery(q, QueryRules{})
+		got, err := ScreenQuery(q, QueryRules{})
+		attrs := got.Attributes
 		if err != nil {
 			if !errors.Is(err, ErrOutOfBounds) {
 				t.Fatalf("a refusal that is not a sentence: %v", err)
@@ -106,9 +188,12 @@ func FuzzScreenQuery(f *testing.F) {
 		if len(sel.OrderBy) > 0 {
 			again += sqlparser.String(sel.OrderBy)
 		}
-		attrs2, err := ScreenQuery(again, QueryRules{})
-		if err != nil || !slices.Equal(attrs, attrs2) {
-			t.Fatalf("%q screens to %v, but printed back as %q it screens to %v, %v", q, attrs, again, attrs2, err)
+		got2, err := ScreenQuery(again, QueryRules{})
+		if err != nil || !slices.Equal(attrs, got2.Attributes) {
+			t.Fatalf("%q screens to %v, but printed back as %q it screens to %v, %v", q, attrs, again, got2.Attributes, err)
+		}
+		if got.Text != strings.TrimSpace(again) {
+			t.Fatalf("%q is sent as %q, not as its tree prints: %q", q, got.Text, again)
 		}
 	})
 }
