@@ -197,7 +197,10 @@ func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
 			if through.Err != "" || !slices.Equal(direct.Workflows, through.Workflows) || direct.Count != through.Count {
 				t.Fatalf("porthole answers %+v; Temporal directly %+v", through, direct)
 			}
-			if strings.Contains(q, "porthole-query-") && direct.Count == 0 {
+			// The dev server (SQL visibility) finds no workflow for a
+			// value with a backslash, asked directly or through porthole;
+			// the quote queries must find theirs.
+			if strings.Contains(q, "porthole-query-it") && direct.Count == 0 {
 				t.Fatalf("a quoted-string query found none of the workflows it names: %+v", direct)
 			}
 			answered++
