@@ -117,8 +117,8 @@ type ScreenedQuery struct {
 	Attributes []string
 }
 
-// ScreenQuery parses a visibility query with the parser the Temporal server
-// uses and refuses it, with a sentence, unless it names only allowed search
+// ScreenQuery parses a visibility query with the parser module the Temporal
+// server uses (v0.1.0, a newer revision than the server's) and refuses it, with a sentence, unless it names only allowed search
 // attributes within the caps. It returns the query printed back from what
 // it parsed, and the attributes it names. An empty query is allowed, names
 // none, and is sent empty.
@@ -138,8 +138,8 @@ func ScreenQuery(q string, rules QueryRules) (ScreenedQuery, error) {
 	// SQL, while the parser here drops it as a comment: a condition inside
 	// one passed the screen unseen and ran on the server (a letter-by-letter
 	// oracle on custom attributes). Sending only the printed tree closes
-	// that; refusing every comment as well means no text the two parsers
-	// could read apart is ever accepted.
+	// that; refusing every comment marker as well keeps the text the two
+	// parsers could read apart from being accepted at all.
 	if marker := commentMarker(trimmed); marker != "" {
 		return ScreenedQuery{}, Refuse("query may not hold a comment (%s outside a quoted string); write the filter alone", marker)
 	}
@@ -205,11 +205,12 @@ func printQuery(sel *sqlparser.Select) string {
 	return strings.TrimSpace(b.String())
 }
 
-// commentMarker returns the first comment marker (/*, */, --, #) in q
+// commentMarker returns the first comment marker (/*, */, --, //, #) in q
 // outside a quoted string or identifier, or "" when there is none. Quotes
 // are read as the parser's tokenizer reads them: a backslash escapes the
-// next byte in '...' and "...", not in `...`, and a doubled quote is two
-// strings side by side, which ends and starts a string at the same place.
+// next byte in '...' and "...", not in `...`. The tokenizer reads a doubled
+// quote as one quote inside the string; ending the string there and starting
+// another at once leaves the same bytes inside strings, so it is read so.
 func commentMarker(q string) string {
 	var quote byte
 	for i := 0; i < len(q); i++ {
@@ -230,7 +231,7 @@ func commentMarker(q string) string {
 			return "#"
 		case '/', '*', '-':
 			if i+1 < len(q) {
-				if pair := q[i : i+2]; pair == "/*" || pair == "*/" || pair == "--" {
+				if pair := q[i : i+2]; pair == "/*" || pair == "*/" || pair == "--" || pair == "//" {
 					return pair
 				}
 			}
@@ -247,7 +248,7 @@ func parenDepth(q string) int {
 		c := q[i]
 		switch {
 		case quote != 0:
-			if c == '\\' {
+			if c == '\\' && quote != '`' {
 				i++
 			} else if c == quote {
 				quote = 0
@@ -392,7 +393,16 @@ func (s *screen) value(e sqlparser.Expr, list bool) error {
 // printer writes back as placeholders nobody fills.
 func plainValue(v *sqlparser.SQLVal) error {
 	switch v.Type {
-	case sqlparser.StrVal, sqlparser.IntVal, sqlparser.FloatVal:
+	case sqlparser.IntVal, sqlparser.FloatVal:
+		return nil
+	case sqlparser.StrVal:
+		// A NUL in a value held the dev server's visibility read until
+		// the caller's deadline: any client could hold a call for the
+		// whole call timeout. No identifier Temporal takes holds a
+		// control character.
+		if i := slices.IndexFunc(v.Val, func(b byte) bool { return b < 0x20 || b == 0x7f }); i >= 0 {
+			return Refuse("a quoted value may not hold a control character")
+		}
 		return nil
 	}
 	return Refuse("a value must be a quoted string or a number")

@@ -60,6 +60,11 @@ func TestScreenQuery(t *testing.T) {
 		{"a dash comment", "WorkflowId = 'a' -- OR 1", nil, "comment (--"},
 		{"a dash comment without a space", "WorkflowId = 'a'--x", nil, "comment (--"},
 		{"a hash comment", "WorkflowId = 'a' # OR 1", nil, "comment (#"},
+		{"a slash comment", "WorkflowId = 'a' // OR 1", nil, "comment (//"},
+		{"a NUL in a value", "WorkflowId = 'a\x00b'", nil, "control character"},
+		{"an escaped NUL in a value", `WorkflowId = 'a\0b'`, nil, "control character"},
+		{"a newline in a value", "WorkflowId = 'a\nb'", nil, "control character"},
+		{"an attribute in another case", "executionstatus = 'Running'", nil, `"executionstatus", which is not allowed`},
 		{"a comment after an escaped quote", `WorkflowId = 'a\'' /*! OR SecretEmail STARTS_WITH 'c' */`, nil, "comment (/*"},
 		{"a comment after a backtick name", "`WorkflowId` = 'a' /*! x */", nil, "comment (/*"},
 		{"Memo in another case", "memo = 'x'", nil, "may not name Memo"},
@@ -92,7 +97,6 @@ func TestScreenedQueryIsPrintedFromTheTree(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, q, sent string }{
 		{"an empty query", "  ", ""},
-		{"spacing and case", "  executionstatus='Running'  ", ""}, // refused below: names are exact
 		{"a status filter", "ExecutionStatus='Running'", "ExecutionStatus = 'Running'"},
 		{"STARTS_WITH in lower case", "WorkflowId starts_with 'order-'", "WorkflowId starts_with 'order-'"},
 		{"a quote doubled", "WorkflowId = 'it''s'", `WorkflowId = 'it\'s'`},
@@ -112,12 +116,6 @@ func TestScreenedQueryIsPrintedFromTheTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := ScreenQuery(tc.q, QueryRules{})
-			if tc.name == "spacing and case" {
-				if err == nil {
-					t.Fatalf("a lower-case attribute name was accepted as %q", got.Text)
-				}
-				return
-			}
 			if err != nil || got.Text != tc.sent {
 				t.Fatalf("ScreenQuery(%q) sends %q, %v; want %q", tc.q, got.Text, err, tc.sent)
 			}
@@ -188,7 +186,9 @@ func FuzzScreenQuery(f *testing.F) {
 		if len(sel.OrderBy) > 0 {
 			again += sqlparser.String(sel.OrderBy)
 		}
-		got2, err := ScreenQuery(again, QueryRules{})
+		// Printing may lengthen a query (spaces around operators, "asc",
+		// escapes): the length cap is on the client's text.
+		got2, err := ScreenQuery(again, QueryRules{MaxLen: 2 * MaxQueryLen})
 		if err != nil || !slices.Equal(attrs, got2.Attributes) {
 			t.Fatalf("%q screens to %v, but printed back as %q it screens to %v, %v", q, attrs, again, got2.Attributes, err)
 		}

@@ -87,7 +87,7 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	c := &common{cfg: cfg}
 	c.query, c.callTimeout = t.queryRules(), t.callTimeout
 	if err := policy.CheckCustomAttributes(c.query.CustomAttributes); err != nil {
-		return nil, fmt.Errorf("%w: PORTHOLE_QUERY_ATTRIBUTES: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: PORTHOLE_QUERY_ATTRIBUTES: %w", errUsage, err)
 	}
 	var upstreamTools, upstreamSecrets []string
 	if t.rosterFile != "" {
