@@ -128,10 +128,28 @@ difference in CPU and garbage per call between porthole and bare below.
 	}
 	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof -out /tmp/bench.md -svg /tmp/bench.svg   # after make bench: a CPU profile of porthole as it serves (the report goes aside)\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
 		"`make test` runs the soak and fault tests for 2 s each and every fuzz target's seed corpus; `.ci/run` adds 5 s of fuzzing per target.\n")
+	b.WriteString(measuredElsewhere(path))
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(svgPath, []byte(chart(rs, conc)), 0o644)
+}
+
+// elsewhereHeading starts the part of the report that other commands
+// measure (make soak): the bench does not measure it, so it carries it over
+// from the report it replaces, unchanged.
+const elsewhereHeading = "\n## Measured by other commands\n"
+
+// measuredElsewhere is that part of the report at path, or "".
+func measuredElsewhere(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := strings.Index(string(b), elsewhereHeading); i >= 0 {
+		return string(b[i:])
+	}
+	return ""
 }
 
 // chart draws p50 latency and throughput per mode and concurrency as an SVG.

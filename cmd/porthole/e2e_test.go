@@ -173,21 +173,28 @@ func (rt *recordingTransport) bytes() []byte {
 // auditEnv points a porthole at a fresh audit log and key, returned.
 func auditEnv(t *testing.T) (env []string, logPath, keyPath string) {
 	t.Helper()
-	dir := t.TempDir()
-	logPath, keyPath = filepath.Join(dir, "audit.log"), filepath.Join(dir, "audit.key")
+	logPath = filepath.Join(t.TempDir(), "audit.log")
+	keyPath = auditKeyOf(logPath)
 	if err := os.WriteFile(keyPath, []byte("0123456789abcdef0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"PORTHOLE_AUDIT_LOG=" + logPath, "PORTHOLE_AUDIT_KEY_FILE=" + keyPath}, logPath, keyPath
 }
 
-// serveHTTP starts `porthole serve` with a fresh token and audit log and
-// returns its endpoint, the token, the process and the audit log's path.
-func serveHTTP(t *testing.T) (endpoint, token string, p *process, auditLog string) {
+// auditKeyOf is the key auditEnv wrote beside an audit log.
+func auditKeyOf(logPath string) string {
+	return filepath.Join(filepath.Dir(logPath), "audit.key")
+}
+
+// serveHTTP starts `porthole serve` with a fresh token and audit log, and
+// extra settings, and returns its endpoint, the token, the process and the
+// audit log's path. The audit key is auditKeyOf(auditLog).
+func serveHTTP(t *testing.T, extra ...string) (endpoint, token string, p *process, auditLog string) {
 	t.Helper()
 	file, token := newToken(t, "e2e-agent")
 	env, auditLog, _ := auditEnv(t)
-	p, line := startPorthole(t, baseEnv(append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file)...), "serving MCP", "serve")
+	env = append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file)
+	p, line := startPorthole(t, baseEnv(append(env, extra...)...), "serving MCP", "serve")
 	return line["endpoint"].(string), token, p, auditLog
 }
 

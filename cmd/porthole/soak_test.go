@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,12 +141,18 @@ func rssMiB(pid int) float64 {
 	return 0
 }
 
+// soakAuditMaxBytes is the audit file size the load test rotates at: small,
+// so that even the 2 s run in `make test` rotates several times and the
+// accounting below reads a rotated series.
+const soakAuditMaxBytes = 1 << 20
+
 // TestSoakLoad: 64 clients on loopback for a fixed time. No error but 429;
-// exactly one call and one result record per answered request; goroutines
-// back where they were; memory bounded.
+// exactly one call and one result record per answered request, across every
+// file the audit log rotated into, and the series verifies whole;
+// goroutines back where they were; memory bounded.
 func TestSoakLoad(t *testing.T) {
 	t.Parallel()
-	endpoint, token, p, auditLog := serveHTTP(t)
+	endpoint, token, p, auditLog := serveHTTP(t, "PORTHOLE_AUDIT_MAX_BYTES="+strconv.Itoa(soakAuditMaxBytes))
 	admin := adminOf(t, p)
 	before := metric(t, admin, "go_goroutines")
 	mix := []struct {
@@ -160,7 +168,8 @@ func TestSoakLoad(t *testing.T) {
 	var mu sync.Mutex
 	answered := map[string]bool{}
 	var ok, limited, bad atomic.Int64
-	deadline := time.Now().Add(soakDuration())
+	start := time.Now()
+	deadline := start.Add(soakDuration())
 	var wg sync.WaitGroup
 	for i := 0; i < 64; i++ {
 		wg.Add(1)
@@ -186,6 +195,7 @@ func TestSoakLoad(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
+	loaded := time.Since(start)
 	if rss := rssMiB(p.cmd.Process.Pid); rss > 128 {
 		t.Errorf("porthole's RSS after the load is %.0f MiB", rss)
 	}
@@ -205,27 +215,88 @@ func TestSoakLoad(t *testing.T) {
 	if ok.Load() == 0 {
 		t.Fatal("nothing was answered")
 	}
-	b, err := os.ReadFile(auditLog)
+	series := readAuditSeries(t, auditLog)
+	t.Logf("audit: %d bytes in %d files over %s, %.1f MiB a minute", series.bytes, len(series.files), loaded.Round(time.Millisecond),
+		float64(series.bytes)/(1<<20)/loaded.Minutes())
+	if len(series.files) < 2 {
+		t.Fatalf("the audit log never rotated at %d bytes (%d bytes written); the accounting read no series", soakAuditMaxBytes, series.bytes)
+	}
+	verifyAuditSeries(t, auditKeyOf(auditLog), series.files)
+	for id := range answered {
+		if c := series.perRequest[id]; c != [2]int{1, 1} {
+			t.Fatalf("request %s left %d call and %d result records, want one of each; read, in chain order: %s",
+				id, c[0], c[1], strings.Join(series.files, ", "))
+		}
+	}
+}
+
+// auditSeries is a rotated audit log read whole.
+type auditSeries struct {
+	files      []string          // in chain order
+	bytes      int64             // in all files
+	perRequest map[string][2]int // call and result records by request id
+}
+
+// readAuditSeries reads the live audit file and every file rotated aside
+// from it (named after it with a suffix), in chain order: by the sequence
+// number of each file's first record, not by name.
+func readAuditSeries(t *testing.T, auditLog string) auditSeries {
+	t.Helper()
+	paths, err := filepath.Glob(auditLog + "*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	perID := map[string][2]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r struct{ Kind, RequestID string }
-		json.Unmarshal([]byte(line), &r)
-		c := perID[r.RequestID]
-		switch r.Kind {
-		case "call":
-			c[0]++
-		case "result":
-			c[1]++
-		}
-		perID[r.RequestID] = c
+	type file struct {
+		path  string
+		first uint64
+		lines []string
 	}
-	for id := range answered {
-		if perID[id] != [2]int{1, 1} {
-			t.Fatalf("request %s left %d call and %d result records, want one of each", id, perID[id][0], perID[id][1])
+	var files []file
+	s := auditSeries{perRequest: map[string][2]int{}}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
 		}
+		s.bytes += int64(len(b))
+		f := file{path: path, lines: strings.Split(strings.TrimSpace(string(b)), "\n")}
+		var first struct{ Seq uint64 }
+		if err := json.Unmarshal([]byte(f.lines[0]), &first); err != nil {
+			t.Fatalf("%s: the first line is not a record: %v", path, err)
+		}
+		f.first = first.Seq
+		files = append(files, f)
+	}
+	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(a.first, b.first) })
+	for _, f := range files {
+		s.files = append(s.files, f.path)
+		for _, line := range f.lines {
+			var r struct{ Kind, RequestID string }
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%s: a line is not a record: %v", f.path, err)
+			}
+			c := s.perRequest[r.RequestID]
+			switch r.Kind {
+			case "call":
+				c[0]++
+			case "result":
+				c[1]++
+			}
+			s.perRequest[r.RequestID] = c
+		}
+	}
+	return s
+}
+
+// verifyAuditSeries runs `porthole audit verify` over a series, as a
+// reviewer would, and requires it whole.
+func verifyAuditSeries(t *testing.T, keyPath string, files []string) {
+	t.Helper()
+	verify := execPorthole(baseEnv(), append([]string{"audit", "verify", "--key-file", keyPath}, files...)...)
+	out, err := verify.CombinedOutput()
+	want := fmt.Sprintf("in %d files", len(files))
+	if err != nil || !strings.Contains(string(out), "OK:") || !strings.Contains(string(out), want) {
+		t.Fatalf("porthole audit verify over %s: %v\n%s", strings.Join(files, ", "), err, out)
 	}
 }
 
