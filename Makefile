@@ -53,8 +53,8 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenAgreesWithServerTokenizer ./policy/ $(FUZZTIME)
-	GO=$(GO) .ci/fuzz-target FuzzDecodeEnvelope ./gateway/ $(FUZZTIME)
-	GO=$(GO) .ci/fuzz-target FuzzDecodeEnvelopeAgreesWithReference ./gateway/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzDecode ./gateway/rpcdecode/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzDecodeAgreesWithReference ./gateway/rpcdecode/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzParseRoster ./gateway/upstream/ $(FUZZTIME)
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
@@ -70,7 +70,7 @@ soak: $(TEMPORAL_CLI)
 
 ## bench-links: the cost of each link of the chain alone, as Go benchmarks
 bench-links:
-	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/
+	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/ ./gateway/rpcdecode/
 
 ## clients: install the npm clients the interoperability tests run
 clients: $(CLIENTS_DIR)/.installed

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/rpcdecode"
 	"github.com/porthole-dev/porthole/policy"
 )
 
@@ -156,7 +157,7 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			for k, v := range c.header {
 				req.Header[k] = v
 			}
-			env, err := decodeEnvelope([]byte(c.body))
+			env, err := rpcdecode.Decode([]byte(c.body))
 			if err != nil {
 				t.Fatal(err)
 			}

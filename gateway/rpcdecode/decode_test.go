@@ -1,4 +1,4 @@
-package gateway
+package rpcdecode
 
 import (
 	"encoding/json"
@@ -6,18 +6,18 @@ import (
 	"testing"
 )
 
-// FuzzDecodeEnvelope: the strict decoder never panics, and what it accepts
+// FuzzDecode: the strict decoder never panics, and what it accepts
 // is one JSON object whose keys are unique under case folding at every
 // level, with a method, so that the MCP server reads exactly what porthole
 // checked.
-func FuzzDecodeEnvelope(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	for _, s := range decodeSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		env, err := decodeEnvelope([]byte(body))
+		env, err := Decode([]byte(body))
 		if err != nil {
-			if _, ok := err.(*errDecode); !ok {
+			if _, ok := err.(*Error); !ok {
 				t.Fatalf("a refusal that is not a JSON-RPC error: %v", err)
 			}
 			return
@@ -41,7 +41,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 }
 
 var decodeSeeds = []string{
-	callBody("describe_namespace"), listToolsBody,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","NAME":"b"}}`,
 	`[{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","id":1,"method":"x"} {}`, `{"a":{"b":{"c":[1,{"d":2,"D":3}]}}}`,
 	`{"jsonrpc":"2\u002e0","id":"a\"b","method":"tools\/call","params":{"N\u0041ME":"describe_workflow","arguments":{"\u212aey":1,"x":[true,false,null,-0.5e+3]}}}`,

@@ -1,4 +1,4 @@
-package gateway
+package rpcdecode
 
 import (
 	"bytes"
@@ -11,20 +11,20 @@ import (
 )
 
 // The strict decoder as it was written first, on encoding/json's token
-// stream: the reference FuzzDecodeEnvelopeAgreesWithReference holds
-// decodeEnvelope to.
+// stream: the reference FuzzDecodeAgreesWithReference holds
+// Decode to.
 
-func decodeEnvelopeReference(body []byte) (envelope, error) {
-	var env envelope
+func decodeReference(body []byte) (Envelope, error) {
+	var env Envelope
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body is empty")
+		return env, refuse(jsonrpc.CodeInvalidRequest, "the body is empty")
 	}
 	if trimmed[0] == '[' {
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, "batches are not accepted: send one request per HTTP request")
+		return env, refuse(jsonrpc.CodeInvalidRequest, "batches are not accepted: send one request per HTTP request")
 	}
 	if trimmed[0] != '{' {
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, "the body must be one JSON-RPC request object")
+		return env, refuse(jsonrpc.CodeInvalidRequest, "the body must be one JSON-RPC request object")
 	}
 	if err := referenceStrictJSON(body); err != nil {
 		return env, err
@@ -33,13 +33,13 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 	// case variants), so a member in another case is an unknown one.
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
-		return env, refuseBody(jsonrpc.CodeParseError, "the body is not JSON")
+		return env, refuse(jsonrpc.CodeParseError, "the body is not JSON")
 	}
 	for k := range top {
 		switch k {
 		case "jsonrpc", "id", "method", "params":
 		default:
-			return env, refuseBody(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
+			return env, refuse(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
 		}
 	}
 	var raw struct {
@@ -56,23 +56,23 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 	env.ID = raw.ID
 	switch {
 	case raw.JSONRPC != "2.0":
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+		return env, refuse(jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case raw.Method == nil || *raw.Method == "":
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
+		return env, refuse(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
 	}
 	if len(raw.ID) > 0 && raw.ID[0] != '"' && (raw.ID[0] < '0' || raw.ID[0] > '9') && raw.ID[0] != '-' && string(raw.ID) != "null" {
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"id" must be a string or a number`)
+		return env, refuse(jsonrpc.CodeInvalidRequest, `"id" must be a string or a number`)
 	}
 	env.Method = *raw.Method
 	if p := bytes.TrimSpace(raw.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
-		return env, refuseBody(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
+		return env, refuse(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
 	}
 	if env.Method == "tools/call" {
 		// The go-sdk reads "name" spelled exactly so.
 		var members map[string]json.RawMessage
 		var name *string
 		if json.Unmarshal(raw.Params, &members) != nil || json.Unmarshal(members["name"], &name) != nil || name == nil {
-			return env, refuseBody(jsonrpc.CodeInvalidRequest, `tools/call needs "params" with a string "name"`)
+			return env, refuse(jsonrpc.CodeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = *name
 		// What a direct answer (answerDirect) reads: the arguments as sent,
@@ -87,7 +87,7 @@ func decodeEnvelopeReference(body []byte) (envelope, error) {
 }
 
 // checkStrictJSON walks body token by token: one value, no duplicate or
-// case-variant keys in any object, nesting within maxJSONDepth, nothing
+// case-variant keys in any object, nesting within MaxDepth, nothing
 // after the value.
 func referenceStrictJSON(body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -96,7 +96,7 @@ func referenceStrictJSON(body []byte) error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return refuseBody(jsonrpc.CodeInvalidRequest, "the body holds data after the request object")
+		return refuse(jsonrpc.CodeInvalidRequest, "the body holds data after the request object")
 	}
 	return nil
 }
@@ -104,14 +104,14 @@ func referenceStrictJSON(body []byte) error {
 func referenceStrictValue(dec *json.Decoder, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON")
+		return refuse(jsonrpc.CodeParseError, "the body is not valid JSON")
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
 		return nil
 	}
-	if depth >= maxJSONDepth {
-		return refuseBody(jsonrpc.CodeInvalidRequest, "the body nests deeper than %d levels", maxJSONDepth)
+	if depth >= MaxDepth {
+		return refuse(jsonrpc.CodeInvalidRequest, "the body nests deeper than %d levels", MaxDepth)
 	}
 	keys := map[string]bool{}
 	for dec.More() {
@@ -119,11 +119,11 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 			kt, err := dec.Token()
 			key, isKey := kt.(string)
 			if err != nil || !isKey {
-				return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON")
+				return refuse(jsonrpc.CodeParseError, "the body is not valid JSON")
 			}
 			folded := foldKey(key)
 			if keys[folded] {
-				return refuseBody(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", key)
+				return refuse(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", key)
 			}
 			keys[folded] = true
 		}
@@ -132,34 +132,34 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return refuseBody(jsonrpc.CodeParseError, "the body is not valid JSON")
+		return refuse(jsonrpc.CodeParseError, "the body is not valid JSON")
 	}
 	return nil
 }
 
-// FuzzDecodeEnvelopeAgreesWithReference: the one-pass decoder accepts what
+// FuzzDecodeAgreesWithReference: the one-pass decoder accepts what
 // the reference accepts and refuses what it refuses, with the same JSON-RPC
 // code, and reads the same id, method, tool, arguments, and plainness of a
 // call (what answerDirect relies on). Where a body is refused
 // for several reasons the two may name different ones; where the reference
 // names an unknown member it picks one at random.
-func FuzzDecodeEnvelopeAgreesWithReference(f *testing.F) {
+func FuzzDecodeAgreesWithReference(f *testing.F) {
 	for _, s := range decodeSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		got, gerr := decodeEnvelope([]byte(body))
-		want, werr := decodeEnvelopeReference([]byte(body))
+		got, gerr := Decode([]byte(body))
+		want, werr := decodeReference([]byte(body))
 		if (gerr == nil) != (werr == nil) {
-			t.Fatalf("%q: decodeEnvelope says %v, the reference %v", body, gerr, werr)
+			t.Fatalf("%q: Decode says %v, the reference %v", body, gerr, werr)
 		}
 		if gerr != nil {
-			g, w := gerr.(*errDecode), werr.(*errDecode)
-			if g.code != w.code {
-				t.Fatalf("%q: code %d (%s), the reference %d (%s)", body, g.code, g.message, w.code, w.message)
+			g, w := gerr.(*Error), werr.(*Error)
+			if g.Code != w.Code {
+				t.Fatalf("%q: code %d (%s), the reference %d (%s)", body, g.Code, g.Message, w.Code, w.Message)
 			}
-			if !strings.HasPrefix(w.message, "unknown member") && g.message != w.message {
-				t.Fatalf("%q: %q, the reference %q", body, g.message, w.message)
+			if !strings.HasPrefix(w.Message, "unknown member") && g.Message != w.Message {
+				t.Fatalf("%q: %q, the reference %q", body, g.Message, w.Message)
 			}
 		}
 		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.Tool != want.Tool ||
