@@ -70,7 +70,7 @@ soak: $(TEMPORAL_CLI)
 
 ## bench-links: the cost of each link of the chain alone, as Go benchmarks
 bench-links:
-	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/ ./gateway/rpcdecode/
+	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/ ./gateway/rpcdecode/ ./gateway/tokens/
 
 ## clients: install the npm clients the interoperability tests run
 clients: $(CLIENTS_DIR)/.installed

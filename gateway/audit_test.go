@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -118,12 +119,12 @@ func TestAClientHangingUpDoesNotSuppressTheResultRecord(t *testing.T) {
 func TestAuthenticationFailuresAreAudited(t *testing.T) {
 	t.Parallel()
 	file := t.TempDir() + "/tokens"
-	if _, err := AppendToken(file, "alice"); err != nil {
+	if _, err := tokens.Append(file, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	tokens, _ := LoadTokens(file)
+	set, _ := tokens.Load(file)
 	g, a := newTestServer(t, &fakeReader{})
-	h, _ := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }})
+	h, _ := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer ph_wrong"}, "User-Agent": {"evil\u202eagent"}}, listToolsBody)

@@ -3,11 +3,11 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 // unauthorizedBody is the whole body of every 401: it says nothing about
@@ -26,7 +26,7 @@ type principalKey struct{}
 // whitespace between scheme and token, write the verifier's error text into
 // the body, and never send error="invalid_token"; so porthole decides here
 // and shapes its own refusals.
-func (g *Server) requireBearer(tokens func() *Tokens, failures *failureLimiter) func(http.Handler) http.Handler {
+func (g *Server) requireBearer(current func() *tokens.Set, failures *failureLimiter) func(http.Handler) http.Handler {
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
@@ -53,12 +53,12 @@ func (g *Server) requireBearer(tokens func() *Tokens, failures *failureLimiter) 
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
 				unauthorized(w, sent)
 			}
-			token, sent := bearerToken(r.Header)
+			token, sent := tokens.Bearer(r.Header)
 			if !sent {
 				fail("no-token", "no bearer token in the form porthole accepts", false)
 				return
 			}
-			name, ok := tokens().Lookup(token)
+			name, ok := current().Lookup(token)
 			if !ok {
 				fail("unknown-token", "a bearer token that matches no principal", true)
 				return
@@ -66,32 +66,6 @@ func (g *Server) requireBearer(tokens func() *Tokens, failures *failureLimiter) 
 			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, name)))
 		})
 	}
-}
-
-// bearerToken returns the token of the single Authorization header when it
-// reads exactly "Bearer " followed by a token of RFC 6750 characters. sent is
-// false when no token was sent in that form.
-func bearerToken(h http.Header) (token string, sent bool) {
-	values := h.Values("Authorization")
-	if len(values) != 1 {
-		return "", false
-	}
-	token, ok := strings.CutPrefix(values[0], "Bearer ")
-	if !ok || token == "" {
-		return "", false
-	}
-	for i := 0; i < len(token); i++ {
-		if !isTokenChar(token[i]) {
-			return "", false
-		}
-	}
-	return token, true
-}
-
-// isTokenChar reports whether c may appear in an RFC 6750 b64token.
-func isTokenChar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '='
 }
 
 // unauthorized writes porthole's one 401. invalid says a token was sent and

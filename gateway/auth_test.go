@@ -4,10 +4,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 const listToolsBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
@@ -15,17 +16,17 @@ const listToolsBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}
 func newTestFront(t *testing.T) (url, token string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens")
-	token, err := AppendToken(file, "alice")
+	token, err := tokens.Append(file, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := LoadTokens(file)
+	set, err := tokens.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Many cases here fail authentication from one address on purpose;
 	// the failed-attempt limit has tests of its own.
-	h, err := mustServer(t, &fakeReader{}).Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, FailedAuthBurst: 1 << 20})
+	h, err := mustServer(t, &fakeReader{}).Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, FailedAuthBurst: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,60 +167,5 @@ func TestHandlerRefusesToServeWithoutTokensUnlessTold(t *testing.T) {
 	defer srv.Close()
 	if resp, _ := post(t, srv.URL+"/mcp", nil, listToolsBody); resp.StatusCode != http.StatusOK {
 		t.Fatalf("unauthenticated mode answered %d", resp.StatusCode)
-	}
-}
-
-func TestTokensFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "tokens")
-	alice, err := AppendToken(file, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, err := AppendToken(file, "bob")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("tokens file mode = %v, %v; want 0600", st.Mode().Perm(), err)
-	}
-	if _, err := AppendToken(file, "alice"); err == nil {
-		t.Fatal("a second token for alice was appended")
-	}
-	raw, _ := os.ReadFile(file)
-	if strings.Contains(string(raw), alice) || strings.Contains(string(raw), bob) {
-		t.Fatal("the tokens file holds a token, not only its digest")
-	}
-	tokens, err := LoadTokens(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for token, want := range map[string]string{alice: "alice", bob: "bob"} {
-		if got, ok := tokens.Lookup(token); !ok || got != want {
-			t.Errorf("Lookup = %q, %v; want %q", got, ok, want)
-		}
-	}
-	if _, ok := tokens.Lookup(Digest(alice)); ok {
-		t.Error("the digest itself was accepted as a token")
-	}
-
-	for name, content := range map[string]string{
-		"a line with one field":  "alice\n",
-		"a short digest":         "alice abcd\n",
-		"a non-hex digest":       "alice " + strings.Repeat("z", 64) + "\n",
-		"a duplicate name":       "a " + Digest("x") + "\na " + Digest("y") + "\n",
-		"a name with a space":    "al ice " + Digest("x") + "\n",
-		"a name with a control":  "al\x1bice " + Digest("x") + "\n",
-		"three fields on a line": "alice " + Digest("x") + " extra\n",
-	} {
-		if _, err := ParseTokens(strings.NewReader(content)); err == nil {
-			t.Errorf("%s was accepted", name)
-		} else if !strings.Contains(err.Error(), "line ") {
-			t.Errorf("%s: refusal %q does not name the line", name, err)
-		}
-	}
-	if _, err := ParseTokens(strings.NewReader("# comment\n\nalice " + Digest("x") + "\n")); err != nil {
-		t.Errorf("comments and blank lines refused: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
@@ -46,11 +47,11 @@ func (*describeReader) DescribeWorkflow(_ context.Context, ref read.WorkflowRef)
 func benchChain(b *testing.B, cacheTTL time.Duration) {
 	dir := b.TempDir()
 	tokensFile := filepath.Join(dir, "tokens")
-	token, err := AppendToken(tokensFile, "bench")
+	token, err := tokens.Append(tokensFile, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	tokens, err := LoadTokens(tokensFile)
+	set, err := tokens.Load(tokensFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func benchChain(b *testing.B, cacheTTL time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens },
+	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
 		Limits: Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/rpcdecode"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/policy"
 )
 
@@ -29,15 +30,15 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	tokensFile := filepath.Join(dir, "tokens")
-	alice, err := AppendToken(tokensFile, "alice")
+	alice, err := tokens.Append(tokensFile, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob, err := AppendToken(tokensFile, "bob")
+	bob, err := tokens.Append(tokensFile, "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := LoadTokens(tokensFile)
+	set, err := tokens.Load(tokensFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	}
 	var toSDK atomic.Int64 // requests the direct front handed to the go-sdk
 	handler := func(sdkOnly bool, seen *atomic.Int64) http.Handler {
-		h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, sdkOnly: sdkOnly, toSDK: seen,
+		h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, sdkOnly: sdkOnly, toSDK: seen,
 			Limits: Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/policy"
 )
 
@@ -38,10 +39,10 @@ func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
 	t.Helper()
 	f := &front{tokensFile: filepath.Join(t.TempDir(), "tokens"), reader: &fakeReader{}, auditor: &fakeAuditor{}}
 	var err error
-	if f.alice, err = AppendToken(f.tokensFile, "alice"); err != nil {
+	if f.alice, err = tokens.Append(f.tokensFile, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if f.bob, err = AppendToken(f.tokensFile, "bob"); err != nil {
+	if f.bob, err = tokens.Append(f.tokensFile, "bob"); err != nil {
 		t.Fatal(err)
 	}
 	o := Options{Namespace: "default", Audit: f.auditor}
@@ -54,11 +55,11 @@ func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
 	}
 	f.server = g
 	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
-		tokens, err := LoadTokens(f.tokensFile)
+		set, err := tokens.Load(f.tokensFile)
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.Tokens = func() *Tokens { return tokens }
+		opts.Tokens = func() *tokens.Set { return set }
 	}
 	h, err := g.Handler(opts)
 	if err != nil {
@@ -414,9 +415,9 @@ func TestRevokedTokensStopWorkingAfterAReload(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tokens")
-	alice, _ := AppendToken(file, "alice")
-	bob, _ := AppendToken(file, "bob")
-	store, err := OpenTokenStore(file, nopLogger())
+	alice, _ := tokens.Append(file, "alice")
+	bob, _ := tokens.Append(file, "bob")
+	store, err := tokens.OpenStore(file, nopLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +425,7 @@ func TestRevokedTokensStopWorkingAfterAReload(t *testing.T) {
 	if status, _, _ := f.do(t, "POST", "/mcp", bearer(bob), listToolsBody); status != 200 {
 		t.Fatalf("bob before revocation: %d", status)
 	}
-	writeFile(t, file, "alice "+Digest(alice)+"\n")
+	writeFile(t, file, "alice "+tokens.Digest(alice)+"\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go store.Watch(ctx, 20*time.Millisecond)

@@ -11,6 +11,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 // MaxBodyBytes caps a request body. A tools/call with the largest arguments
@@ -22,7 +24,7 @@ const MaxBodyBytes = 1 << 20
 type HTTPOptions struct {
 	// Tokens returns the current token set. Nil with
 	// DangerouslyServeWithoutAuthentication serves everyone as "anonymous".
-	Tokens func() *Tokens
+	Tokens func() *tokens.Set
 	// DangerouslyServeWithoutAuthentication turns authentication off.
 	DangerouslyServeWithoutAuthentication bool
 	// Hosts and Origins allowed; the zero value is DefaultHostPolicy.

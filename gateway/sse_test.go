@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 // bearerTransport adds a token to every request.
@@ -26,11 +27,11 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func newSSEFront(t *testing.T, limits Limits) (url, alice, bob string, a *fakeAuditor) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens")
-	alice, _ = AppendToken(file, "alice")
-	bob, _ = AppendToken(file, "bob")
-	tokens, _ := LoadTokens(file)
+	alice, _ = tokens.Append(file, "alice")
+	bob, _ = tokens.Append(file, "bob")
+	set, _ := tokens.Load(file)
 	g, a := newTestServer(t, &fakeReader{})
-	h, err := g.Handler(HTTPOptions{Tokens: func() *Tokens { return tokens }, LegacySSE: true, Limits: limits})
+	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, LegacySSE: true, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
 
-	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -135,8 +135,8 @@ func run() error {
 	}
 	defer bare.stop()
 
-	token, tokens := "", filepath.Join(dir, "tokens")
-	if token, err = gateway.AppendToken(tokens, "bench"); err != nil {
+	token, tokensFile := "", filepath.Join(dir, "tokens")
+	if token, err = tokens.Append(tokensFile, "bench"); err != nil {
 		return err
 	}
 	key := filepath.Join(dir, "audit.key")
@@ -146,7 +146,7 @@ func run() error {
 	env := func(name, cache string) []string {
 		return append(ownEnviron(),
 			"TEMPORAL_ADDRESS="+srv.FrontendHostPort(), "TEMPORAL_NAMESPACE="+srv.Namespace,
-			"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_ADMIN_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokens,
+			"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_ADMIN_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokensFile,
 			"PORTHOLE_AUDIT_LOG="+filepath.Join(dir, name+".audit.log"), "PORTHOLE_AUDIT_KEY_FILE="+key,
 			"PORTHOLE_RATE_PER_PRINCIPAL=1000000", "PORTHOLE_RATE_PER_PRINCIPAL_BURST=1000000",
 			"PORTHOLE_RATE_GLOBAL=1000000", "PORTHOLE_RATE_GLOBAL_BURST=1000000", "PORTHOLE_FAILED_AUTH_BURST=1000000",

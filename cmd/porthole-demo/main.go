@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
-	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -81,7 +81,7 @@ func run() error {
 	defer func() { step("stopping the sample worker"); fix.Stop() }()
 
 	tokensFile := filepath.Join(state, "tokens")
-	token, err := gateway.AppendToken(tokensFile, "demo")
+	token, err := tokens.Append(tokensFile, "demo")
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 const serveSummary = `Serve MCP over streamable HTTP at POST /mcp, stateless, with JSON responses.
@@ -127,9 +128,9 @@ func runServe(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var store *gateway.TokenStore
+	var store *tokens.Store
 	if fs.tokensFile != "" {
-		if store, err = gateway.OpenTokenStore(fs.tokensFile, log); err != nil {
+		if store, err = tokens.OpenStore(fs.tokensFile, log); err != nil {
 			return fmt.Errorf("reading the tokens file: %w", err)
 		}
 	}
@@ -203,7 +204,7 @@ func serveAdmin(ctx context.Context, addr string, h http.Handler, log *zap.Logge
 }
 
 // reloadOnHangup reloads the tokens file on SIGHUP.
-func reloadOnHangup(ctx context.Context, store *gateway.TokenStore) {
+func reloadOnHangup(ctx context.Context, store *tokens.Store) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -386,8 +386,8 @@ func TestSlowTemporal(t *testing.T) {
 	}
 	t.Cleanup(proxy.Close)
 	file := filepath.Join(t.TempDir(), "tokens")
-	alice, _ := gateway.AppendToken(file, "alice")
-	bob, _ := gateway.AppendToken(file, "bob")
+	alice, _ := tokens.Append(file, "alice")
+	bob, _ := tokens.Append(file, "bob")
 	_, line := startPorthole(t, append(baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
 		"PORTHOLE_CACHE_TTL=0", "PORTHOLE_CALL_TIMEOUT=1s"), "TEMPORAL_ADDRESS="+proxy.Addr), "serving MCP", "serve")
 	endpoint := line["endpoint"].(string)

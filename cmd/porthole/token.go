@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 const tokenNewSummary = `Make a new token for the principal NAME, append NAME and the token's SHA-256 to
@@ -26,7 +26,7 @@ func runToken(args []string, stdout, stderr io.Writer) error {
 	if name == "" || file == "" {
 		return fmt.Errorf("%w: both --name and --tokens-file are required", errUsage)
 	}
-	token, err := gateway.AppendToken(file, name)
+	token, err := tokens.Append(file, name)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package gateway
+package tokens
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// Tokens is the set of principals and the SHA-256 digests of their tokens.
+// Set is the set of principals and the SHA-256 digests of their tokens.
 //
 // The tokens file holds one principal per line: its name, whitespace, and the
 // lowercase hex SHA-256 of its token. Blank lines and lines starting with #
@@ -24,7 +24,7 @@ import (
 //
 //	# porthole tokens: name and sha256 of the token
 //	alice 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-type Tokens struct {
+type Set struct {
 	names   []string
 	digests [][sha256.Size]byte
 }
@@ -36,13 +36,13 @@ var principalName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 // tokenPrefix marks porthole tokens so secret scanners can recognise them.
 const tokenPrefix = "ph_"
 
-// ErrTokensFile wraps every refusal of a tokens file.
-var ErrTokensFile = errors.New("tokens file refused")
+// ErrFile wraps every refusal of a tokens file.
+var ErrFile = errors.New("tokens file refused")
 
-// ParseTokens reads a tokens file. A malformed line refuses the whole file,
+// Parse reads a tokens file. A malformed line refuses the whole file,
 // naming the line.
-func ParseTokens(r io.Reader) (*Tokens, error) {
-	t := &Tokens{}
+func Parse(r io.Reader) (*Set, error) {
+	t := &Set{}
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
@@ -52,37 +52,37 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 		}
 		fields := strings.Fields(line)
 		if len(fields) != 2 {
-			return nil, fmt.Errorf("%w: line %d: want a name and a sha256 digest", ErrTokensFile, n)
+			return nil, fmt.Errorf("%w: line %d: want a name and a sha256 digest", ErrFile, n)
 		}
 		name, digest := fields[0], fields[1]
 		if !principalName.MatchString(name) {
-			return nil, fmt.Errorf("%w: line %d: a principal name is 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrTokensFile, n)
+			return nil, fmt.Errorf("%w: line %d: a principal name is 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrFile, n)
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("%w: line %d: the principal %s appears twice", ErrTokensFile, n, name)
+			return nil, fmt.Errorf("%w: line %d: the principal %s appears twice", ErrFile, n, name)
 		}
 		seen[name] = true
 		raw, err := hex.DecodeString(digest)
 		if err != nil || len(raw) != sha256.Size {
-			return nil, fmt.Errorf("%w: line %d: the digest is not 64 hex digits of a sha256", ErrTokensFile, n)
+			return nil, fmt.Errorf("%w: line %d: the digest is not 64 hex digits of a sha256", ErrFile, n)
 		}
 		t.names = append(t.names, name)
 		t.digests = append(t.digests, [sha256.Size]byte(raw))
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTokensFile, err)
+		return nil, fmt.Errorf("%w: %v", ErrFile, err)
 	}
 	return t, nil
 }
 
-// LoadTokens reads the tokens file at path.
-func LoadTokens(path string) (*Tokens, error) {
-	t, _, err := readTokens(path)
+// Load reads the tokens file at path.
+func Load(path string) (*Set, error) {
+	t, _, err := readFile(path)
 	return t, err
 }
 
 // Len is the number of principals.
-func (t *Tokens) Len() int {
+func (t *Set) Len() int {
 	if t == nil {
 		return 0
 	}
@@ -93,7 +93,7 @@ func (t *Tokens) Len() int {
 // of them, in constant time: the digest has a fixed length, so
 // subtle.ConstantTimeCompare never returns early, and no comparison is
 // skipped once a match is found.
-func (t *Tokens) Lookup(token string) (string, bool) {
+func (t *Set) Lookup(token string) (string, bool) {
 	if t == nil {
 		return "", false
 	}
@@ -110,8 +110,8 @@ func (t *Tokens) Lookup(token string) (string, bool) {
 	return t.names[found], true
 }
 
-// NewToken makes a token with 256 bits of randomness.
-func NewToken() (string, error) {
+// New makes a token with 256 bits of randomness.
+func New() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -125,29 +125,29 @@ func Digest(token string) string {
 	return hex.EncodeToString(d[:])
 }
 
-// AppendToken makes a token for name, appends its digest to the tokens file
+// Append makes a token for name, appends its digest to the tokens file
 // at path (created with mode 0600 if missing), and returns the token. The
 // file is read first so that a duplicate name or a malformed file is refused
 // before anything is written.
-func AppendToken(path, name string) (string, error) {
+func Append(path, name string) (string, error) {
 	if !principalName.MatchString(name) {
-		return "", fmt.Errorf("%w: the name %q is not 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrTokensFile, name)
+		return "", fmt.Errorf("%w: the name %q is not 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrFile, name)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrTokensFile, err)
+		return "", fmt.Errorf("%w: %v", ErrFile, err)
 	}
 	defer f.Close()
-	existing, err := ParseTokens(f)
+	existing, err := Parse(f)
 	if err != nil {
 		return "", err
 	}
 	for _, n := range existing.names {
 		if n == name {
-			return "", fmt.Errorf("%w: the principal %s already has a token; remove its line to replace it", ErrTokensFile, name)
+			return "", fmt.Errorf("%w: the principal %s already has a token; remove its line to replace it", ErrFile, name)
 		}
 	}
-	token, err := NewToken()
+	token, err := New()
 	if err != nil {
 		return "", err
 	}
@@ -155,10 +155,10 @@ func AppendToken(path, name string) (string, error) {
 		return "", err
 	}
 	if _, err := fmt.Fprintf(f, "%s %s\n", name, Digest(token)); err != nil {
-		return "", fmt.Errorf("%w: writing: %v", ErrTokensFile, err)
+		return "", fmt.Errorf("%w: writing: %v", ErrFile, err)
 	}
 	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("%w: syncing: %v", ErrTokensFile, err)
+		return "", fmt.Errorf("%w: syncing: %v", ErrFile, err)
 	}
 	return token, nil
 }

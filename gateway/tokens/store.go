@@ -1,4 +1,4 @@
-package gateway
+package tokens
 
 import (
 	"bytes"
@@ -13,25 +13,25 @@ import (
 	"go.uber.org/zap"
 )
 
-// TokenStore holds the current tokens and reloads them from their file when
+// Store holds the current tokens and reloads them from their file when
 // it changes, or when asked (SIGHUP), without a restart. A revoked token
 // stops working at the next reload. A file that does not parse keeps the
 // previous set in force, and the reason is logged: a half-written edit must
 // not lock everyone out, nor let anyone in.
-type TokenStore struct {
+type Store struct {
 	path string
 	log  *zap.Logger
-	cur  atomic.Pointer[Tokens]
+	cur  atomic.Pointer[Set]
 
 	mu  sync.Mutex
 	sum [sha256.Size]byte
 }
 
-// OpenTokenStore loads path; unlike a reload, a first load that fails is an
+// OpenStore loads path; unlike a reload, a first load that fails is an
 // error, so porthole does not start on a broken file.
-func OpenTokenStore(path string, log *zap.Logger) (*TokenStore, error) {
-	s := &TokenStore{path: path, log: log}
-	t, sum, err := readTokens(path)
+func OpenStore(path string, log *zap.Logger) (*Store, error) {
+	s := &Store{path: path, log: log}
+	t, sum, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -40,27 +40,27 @@ func OpenTokenStore(path string, log *zap.Logger) (*TokenStore, error) {
 	return s, nil
 }
 
-// readTokens reads and parses the tokens file at path, and says what its
+// readFile reads and parses the tokens file at path, and says what its
 // bytes were (their digest), so a reload can skip a file that did not
 // change.
-func readTokens(path string) (*Tokens, [sha256.Size]byte, error) {
+func readFile(path string) (*Set, [sha256.Size]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, [sha256.Size]byte{}, fmt.Errorf("%w: %v", ErrTokensFile, err)
+		return nil, [sha256.Size]byte{}, fmt.Errorf("%w: %v", ErrFile, err)
 	}
 	sum := sha256.Sum256(b)
-	t, err := ParseTokens(bytes.NewReader(b))
+	t, err := Parse(bytes.NewReader(b))
 	return t, sum, err
 }
 
 // Current is the token set in force.
-func (s *TokenStore) Current() *Tokens { return s.cur.Load() }
+func (s *Store) Current() *Set { return s.cur.Load() }
 
 // Reload reads the file again. It reports whether the set changed.
-func (s *TokenStore) Reload() (bool, error) {
+func (s *Store) Reload() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, sum, err := readTokens(s.path)
+	t, sum, err := readFile(s.path)
 	if sum == s.sum && err == nil {
 		return false, nil
 	}
@@ -77,7 +77,7 @@ func (s *TokenStore) Reload() (bool, error) {
 // Watch reloads the file every interval until ctx ends. Polling the content
 // (not the modification time) catches every change, including an editor's
 // rename-over and a change within the same second.
-func (s *TokenStore) Watch(ctx context.Context, interval time.Duration) {
+func (s *Store) Watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

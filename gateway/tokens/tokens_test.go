@@ -1,0 +1,63 @@
+package tokens
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTokensFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tokens")
+	alice, err := Append(file, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := Append(file, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("tokens file mode = %v, %v; want 0600", st.Mode().Perm(), err)
+	}
+	if _, err := Append(file, "alice"); err == nil {
+		t.Fatal("a second token for alice was appended")
+	}
+	raw, _ := os.ReadFile(file)
+	if strings.Contains(string(raw), alice) || strings.Contains(string(raw), bob) {
+		t.Fatal("the tokens file holds a token, not only its digest")
+	}
+	set, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for token, want := range map[string]string{alice: "alice", bob: "bob"} {
+		if got, ok := set.Lookup(token); !ok || got != want {
+			t.Errorf("Lookup = %q, %v; want %q", got, ok, want)
+		}
+	}
+	if _, ok := set.Lookup(Digest(alice)); ok {
+		t.Error("the digest itself was accepted as a token")
+	}
+
+	for name, content := range map[string]string{
+		"a line with one field":  "alice\n",
+		"a short digest":         "alice abcd\n",
+		"a non-hex digest":       "alice " + strings.Repeat("z", 64) + "\n",
+		"a duplicate name":       "a " + Digest("x") + "\na " + Digest("y") + "\n",
+		"a name with a space":    "al ice " + Digest("x") + "\n",
+		"a name with a control":  "al\x1bice " + Digest("x") + "\n",
+		"three fields on a line": "alice " + Digest("x") + " extra\n",
+	} {
+		if _, err := Parse(strings.NewReader(content)); err == nil {
+			t.Errorf("%s was accepted", name)
+		} else if !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: refusal %q does not name the line", name, err)
+		}
+	}
+	if _, err := Parse(strings.NewReader("# comment\n\nalice " + Digest("x") + "\n")); err != nil {
+		t.Errorf("comments and blank lines refused: %v", err)
+	}
+}
