@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -26,7 +27,7 @@ type principalKey struct{}
 // whitespace between scheme and token, write the verifier's error text into
 // the body, and never send error="invalid_token"; so porthole decides here
 // and shapes its own refusals.
-func (g *Server) requireBearer(current func() *tokens.Set, failures *failureLimiter) func(http.Handler) http.Handler {
+func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failures) func(http.Handler) http.Handler {
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
@@ -39,7 +40,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *failureLimi
 		inner := sdk(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			addr := callInfoFrom(r.Context()).ClientAddr
-			if blocked, after := failures.blocked(addr); blocked {
+			if blocked, after := failures.Blocked(addr); blocked {
 				// Too many failures from this address: refuse before
 				// looking at the token, so guessing costs the guesser.
 				g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
@@ -48,7 +49,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *failureLimi
 			// fail refuses one attempt; sent says a token was sent and
 			// refused, which RFC 6750 signals with error="invalid_token".
 			fail := func(metric, reason string, sent bool) {
-				failures.failed(addr)
+				failures.Failed(addr)
 				g.metrics.authFailed(metric)
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
 				unauthorized(w, sent)

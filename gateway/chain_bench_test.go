@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -65,7 +66,7 @@ func benchChain(b *testing.B, cacheTTL time.Duration) {
 		b.Fatal(err)
 	}
 	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
-		Limits: Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
+		Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
 	if err != nil {
 		b.Fatal(err)
 	}

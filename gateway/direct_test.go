@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/rpcdecode"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/policy"
@@ -54,7 +55,7 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	var toSDK atomic.Int64 // requests the direct front handed to the go-sdk
 	handler := func(sdkOnly bool, seen *atomic.Int64) http.Handler {
 		h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, sdkOnly: sdkOnly, toSDK: seen,
-			Limits: Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
+			Limits: limit.Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/policy"
 )
@@ -155,19 +155,6 @@ func TestFailedAuthenticationIsLimitedPerAddressWithBoundedMemory(t *testing.T) 
 		t.Fatalf("after 3 failures even the right token gets %d (Retry-After %q, body %q), want 429 with Retry-After naming the limit", status, h.Get("Retry-After"), body)
 	}
 
-	fl := newFailureLimiter(100, 3, time.Hour)
-	for i := 0; i < 100000; i++ {
-		fl.failed(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String())
-	}
-	if fl.size() > 100 {
-		t.Fatalf("a flood of distinct addresses left %d entries, want at most 100", fl.size())
-	}
-	for i := 0; i < 100000; i++ {
-		fl.failed("192.0.2.1")
-	}
-	if fl.size() > 100 {
-		t.Fatalf("a flood of bad tokens from one address left %d entries", fl.size())
-	}
 }
 
 func TestSpoofedForwardingHeadersChangeNeitherIdentityNorLimitKey(t *testing.T) {
@@ -302,7 +289,7 @@ func TestRateLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("a principal's burst is honoured within its cost, then 429 with Retry-After", func(t *testing.T) {
 		t.Parallel()
-		f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 1, PerPrincipalBurst: 6, Global: 1000, GlobalBurst: 1000}})
+		f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 1, PerPrincipalBurst: 6, Global: 1000, GlobalBurst: 1000}})
 		accepted := 0
 		var last http.Header
 		for i := 0; i < 10; i++ {
@@ -328,7 +315,7 @@ func TestRateLimits(t *testing.T) {
 	})
 	t.Run("one principal's flood does not raise another's refusals", func(t *testing.T) {
 		t.Parallel()
-		f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 2, PerPrincipalBurst: 5, Global: 1000, GlobalBurst: 1000}})
+		f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 2, PerPrincipalBurst: 5, Global: 1000, GlobalBurst: 1000}})
 		var wg sync.WaitGroup
 		for i := 0; i < 4; i++ {
 			wg.Add(1)
@@ -348,29 +335,13 @@ func TestRateLimits(t *testing.T) {
 	})
 	t.Run("the global limit protects the namespace across principals", func(t *testing.T) {
 		t.Parallel()
-		f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 1000, PerPrincipalBurst: 1000, Global: 1, GlobalBurst: 4}})
+		f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 1000, PerPrincipalBurst: 1000, Global: 1, GlobalBurst: 4}})
 		for _, who := range []string{f.alice, f.bob} {
 			f.do(t, "POST", "/mcp", bearer(who), callBody("list_workflows")) // cost 2 each
 		}
 		status, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), callBody("describe_namespace"))
 		if status != http.StatusTooManyRequests || !strings.Contains(body, "global limit") {
 			t.Fatalf("after the global burst: status %d body %q", status, body)
-		}
-	})
-	t.Run("accuracy: the accepted count over a window matches rate and burst", func(t *testing.T) {
-		t.Parallel()
-		l := newLimiter(Limits{PerPrincipal: 10, PerPrincipalBurst: 5, Global: 1000, GlobalBurst: 1000})
-		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		l.now = func() time.Time { return clock }
-		accepted := 0
-		for i := 0; i < 1000; i++ { // 100 attempts per simulated second for 10 s
-			if l.charge("alice", 1, true) == nil {
-				accepted++
-			}
-			clock = clock.Add(10 * time.Millisecond)
-		}
-		if want := 5 + 10*10; accepted < want-2 || accepted > want+2 {
-			t.Fatalf("accepted %d over 10 s at 10/s with burst 5, want %d ± 2", accepted, want)
 		}
 	})
 }
@@ -623,7 +594,7 @@ func TestAdminListener(t *testing.T) {
 func TestLimitsThatWouldNotLimitAreRefused(t *testing.T) {
 	t.Parallel()
 	g := mustServer(t, &fakeReader{})
-	for _, l := range []Limits{
+	for _, l := range []limit.Limits{
 		{PerPrincipal: math.NaN(), PerPrincipalBurst: 20, Global: 15, GlobalBurst: 30},
 		{PerPrincipal: 5, PerPrincipalBurst: 20, Global: math.Inf(1), GlobalBurst: 30},
 		{PerPrincipal: 5, PerPrincipalBurst: 0, Global: 15, GlobalBurst: 30},
@@ -640,7 +611,7 @@ func TestLimitsThatWouldNotLimitAreRefused(t *testing.T) {
 // with the rest, so a tool priced above any burst was charged 1.
 func TestCostsStandWithTheDefaultRates(t *testing.T) {
 	t.Parallel()
-	f := newFront(t, HTTPOptions{Limits: Limits{Costs: map[string]int{"describe_namespace": 50}}})
+	f := newFront(t, HTTPOptions{Limits: limit.Limits{Costs: map[string]int{"describe_namespace": 50}}})
 	if status, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), callBody("describe_namespace")); status != http.StatusTooManyRequests {
 		t.Fatalf("a call costing more than the default burst: %d %s, want 429", status, body)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -31,8 +32,8 @@ type HTTPOptions struct {
 	Hosts HostPolicy
 	// TrustedProxies may name the client they forward for.
 	TrustedProxies TrustedProxies
-	// Limits are the rate limits; the zero value is DefaultLimits.
-	Limits Limits
+	// Limits are the rate limits; the zero value is limit.Default.
+	Limits limit.Limits
 	// MaxBodyBytes caps a request body; zero means MaxBodyBytes.
 	MaxBodyBytes int64
 	// FailedAuthBurst failed authentications are allowed per client
@@ -92,8 +93,8 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	limits := newLimiter(opts.Limits)
-	failures := newFailureLimiter(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
+	buckets := limit.NewBuckets(opts.Limits)
+	failures := limit.NewFailures(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
 	authenticate := func(h http.Handler) http.Handler {
 		if opts.DangerouslyServeWithoutAuthentication {
 			return h
@@ -101,7 +102,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		return g.requireBearer(opts.Tokens, failures)(h)
 	}
 	guard := func(h http.Handler) http.Handler {
-		return authenticate(g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(limits)(g.auditRefusals(h))))
+		return authenticate(g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(buckets, opts.Limits)(g.auditRefusals(h))))
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -153,10 +154,10 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	}
 	if opts.Limits.PerPrincipal == 0 && opts.Limits.Global == 0 {
 		costs := opts.Limits.Costs // costs given stand with the default rates
-		opts.Limits = DefaultLimits()
+		opts.Limits = limit.Default()
 		opts.Limits.Costs = costs
 	}
-	if err := opts.Limits.check(); err != nil {
+	if err := opts.Limits.Check(); err != nil {
 		return opts, err
 	}
 	if opts.MaxBodyBytes <= 0 {

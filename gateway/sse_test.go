@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -24,7 +25,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func newSSEFront(t *testing.T, limits Limits) (url, alice, bob string, a *fakeAuditor) {
+func newSSEFront(t *testing.T, limits limit.Limits) (url, alice, bob string, a *fakeAuditor) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens")
 	alice, _ = tokens.Append(file, "alice")
@@ -42,7 +43,7 @@ func newSSEFront(t *testing.T, limits Limits) (url, alice, bob string, a *fakeAu
 
 func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
 	t.Parallel()
-	url, alice, _, a := newSSEFront(t, Limits{})
+	url, alice, _, a := newSSEFront(t, limit.Limits{})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "old-client", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.SSEClientTransport{Endpoint: url + "/sse", HTTPClient: &http.Client{Transport: bearerTransport{alice}}}, nil)
 	if err != nil {
@@ -72,7 +73,7 @@ func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
 
 func TestLegacySSESessionsBelongToTheirPrincipal(t *testing.T) {
 	t.Parallel()
-	url, alice, bob, _ := newSSEFront(t, Limits{})
+	url, alice, bob, _ := newSSEFront(t, limit.Limits{})
 	endpoint := openSSE(t, url, alice)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	postAs := func(token string) int {
@@ -122,7 +123,7 @@ func openSSE(t *testing.T, url, token string) string {
 
 func TestLegacySSESharesTheRateLimitsOfMCP(t *testing.T) {
 	t.Parallel()
-	url, alice, _, _ := newSSEFront(t, Limits{PerPrincipal: 0.01, PerPrincipalBurst: 3, Global: 1000, GlobalBurst: 1000})
+	url, alice, _, _ := newSSEFront(t, limit.Limits{PerPrincipal: 0.01, PerPrincipalBurst: 3, Global: 1000, GlobalBurst: 1000})
 	endpoint := openSSE(t, url, alice)
 	for i := 0; i < 3; i++ {
 		if r, _ := send(t, http.MethodPost, url+"/mcp", bearer(alice), listToolsBody); r.StatusCode != http.StatusOK {

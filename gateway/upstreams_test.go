@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 )
@@ -93,7 +94,7 @@ func TestUpstreamToolsGoThroughGrantsLimitsAuditAndRedaction(t *testing.T) {
 	if _, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["up__nosuch"]}}}`), roster.ServedNames()...); err == nil {
 		t.Error("a policy file granting a tool the roster does not name was accepted")
 	}
-	f := newFront(t, HTTPOptions{Limits: Limits{PerPrincipal: 0.001, PerPrincipalBurst: 16, Global: 0.001, GlobalBurst: 1, Costs: roster.Costs()}},
+	f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 0.001, PerPrincipalBurst: 16, Global: 0.001, GlobalBurst: 1, Costs: roster.Costs()}},
 		func(o *Options) { o.Grants, o.Roster = pf.Grants(), roster })
 	startFrontUpstreams(t, f)
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -82,7 +83,7 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 		DangerouslyServeWithoutAuthentication: f.noAuth,
 		LegacySSE:                             f.legacySSE,
 		Hosts:                                 gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins), LoopbackOrigins: f.loopbackOrigins},
-		Limits:                                gateway.Limits{PerPrincipal: f.ratePer, PerPrincipalBurst: f.burstPer, Global: f.rateGlobal, GlobalBurst: f.burstGlobal},
+		Limits:                                limit.Limits{PerPrincipal: f.ratePer, PerPrincipalBurst: f.burstPer, Global: f.rateGlobal, GlobalBurst: f.burstGlobal},
 		MaxBodyBytes:                          f.maxBody,
 		FailedAuthBurst:                       f.failedAuthBurst,
 	}

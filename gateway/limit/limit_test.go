@@ -1,0 +1,46 @@
+package limit
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// TestFailuresRemembersABoundedNumberOfAddresses: neither a flood of
+// distinct addresses nor a flood of failures from one address grows the
+// limiter's state past its capacity.
+func TestFailuresRemembersABoundedNumberOfAddresses(t *testing.T) {
+	t.Parallel()
+	fl := NewFailures(100, 3, time.Hour)
+	for i := 0; i < 100000; i++ {
+		fl.Failed(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String())
+	}
+	if fl.Size() > 100 {
+		t.Fatalf("a flood of distinct addresses left %d entries, want at most 100", fl.Size())
+	}
+	for i := 0; i < 100000; i++ {
+		fl.Failed("192.0.2.1")
+	}
+	if fl.Size() > 100 {
+		t.Fatalf("a flood of bad tokens from one address left %d entries", fl.Size())
+	}
+}
+
+// TestBucketsAdmitRateTimesWindowPlusBurst: on a simulated clock, the calls
+// admitted over a window are the burst plus the rate times the window.
+func TestBucketsAdmitRateTimesWindowPlusBurst(t *testing.T) {
+	t.Parallel()
+	l := NewBuckets(Limits{PerPrincipal: 10, PerPrincipalBurst: 5, Global: 1000, GlobalBurst: 1000})
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { return clock }
+	accepted := 0
+	for i := 0; i < 1000; i++ { // 100 attempts per simulated second for 10 s
+		if l.Charge("alice", 1, true) == nil {
+			accepted++
+		}
+		clock = clock.Add(10 * time.Millisecond)
+	}
+	if want := 5 + 10*10; accepted < want-2 || accepted > want+2 {
+		t.Fatalf("accepted %d over 10 s at 10/s with burst 5, want %d ± 2", accepted, want)
+	}
+}
