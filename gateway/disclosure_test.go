@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // The field tables of docs/disclosure.md are generated from the result types
@@ -31,7 +31,7 @@ func fieldKind(f reflect.StructField) string {
 		return d
 	}
 	switch {
-	case t == reflect.TypeFor[redact.Text]():
+	case t == reflect.TypeFor[quote.Text]():
 		return "quoted text"
 	case t == reflect.TypeFor[time.Time]():
 		return "time"
@@ -71,7 +71,7 @@ func fieldRows(t reflect.Type, prefix string, rows *[]string) {
 		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
 			ft = ft.Elem()
 		}
-		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[time.Time]() && ft != reflect.TypeFor[redact.Text]() {
+		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[time.Time]() && ft != reflect.TypeFor[quote.Text]() {
 			suffix := "."
 			if f.Type.Kind() == reflect.Slice {
 				suffix = "[]."

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -28,7 +28,7 @@ func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
 			"namespace":    &read.NamespaceDescription{Observation: obs, State: "Registered"},
 			"history":      &read.History{Observation: obs, WorkflowID: "w", Events: []read.HistoryEvent{{EventID: 1, EventType: "WorkflowExecutionStarted", EventTime: now}}},
 			"long history": &read.History{Observation: obs, WorkflowID: "w", Events: longHistory(now)},
-			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: redact.Quote(redact.OriginTemporal, "w\u202e")}}}},
+			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: quote.Of(quote.OriginTemporal, "w\u202e")}}}},
 		} {
 			entry := &cacheEntry{v: v}
 			// The read that fills the entry (no age), then hits.

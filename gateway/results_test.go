@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // Types a result may reach. Structs must come from porthole's own module, so
 // no protobuf message or other foreign type can sit inside a result.
 var (
 	timeType = reflect.TypeFor[time.Time]()
-	textType = reflect.TypeFor[redact.Text]()
+	textType = reflect.TypeFor[quote.Text]()
 )
 
 const ownModule = "github.com/porthole-dev/porthole/"

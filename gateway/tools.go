@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/policy"
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -192,7 +192,7 @@ func argumentFields(raw json.RawMessage, allowed map[string]bool) (map[string]js
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if !allowed[name] {
-			return nil, policy.Refuse("the tool has no argument %q", redact.Identifier(name))
+			return nil, policy.Refuse("the tool has no argument %q", quote.EscapeIdentifier(name))
 		}
 	}
 	return fields, nil
@@ -268,7 +268,7 @@ func (g *Server) catalog() []tool {
 				})
 			}),
 		define(g, policy.ToolDescribeTaskQueue, descDescribeTaskQueue,
-			func(in *taskQueueInput) error { return policy.Identifier("taskQueue", in.TaskQueue, true) },
+			func(in *taskQueueInput) error { return policy.CheckIdentifier("taskQueue", in.TaskQueue, true) },
 			func(ctx context.Context, in taskQueueInput) (*read.TaskQueueDescription, error) {
 				return r.DescribeTaskQueue(ctx, read.TaskQueueRequest{TaskQueue: in.TaskQueue})
 			}),
@@ -281,7 +281,7 @@ func (g *Server) catalog() []tool {
 				return r.ListSchedules(ctx, read.ListSchedulesRequest{PageSize: in.PageSize, NextPageToken: in.NextPageToken})
 			}),
 		define(g, policy.ToolDescribeSchedule, descDescribeSchedule,
-			func(in *scheduleInput) error { return policy.Identifier("scheduleId", in.ScheduleID, true) },
+			func(in *scheduleInput) error { return policy.CheckIdentifier("scheduleId", in.ScheduleID, true) },
 			func(ctx context.Context, in scheduleInput) (*read.ScheduleDescription, error) {
 				return r.DescribeSchedule(ctx, read.ScheduleRef{ScheduleID: in.ScheduleID})
 			}),
@@ -294,8 +294,8 @@ func (g *Server) catalog() []tool {
 }
 
 func checkWorkflowRef(workflowID, runID string) error {
-	if err := policy.Identifier("workflowId", workflowID, true); err != nil {
+	if err := policy.CheckIdentifier("workflowId", workflowID, true); err != nil {
 		return err
 	}
-	return policy.Identifier("runId", runID, false)
+	return policy.CheckIdentifier("runId", runID, false)
 }

@@ -16,16 +16,16 @@ import (
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // upstreamResult is what porthole serves for an upstream tool's result.
 // The upstream's text arrives only as quoted text tagged with its origin;
 // porthole's own sentences (what it withheld) carry origin porthole.
 type upstreamResult struct {
-	Upstream   string        `json:"upstream"`
-	ObservedAt time.Time     `json:"observedAt"`
-	Content    []redact.Text `json:"content"`
+	Upstream   string       `json:"upstream"`
+	ObservedAt time.Time    `json:"observedAt"`
+	Content    []quote.Text `json:"content"`
 	// Structured is the upstream's structured content, passed only when
 	// its roster entry declares structuredContent, redacted like the rest.
 	Structured json.RawMessage `json:"structured,omitempty"`
@@ -141,7 +141,7 @@ func (g *Server) upstreamOf(tool string) string {
 // upstreamHandler calls an upstream tool and serves its result as quoted,
 // capped, redacted text.
 func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.ToolHandler {
-	origin := redact.OriginUpstream(u.Entry.Name)
+	origin := quote.OriginUpstream(u.Entry.Name)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Only the arguments the pinned input schema declares are passed
 		// on, as the client sent them; the upstream checks their values.
@@ -157,9 +157,9 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 		case errors.As(err, &rpcErr):
 			// The upstream answered with a protocol error: its words, quoted.
 			isError = true
-			out.Content = []redact.Text{
-				redact.Says(fmt.Sprintf("The upstream %q refused the call.", u.Entry.Name)),
-				redact.Quote(origin, rpcErr.Message),
+			out.Content = []quote.Text{
+				quote.Says(fmt.Sprintf("The upstream %q refused the call.", u.Entry.Name)),
+				quote.Of(origin, rpcErr.Message),
 			}
 		case err != nil:
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
@@ -179,9 +179,9 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 // block cleaned and cut so that the whole stays within the entry's cap,
 // everything that is not text withheld with a sentence saying so, and the
 // structured content passed only when the entry declares it.
-func quoteUpstream(e upstream.Entry, origin redact.Origin, res *mcp.CallToolResult) ([]redact.Text, json.RawMessage) {
+func quoteUpstream(e upstream.Entry, origin quote.Origin, res *mcp.CallToolResult) ([]quote.Text, json.RawMessage) {
 	budget := e.MaxResultBytes
-	var content []redact.Text
+	var content []quote.Text
 	withheld := map[string]int{}
 	for _, c := range res.Content {
 		tc, ok := c.(*mcp.TextContent)
@@ -193,7 +193,7 @@ func quoteUpstream(e upstream.Entry, origin redact.Origin, res *mcp.CallToolResu
 			withheld["text past the size cap"]++
 			continue
 		}
-		q := redact.QuoteUpTo(origin, tc.Text, budget)
+		q := quote.OfUpTo(origin, tc.Text, budget)
 		budget -= len(q.Text)
 		content = append(content, q)
 	}
@@ -215,10 +215,10 @@ func quoteUpstream(e upstream.Entry, origin redact.Origin, res *mcp.CallToolResu
 		}
 	}
 	for _, kind := range slices.Sorted(maps.Keys(withheld)) {
-		content = append(content, redact.Says(fmt.Sprintf("porthole withheld %d item(s) of the upstream's answer: %s.", withheld[kind], kind)))
+		content = append(content, quote.Says(fmt.Sprintf("porthole withheld %d item(s) of the upstream's answer: %s.", withheld[kind], kind)))
 	}
 	if content == nil {
-		content = []redact.Text{}
+		content = []quote.Text{}
 	}
 	return content, structured
 }

@@ -94,9 +94,9 @@ func PageSize(n, max int) (int, error) {
 	return n, nil
 }
 
-// Identifier checks an identifier argument: present when required, valid
+// CheckIdentifier checks an identifier argument: present when required, valid
 // UTF-8, no control characters, not too long.
-func Identifier(arg, v string, required bool) error {
+func CheckIdentifier(arg, v string, required bool) error {
 	switch {
 	case v == "" && required:
 		return Refuse("%s is required", arg)

@@ -38,7 +38,7 @@ func TestPageSizeRefusesInsteadOfClamping(t *testing.T) {
 	}
 }
 
-func TestIdentifierRefusesWhatCannotBeAnIdentifier(t *testing.T) {
+func TestCheckIdentifierRefusesWhatCannotBeAnIdentifier(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
@@ -57,9 +57,9 @@ func TestIdentifierRefusesWhatCannotBeAnIdentifier(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := Identifier("workflowId", tc.v, tc.required)
+			err := CheckIdentifier("workflowId", tc.v, tc.required)
 			if (err != nil) != tc.refused {
-				t.Fatalf("Identifier(%q) = %v, refused want %v", tc.v, err, tc.refused)
+				t.Fatalf("CheckIdentifier(%q) = %v, refused want %v", tc.v, err, tc.refused)
 			}
 			if err != nil && !strings.Contains(err.Error(), "workflowId") {
 				t.Fatalf("refusal %q does not name the argument", err)

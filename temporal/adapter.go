@@ -212,7 +212,7 @@ func (a *Adapter) describeTaskQueuePart(ctx context.Context, taskQueue string, k
 	into.Pollers = make([]read.Poller, 0, len(resp.GetPollers()))
 	for _, p := range resp.GetPollers() {
 		into.Pollers = append(into.Pollers, read.Poller{
-			Identity:       quote(p.GetIdentity()),
+			Identity:       quoted(p.GetIdentity()),
 			LastAccessTime: timeOf(p.GetLastAccessTime()),
 			RatePerSecond:  p.GetRatePerSecond(),
 		})

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -22,15 +22,15 @@ import (
 // the reason it builds results field by field instead of converting whole
 // messages.
 
-func ident(s string) string { return redact.Identifier(s) }
+func ident(s string) string { return quote.EscapeIdentifier(s) }
 
-func quote(s string) redact.Text { return redact.Quote(redact.OriginTemporal, s) }
+func quoted(s string) quote.Text { return quote.Of(quote.OriginTemporal, s) }
 
-func quotePtr(s string) *redact.Text {
+func quotePtr(s string) *quote.Text {
 	if s == "" {
 		return nil
 	}
-	t := quote(s)
+	t := quoted(s)
 	return &t
 }
 
@@ -86,7 +86,7 @@ func failureSummary(f *failurepb.Failure) *read.FailureSummary {
 	if f == nil {
 		return nil
 	}
-	s := &read.FailureSummary{Message: quote(f.GetMessage()), Kind: "unknown"}
+	s := &read.FailureSummary{Message: quoted(f.GetMessage()), Kind: "unknown"}
 	switch {
 	case f.GetApplicationFailureInfo() != nil:
 		s.Kind = "application"

@@ -8,7 +8,7 @@
 // neither. What leaves it is a [read.Reader] whose methods only read, whose
 // namespace is fixed at [Dial], and whose results are built field by field
 // from what Temporal returned, copying only identifiers, times, counts,
-// enums, and free text wrapped as quoted [redact.Text]. Payload fields
+// enums, and free text wrapped as quoted [quote.Text]. Payload fields
 // (inputs, results, memo, headers, search-attribute values, heartbeat and
 // failure details) are never read.
 //

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/porthole-dev/porthole/policy"
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // States of an upstream's connection.
@@ -594,7 +594,7 @@ func (l *stderrLog) line(b []byte) {
 	// Redacted, then cleaned and capped as quoted text is: the log's JSON
 	// escapes control characters but not line separators or bidi
 	// overrides, which a child could use to forge or hide log lines.
-	line := redact.QuoteUpTo(redact.OriginUpstream(l.u.Entry.Name), l.u.opts.Clean(string(b)), maxStderrLine).Text
+	line := quote.OfUpTo(quote.OriginUpstream(l.u.Entry.Name), l.u.opts.Clean(string(b)), maxStderrLine).Text
 	fields := []zap.Field{zap.String("line", line)}
 	if l.dropped > 0 {
 		fields = append(fields, zap.Int("droppedBefore", l.dropped))
@@ -731,7 +731,7 @@ func objectSchema(t *mcp.Tool) (schema map[string]any, raw []byte, ok bool) {
 }
 
 func (u *Upstream) tellWithheld(tool, reason string) {
-	u.log.Warn("upstream tool withheld", zap.String("tool", redact.Identifier(tool)), zap.String("reason", reason))
+	u.log.Warn("upstream tool withheld", zap.String("tool", quote.EscapeIdentifier(tool)), zap.String("reason", reason))
 	if f := u.opts.Events.Withheld; f != nil {
 		f(u.Entry.Name, tool, reason)
 	}

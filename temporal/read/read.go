@@ -12,8 +12,8 @@
 //
 // Results are porthole's own flattened types, never protobuf messages. They
 // hold identifiers (plain strings, escaped and capped by
-// [redact.Identifier]), times, counts, named enums, and free text only as
-// [redact.Text] with its origin. No field can hold a payload: there is no
+// [quote.EscapeIdentifier]), times, counts, named enums, and free text only as
+// [quote.Text] with its origin. No field can hold a payload: there is no
 // []byte, map, any or json.RawMessage anywhere below a result, and a test in
 // the gateway walks every type to keep it so. Inputs, results, memo, headers,
 // search-attribute values, heartbeat details, failure details, stack traces,

@@ -3,7 +3,7 @@ package read
 import (
 	"time"
 
-	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // Observation says what a result is about and when it was read. Every result
@@ -65,7 +65,7 @@ type ActivityState string
 // FailureSummary is the readable part of a failure: its message, quoted, and
 // the kind of failure. Details and stack traces are never read.
 type FailureSummary struct {
-	Message redact.Text `json:"message"`
+	Message quote.Text `json:"message"`
 	// Kind is the failure's category: application, timeout, canceled,
 	// terminated, server, activity, child workflow, or unknown.
 	Kind string `json:"kind" disclose:"enum"`
@@ -87,7 +87,7 @@ type PendingActivity struct {
 	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
 	ExpirationTime          *time.Time      `json:"expirationTime,omitempty"`
 	LastFailure             *FailureSummary `json:"lastFailure,omitempty"`
-	LastWorkerIdentity      *redact.Text    `json:"lastWorkerIdentity,omitempty"`
+	LastWorkerIdentity      *quote.Text     `json:"lastWorkerIdentity,omitempty"`
 	Paused                  bool            `json:"paused,omitempty"`
 }
 
@@ -135,9 +135,9 @@ type History struct {
 
 // Poller is a worker that polled a task queue recently.
 type Poller struct {
-	Identity       redact.Text `json:"identity"`
-	LastAccessTime *time.Time  `json:"lastAccessTime,omitempty"`
-	RatePerSecond  float64     `json:"ratePerSecond"`
+	Identity       quote.Text `json:"identity"`
+	LastAccessTime *time.Time `json:"lastAccessTime,omitempty"`
+	RatePerSecond  float64    `json:"ratePerSecond"`
 }
 
 // TaskQueueBacklog is what Temporal reports of a task queue's backlog.
@@ -176,7 +176,7 @@ type ScheduleSummary struct {
 	ScheduleID      string           `json:"scheduleId"`
 	WorkflowType    string           `json:"workflowType,omitempty"`
 	Paused          bool             `json:"paused"`
-	Notes           *redact.Text     `json:"notes,omitempty"`
+	Notes           *quote.Text      `json:"notes,omitempty"`
 	RecentActions   []ScheduleAction `json:"recentActions"`
 	NextActionTimes []time.Time      `json:"nextActionTimes"`
 }
@@ -204,7 +204,7 @@ type ScheduleDescription struct {
 	WorkflowIDPrefix     string             `json:"workflowId,omitempty" jsonschema:"the workflow id the schedule starts runs with (Temporal appends the time)"`
 	TaskQueue            string             `json:"taskQueue,omitempty"`
 	Paused               bool               `json:"paused"`
-	Notes                *redact.Text       `json:"notes,omitempty"`
+	Notes                *quote.Text        `json:"notes,omitempty"`
 	Intervals            []ScheduleInterval `json:"intervals"`
 	CronExpressions      []string           `json:"cronExpressions" disclose:"schedule spec"`
 	CalendarCount        int                `json:"calendarRules" jsonschema:"how many calendar rules the spec has"`

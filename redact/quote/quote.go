@@ -1,27 +1,35 @@
-// Package redact owns the text that porthole puts on the wire on somebody
-// else's behalf.
+// Package quote carries text that somebody else wrote (and that porthole
+// passes on) in a shape that says so, and makes identifiers from Temporal
+// safe to show.
 //
 // # Trust model
 //
-// Every string that came out of Temporal was written by somebody porthole does
-// not trust: a workflow author, a worker, an operator who typed a schedule
-// note. Such a string reaches a client in one of two shapes only:
+// Every string that came out of Temporal, or out of an upstream MCP server,
+// was written by somebody porthole does not trust: a workflow author, a
+// worker, an operator who typed a schedule note. Such a string reaches a
+// client in one of two shapes only:
 //
 //   - an identifier (workflow id, run id, type names, task queue, activity id,
 //     schedule id): a plain string, cut at [MaxIdentifierLen] bytes, with every
 //     control or invisible character written as a visible escape, so it cannot
-//     forge line structure or hide text from a human reader;
+//     forge line structure or hide text from a human reader
+//     ([EscapeIdentifier]);
 //   - free text (failure messages, worker identities, schedule notes): a
 //     [Text] value that names its origin, cleaned the same way and cut at
-//     [MaxQuotedLen] bytes with a visible marker.
+//     [MaxQuotedLen] bytes with a visible marker ([Of], [OfUpTo]).
 //
-// Sentences porthole writes itself carry [OriginPorthole]. A client shows a
-// quoted [Text] as evidence and never lifts it into instructions.
+// Sentences porthole writes itself carry [OriginPorthole] ([Says]). A client
+// shows a quoted [Text] as evidence and never lifts it into instructions.
 //
 // Cleaning never fails: malformed UTF-8 becomes U+FFFD, and what cannot be
 // shown safely is escaped rather than dropped, so the reader can see that
 // something was there.
-package redact
+//
+// Quoting is not redaction: secrets in quoted text are removed by package
+// redact, on the rendered result and again where bytes leave the process.
+// EscapeIdentifier makes an identifier safe to show; it does not check that
+// an argument is a valid identifier, which is policy.CheckIdentifier's job.
+package quote
 
 import (
 	"fmt"
@@ -64,14 +72,14 @@ type Text struct {
 }
 
 // Quote wraps text written by somebody else, cleaned and capped.
-func Quote(origin Origin, s string) Text {
+func Of(origin Origin, s string) Text {
 	return Text{Text: clean(s, MaxQuotedLen, true), Origin: origin}
 }
 
 // QuoteUpTo is Quote with a cap of max bytes instead of MaxQuotedLen: an
 // upstream tool's result is longer than a failure message, and its roster
 // entry sets the cap.
-func QuoteUpTo(origin Origin, s string, max int) Text {
+func OfUpTo(origin Origin, s string, max int) Text {
 	return Text{Text: clean(s, max, true), Origin: origin}
 }
 
@@ -82,7 +90,7 @@ func Says(s string) Text {
 
 // Identifier returns an identifier taken from Temporal, safe to show: control
 // and invisible characters are escaped and the length is capped.
-func Identifier(s string) string {
+func EscapeIdentifier(s string) string {
 	return clean(s, MaxIdentifierLen, false)
 }
 
