@@ -30,9 +30,9 @@ func (g *Server) writeDetached(ctx context.Context, rec audit.Record) error {
 	return g.audit.Write(ctx, rec)
 }
 
-// callState is what a handler learns about its call that the audit record
+// resultNotes is what a handler learns about its call that the audit record
 // of the result should say.
-type callState struct {
+type resultNotes struct {
 	outcome     audit.Outcome // set by handlers that refuse; empty means decide from the result
 	cached      bool
 	redactions  int         // set by a handler that redacted its own result
@@ -40,13 +40,13 @@ type callState struct {
 	entry       *cacheEntry // the cache entry a hit was answered from
 }
 
-type callStateKey struct{}
+type resultNotesKey struct{}
 
-func stateFrom(ctx context.Context) *callState {
-	if s, ok := ctx.Value(callStateKey{}).(*callState); ok {
+func resultNotesFrom(ctx context.Context) *resultNotes {
+	if s, ok := ctx.Value(resultNotesKey{}).(*resultNotes); ok {
 		return s
 	}
-	return &callState{}
+	return &resultNotes{}
 }
 
 // errAuditUnavailable is what a client is told when its call record could
@@ -69,7 +69,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/call" && method != "tools/list" {
 			return next(ctx, method, req)
 		}
-		ci := callInfoFrom(ctx)
+		ci := requestInfoFrom(ctx)
 		if ci.Transport == "" {
 			ci.Transport = "stdio"
 		}
@@ -80,7 +80,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ua, _ := g.redactor.String(ci.UserAgent)
 		rec := audit.Record{
-			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: principalOf(ctx, req.GetExtra()),
+			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: caller(ctx, req.GetExtra()),
 			ClientAddr: ci.ClientAddr, Transport: ci.Transport, UserAgent: ua, Method: method,
 		}
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
@@ -96,7 +96,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errAuditUnavailable
 		}
 
-		state := &callState{}
+		state := &resultNotes{}
 		start := time.Now()
 		// A call whose handler panics ends here, as an internal error with
 		// its result record: a reviewer must not find a call that seems
@@ -114,7 +114,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err = nil, errInternal
 			}
 		}()
-		res, err = next(withCallInfo(context.WithValue(ctx, callStateKey{}, state), ci), method, req)
+		res, err = next(withRequestInfo(context.WithValue(ctx, resultNotesKey{}, state), ci), method, req)
 
 		result := resultOf(rec, time.Since(start), outcomeOf(state, res, err))
 		result.Cached = state.cached
@@ -218,7 +218,7 @@ func followRequest(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "tools/call" {
 			growStack()
 		}
-		reqCtx := callInfoFrom(ctx).request
+		reqCtx := requestInfoFrom(ctx).request
 		if reqCtx == nil || reqCtx.Done() == ctx.Done() {
 			// No request to follow, or ctx already ends with it (a call
 			// answered directly runs on the request's own context).
@@ -232,7 +232,7 @@ func followRequest(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func outcomeOf(state *callState, res mcp.Result, err error) audit.Outcome {
+func outcomeOf(state *resultNotes, res mcp.Result, err error) audit.Outcome {
 	if state.outcome != "" {
 		return state.outcome
 	}
@@ -252,7 +252,7 @@ func outcomeOf(state *callState, res mcp.Result, err error) audit.Outcome {
 // denied records a request refused at the HTTP front. The refusal stands
 // whether or not its record can be written; a failure is logged.
 func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reason string) {
-	ci := callInfoFrom(r.Context())
+	ci := requestInfoFrom(r.Context())
 	ua, _ := g.redactor.String(ci.UserAgent)
 	rec := audit.Record{
 		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",

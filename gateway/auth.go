@@ -39,7 +39,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 	return func(next http.Handler) http.Handler {
 		inner := sdk(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			addr := callInfoFrom(r.Context()).ClientAddr
+			addr := requestInfoFrom(r.Context()).ClientAddr
 			if blocked, after := failures.Blocked(addr); blocked {
 				// Too many failures from this address: refuse before
 				// looking at the token, so guessing costs the guesser.

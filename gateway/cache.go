@@ -66,7 +66,7 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		c.m.cached("hit")
-		st := stateFrom(ctx)
+		st := resultNotesFrom(ctx)
 		st.cached, st.entry = true, e
 		cp := *e.v.(P)
 		age := now.Sub(e.at).Seconds()
@@ -101,7 +101,7 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	v, err, shared := res.Val, res.Err, res.Shared
 	if shared {
 		c.m.cached("shared")
-		stateFrom(ctx).cached = true
+		resultNotesFrom(ctx).cached = true
 	} else {
 		c.m.cached("miss")
 	}
@@ -114,7 +114,7 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	// The entry goes with the answer, so that its first rendering is kept
 	// for the hits after it (see render).
 	k := v.(kept)
-	stateFrom(ctx).entry = k.entry
+	resultNotesFrom(ctx).entry = k.entry
 	return k.v.(P), nil
 }
 

@@ -17,7 +17,7 @@ import (
 // a refusal is recorded as a call with outcome "denied".
 func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		who := principalOf(ctx, req.GetExtra())
+		who := caller(ctx, req.GetExtra())
 		switch method {
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
@@ -27,13 +27,13 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grants.Allows(who, p.Name) {
 				// A granted upstream tool that is not served now: say why,
 				// rather than let it look like a tool that never existed.
-				stateFrom(ctx).outcome = audit.OutcomeToolError
+				resultNotesFrom(ctx).outcome = audit.OutcomeToolError
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sentence}}}
 				res.IsError = true
 				return res, nil
 			}
 			if !g.serves(p.Name) || !g.grants.Allows(who, p.Name) {
-				stateFrom(ctx).outcome = audit.OutcomeDenied
+				resultNotesFrom(ctx).outcome = audit.OutcomeDenied
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", quote.EscapeIdentifier(p.Name)),
 				}}}

@@ -78,7 +78,7 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //     Retry-After).
 //  8. auditRefusals and the MCP server: grants, audit, tools. A plain
 //     tools/call of one of porthole's own tools is answered by
-//     answerDirect, through the same receiving middleware and handler,
+//     answerPlainCalls, through the same receiving middleware and handler,
 //     without the go-sdk's per-request session; every other request goes
 //     to the go-sdk's transport.
 //
@@ -122,7 +122,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 			streamable.ServeHTTP(w, r)
 		})
 	}
-	calls := g.answerDirect(sdk)
+	calls := g.answerPlainCalls(sdk)
 	if opts.sdkOnly {
 		calls = sdk
 	}

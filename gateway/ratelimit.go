@@ -29,7 +29,7 @@ func (g *Server) rateLimit(l *limit.Buckets, limits limit.Limits) func(http.Hand
 				// caller alone.
 				cost, reaches = limits.Cost(env.Tool), g.upstreamOf(env.Tool) == ""
 			}
-			who := principalFromRequest(r)
+			who := authenticatedPrincipal(r)
 			if ref := l.Charge(who, cost, reaches); ref != nil {
 				g.tooManyRequests(w, r, ref.Limit, ref.After, env.ID, "the "+ref.Limit+" rate limit")
 				return
@@ -54,9 +54,9 @@ func (g *Server) tooManyRequests(w http.ResponseWriter, r *http.Request, limit s
 // in the range JSON-RPC leaves to servers.
 const codeRateLimited = -32029
 
-// principalFromRequest is the principal authentication admitted, or
+// authenticatedPrincipal is the principal authentication admitted, or
 // "anonymous" when authentication is off.
-func principalFromRequest(r *http.Request) string {
+func authenticatedPrincipal(r *http.Request) string {
 	if name, ok := r.Context().Value(principalKey{}).(string); ok {
 		return name
 	}

@@ -44,10 +44,10 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func (g *Server) auditRefusals(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var recorded atomic.Bool
-		ci := callInfoFrom(r.Context())
+		ci := requestInfoFrom(r.Context())
 		ci.recorded = &recorded
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(withCallInfo(r.Context(), ci)))
+		next.ServeHTTP(rec, r.WithContext(withRequestInfo(r.Context(), ci)))
 		if rec.status < 400 || recorded.Load() {
 			return
 		}

@@ -85,7 +85,7 @@ func (g *Server) withAgeOr(b []byte, redactions int, out any, age float64) ([]by
 // answer is a tool result from its redacted JSON, the same bytes as
 // structured content and as text, and records in the call's state what
 // the audit record of the result says of it.
-func answer(st *callState, b []byte, redactions int, isError bool) *mcp.CallToolResult {
+func answer(st *resultNotes, b []byte, redactions int, isError bool) *mcp.CallToolResult {
 	st.redactions, st.resultBytes = redactions, 2*len(b) // text and structured content
 	return &mcp.CallToolResult{
 		StructuredContent: json.RawMessage(b),

@@ -45,10 +45,10 @@ func (g *Server) legacySSE(maxBody int64) (stream, messages http.Handler) {
 		// The stream lives as long as the client keeps it: lift the
 		// server's write deadline, which bounds ordinary answers.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-		ci := callInfoFrom(r.Context())
+		ci := requestInfoFrom(r.Context())
 		ci.Transport = "sse"
-		r = r.WithContext(withCallInfo(r.Context(), ci))
-		owner := principalFromRequest(r)
+		r = r.WithContext(withRequestInfo(r.Context(), ci))
+		owner := authenticatedPrincipal(r)
 		// The session is bound to its owner before its first event, which
 		// names it, reaches the client: no POST can race the binding.
 		sw := &sessionWatcher{ResponseWriter: w, bind: func(id string) {
@@ -68,7 +68,7 @@ func (g *Server) legacySSE(maxBody int64) (stream, messages http.Handler) {
 		sessions.mu.Lock()
 		owner, ok := sessions.owners[id]
 		sessions.mu.Unlock()
-		if !ok || owner != principalFromRequest(r) {
+		if !ok || owner != authenticatedPrincipal(r) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}

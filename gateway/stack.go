@@ -5,7 +5,7 @@ package gateway
 //
 // The go-sdk runs each request on a goroutine of its own, which starts with
 // the runtime's 2 KiB stack (stdio, the legacy SSE transport, upstream
-// tools). A call porthole answers directly (answerDirect) runs instead on
+// tools). A call porthole answers directly (answerPlainCalls) runs instead on
 // net/http's connection goroutine, which keeps its stack from one
 // keep-alive request to the next: there growStack mostly costs a check. A Temporal read goes some forty frames deep
 // (the go-sdk's handler, porthole's middleware, the Temporal SDK's

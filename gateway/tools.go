@@ -149,7 +149,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 			// Redact once here, on the result alone, and count: the
 			// wire redactor still runs where the bytes leave, and then
 			// finds nothing left to do, which is its fast path.
-			st := stateFrom(ctx)
+			st := resultNotesFrom(ctx)
 			b, n, err := g.render(st.entry, out)
 			if err != nil {
 				return toolFailure(g.fail(ctx, req, name, err)), nil

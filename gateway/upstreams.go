@@ -171,7 +171,7 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 		if err != nil {
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
 		}
-		return answer(stateFrom(ctx), b, n, isError), nil
+		return answer(resultNotesFrom(ctx), b, n, isError), nil
 	}
 }
 
@@ -254,7 +254,7 @@ func (g *Server) upstreamFail(ctx context.Context, req *mcp.CallToolRequest, u *
 	default:
 		sentence = "The call to the upstream " + name + " failed; the failure has been logged."
 	}
-	g.log.Warn("upstream call failed", zap.String("requestId", callInfoFrom(ctx).RequestID), zap.String("upstream", u.Entry.Name),
-		zap.String("tool", req.Params.Name), zap.String("principal", principal(ctx, req)), zap.Error(err))
+	g.log.Warn("upstream call failed", zap.String("requestId", requestInfoFrom(ctx).RequestID), zap.String("upstream", u.Entry.Name),
+		zap.String("tool", req.Params.Name), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))
 	return &toolError{sentence: sentence}
 }

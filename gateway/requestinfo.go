@@ -18,9 +18,9 @@ type Auditor interface {
 
 var _ Auditor = (*audit.Log)(nil)
 
-// callInfo is what the transport knows of a request, carried in its context
+// requestInfo is what the transport knows of a request, carried in its context
 // to the audit records of the call.
-type callInfo struct {
+type requestInfo struct {
 	RequestID  string
 	ClientAddr string
 	Transport  string
@@ -35,14 +35,14 @@ type callInfo struct {
 	recorded *atomic.Bool
 }
 
-type callInfoKey struct{}
+type requestInfoKey struct{}
 
-func withCallInfo(ctx context.Context, ci callInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, ci)
+func withRequestInfo(ctx context.Context, ci requestInfo) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, ci)
 }
 
-func callInfoFrom(ctx context.Context) callInfo {
-	ci, _ := ctx.Value(callInfoKey{}).(callInfo)
+func requestInfoFrom(ctx context.Context) requestInfo {
+	ci, _ := ctx.Value(requestInfoKey{}).(requestInfo)
 	return ci
 }
 
@@ -65,8 +65,8 @@ func identify(trusted TrustedProxies) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := newRequestID()
 			w.Header().Set(RequestIDHeader, id)
-			ci := callInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
-			next.ServeHTTP(w, r.WithContext(withCallInfo(r.Context(), ci)))
+			ci := requestInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
+			next.ServeHTTP(w, r.WithContext(withRequestInfo(r.Context(), ci)))
 		})
 	}
 }

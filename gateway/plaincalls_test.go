@@ -21,7 +21,7 @@ import (
 )
 
 // TestDirectCallsAnswerAsTheGoSDKWould sends each request twice, once to a
-// front that answers plain calls itself (answerDirect) and once to one
+// front that answers plain calls itself (answerPlainCalls) and once to one
 // that sends everything through the go-sdk's transport, and requires the
 // same status, headers, bytes and audit records from both. The cases that
 // qualify are shown to be answered directly (the go-sdk never sees them),
@@ -163,7 +163,7 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, ok := g.directCall(req.WithContext(context.WithValue(req.Context(), envelopeKey{}, env)))
+			_, _, ok := g.plainCallOf(req.WithContext(context.WithValue(req.Context(), envelopeKey{}, env)))
 			if ok != c.direct {
 				t.Fatalf("answered directly: %v, want %v", ok, c.direct)
 			}

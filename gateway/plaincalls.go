@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// answerDirect answers the plainest tools/call of one of porthole's own
+// answerPlainCalls answers the plainest tools/call of one of porthole's own
 // tools itself, through the same receiving middleware (followRequest,
 // audited, granted) and the same handler the go-sdk would run, and hands
 // every other request to the go-sdk's handler, next.
@@ -39,21 +39,21 @@ import (
 // Mcp-Session-Id, Last-Event-ID or other Mcp- header the go-sdk would
 // check, and a protocol version header absent or naming a version that
 // predates per-request metadata (directVersions).
-func (g *Server) answerDirect(next http.Handler) http.Handler {
+func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, id, ok := g.directCall(r)
+		req, id, ok := g.plainCallOf(r)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
 		g.metrics.direct.Inc()
-		res, err := g.callDirect(r.Context(), "tools/call", req)
+		res, err := g.ownToolsChain(r.Context(), "tools/call", req)
 		body, err := encodeAnswer(id, res, err)
 		if err != nil {
 			// Only a result that cannot be marshalled gets here, and
 			// porthole's results all can (they were marshalled once
 			// already, to be redacted).
-			g.log.Error("direct tools/call answer not encoded", zap.String("requestId", callInfoFrom(r.Context()).RequestID), zap.Error(err))
+			g.log.Error("direct tools/call answer not encoded", zap.String("requestId", requestInfoFrom(r.Context()).RequestID), zap.Error(err))
 			http.Error(w, "failed to encode the answer", http.StatusInternalServerError)
 			return
 		}
@@ -63,11 +63,11 @@ func (g *Server) answerDirect(next http.Handler) http.Handler {
 	})
 }
 
-// directCall is the call r makes when answerDirect may answer it itself.
-func (g *Server) directCall(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID, bool) {
+// plainCallOf is the call r makes when answerPlainCalls may answer it itself.
+func (g *Server) plainCallOf(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID, bool) {
 	env, _ := envelopeFrom(r)
 	id, ok := directID(env.ID)
-	if !ok || env.Method != "tools/call" || !env.Plain || g.own[env.Tool] == nil ||
+	if !ok || env.Method != "tools/call" || !env.Plain || g.ownTools[env.Tool] == nil ||
 		!directArguments(env.Arguments) || !directHeaders(r.Header) {
 		return nil, jsonrpc.ID{}, false
 	}
@@ -77,11 +77,11 @@ func (g *Server) directCall(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID, 
 	}, id, true
 }
 
-// callOwn is the go-sdk's tools/call method for porthole's own tools: the
+// callOwnTool is the go-sdk's tools/call method for porthole's own tools: the
 // tool's handler, and content that is never null.
-func (g *Server) callOwn(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+func (g *Server) callOwnTool(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	r := req.(*mcp.CallToolRequest)
-	res, err := g.own[r.Params.Name](ctx, r)
+	res, err := g.ownTools[r.Params.Name](ctx, r)
 	if err == nil && res != nil && res.Content == nil {
 		cp := *res
 		cp.Content = []mcp.Content{}
