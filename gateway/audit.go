@@ -69,35 +69,12 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/call" && method != "tools/list" {
 			return next(ctx, method, req)
 		}
-		ci := requestInfoFrom(ctx)
-		if ci.Transport == "" {
-			ci.Transport = "stdio"
-		}
-		if ci.RequestID == "" || ci.Transport == "sse" {
-			// stdio has no requests; an SSE stream carries many calls.
-			// Each call gets an id of its own.
-			ci.RequestID = newRequestID()
-		}
-		ua, _ := g.redactor.String(ci.UserAgent)
-		rec := audit.Record{
-			Kind: audit.KindCall, RequestID: ci.RequestID, Principal: caller(ctx, req.GetExtra()),
-			ClientAddr: ci.ClientAddr, Transport: ci.Transport, UserAgent: ua, Method: method,
-		}
-		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
-			rec.Tool, _ = g.redactor.String(p.Name)
-			rec.Upstream = g.upstreamOf(p.Name)
-			rec.Args, _ = audit.ArgsFromJSON(p.Arguments, g.redactor.String)
-		}
-		if ci.recorded != nil {
-			ci.recorded.Store(true)
-		}
-		if err := g.audit.Write(ctx, rec); err != nil {
-			g.log.Error("audit call record not written; call refused", zap.String("requestId", ci.RequestID), zap.Error(err))
+		call, ri := g.callRecord(ctx, method, req)
+		if err := g.audit.Write(ctx, call); err != nil {
+			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), zap.Error(err))
 			return nil, errAuditUnavailable
 		}
-
-		state := &resultNotes{}
-		start := time.Now()
+		notes, start := &resultNotes{}, time.Now()
 		// A call whose handler panics ends here, as an internal error with
 		// its result record: a reviewer must not find a call that seems
 		// never to have ended, and the go-sdk runs handlers on goroutines
@@ -105,33 +82,71 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		// process (one client's call taking porthole down for all).
 		defer func() {
 			if v := recover(); v != nil {
-				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ci.RequestID))
-				result := resultOf(rec, time.Since(start), audit.OutcomeInternal)
-				g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
-				if werr := g.writeDetached(ctx, result); werr != nil {
-					g.log.Error("audit result record not written", zap.String("requestId", ci.RequestID), zap.Error(werr))
-				}
+				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ri.RequestID))
+				_ = g.writeResult(ctx, resultOf(call, time.Since(start), audit.OutcomeInternal))
 				res, err = nil, errInternal
 			}
 		}()
-		res, err = next(withRequestInfo(context.WithValue(ctx, resultNotesKey{}, state), ci), method, req)
+		res, err = next(withRequestInfo(context.WithValue(ctx, resultNotesKey{}, notes), ri), method, req)
 
-		result := resultOf(rec, time.Since(start), outcomeOf(state, res, err))
-		result.Cached = state.cached
-		if state.resultBytes > 0 {
-			result.ResultBytes, result.Redactions = state.resultBytes, state.redactions
-		} else {
-			result.ResultBytes, result.Redactions = g.measure(res)
-		}
-		g.metrics.call(rec.Tool, method, rec.Principal, string(result.Outcome), result.Duration)
-		if werr := g.writeDetached(ctx, result); werr != nil {
+		result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
+		result.Cached = notes.cached
+		result.ResultBytes, result.Redactions = g.answerSize(notes, res)
+		if g.writeResult(ctx, result) != nil {
 			// An answer whose result record cannot be written is not sent:
 			// what a reviewer cannot see, a client does not get.
-			g.log.Error("audit result record not written; answer withheld", zap.String("requestId", ci.RequestID), zap.Error(werr))
 			return nil, errAuditUnavailable
 		}
 		return res, err
 	}
+}
+
+// callRecord is the call record of a tools/call or tools/list, and the
+// request's information as the rest of the call sees it: every call has a
+// transport and a request id of its own.
+func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request) (audit.Record, requestInfo) {
+	ri := requestInfoFrom(ctx)
+	if ri.Transport == "" {
+		ri.Transport = "stdio"
+	}
+	if ri.RequestID == "" || ri.Transport == "sse" {
+		// stdio has no requests; an SSE stream carries many calls.
+		ri.RequestID = newRequestID()
+	}
+	ua, _ := g.redactor.String(ri.UserAgent)
+	rec := audit.Record{
+		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()),
+		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: ua, Method: method,
+	}
+	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+		rec.Tool, _ = g.redactor.String(p.Name)
+		rec.Upstream = g.upstreamOf(p.Name)
+		rec.Args, _ = audit.ArgsFromJSON(p.Arguments, g.redactor.String)
+	}
+	if ri.recorded != nil {
+		ri.recorded.Store(true)
+	}
+	return rec, ri
+}
+
+// writeResult counts a call's end in the metrics and writes its result
+// record; a record that cannot be written is logged and returned.
+func (g *Server) writeResult(ctx context.Context, result audit.Record) error {
+	g.metrics.call(result.Tool, result.Method, result.Principal, string(result.Outcome), result.Duration)
+	err := g.writeDetached(ctx, result)
+	if err != nil {
+		g.log.Error("audit result record not written", zap.String("requestId", result.RequestID), zap.Error(err))
+	}
+	return err
+}
+
+// answerSize is what an answer puts on the wire and how many secrets were
+// redacted in it: as the handler that rendered it noted, or measured.
+func (g *Server) answerSize(notes *resultNotes, res mcp.Result) (bytes, redactions int) {
+	if notes.resultBytes > 0 {
+		return notes.resultBytes, notes.redactions
+	}
+	return g.measure(res)
 }
 
 // resultOf is the result record of call, ended with outcome after d.

@@ -438,36 +438,44 @@ func (r *Redactor) docMayHoldSecret(b []byte) bool { return mayHold(r, b) }
 // character, a backslash or a letter u among them, or not followed by four
 // hex digits) and every \/ sends the document down the slow path.
 func mayHold[T string | []byte](r *Redactor, b T) bool {
+	return holdsExact(r, b) || holdsHint(r, b)
+}
+
+// holdsExact reports whether b holds one of the exact secrets, or a probe
+// of one, or (when an exact secret is one JSON writes with escapes) a
+// backslash. Strings and documents each search their own copies of the
+// secrets, so that neither is converted to the other.
+func holdsExact[T string | []byte](r *Redactor, b T) bool {
 	switch v := any(b).(type) {
 	case string:
-		for _, secret := range r.exact {
-			if strings.Contains(v, secret) {
-				return true
-			}
-		}
-		for _, probe := range r.probes {
-			if strings.Contains(v, probe) {
-				return true
-			}
-		}
-		if r.escapedExact && strings.IndexByte(v, '\\') >= 0 {
-			return true
-		}
+		return containsAny(v, r.exact) || containsAny(v, r.probes) || r.escapedExact && strings.IndexByte(v, '\\') >= 0
 	case []byte:
-		for _, secret := range r.exactBytes {
-			if bytes.Contains(v, secret) {
-				return true
-			}
-		}
-		for _, probe := range r.probesBytes {
-			if bytes.Contains(v, probe) {
-				return true
-			}
-		}
-		if r.escapedExact && bytes.IndexByte(v, '\\') >= 0 {
+		return containsAnyBytes(v, r.exactBytes) || containsAnyBytes(v, r.probesBytes) || r.escapedExact && bytes.IndexByte(v, '\\') >= 0
+	}
+	return false
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
 			return true
 		}
 	}
+	return false
+}
+
+func containsAnyBytes(b []byte, subs [][]byte) bool {
+	for _, sub := range subs {
+		if bytes.Contains(b, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsHint reports whether a detector's hint, or a \u escape that could
+// spell one, begins anywhere in b.
+func holdsHint[T string | []byte](r *Redactor, b T) bool {
 	for i := 0; i+1 < len(b); i++ {
 		// Every hint has two bytes or more: a table of the pairs that
 		// begin one rules out almost every position with one lookup.
@@ -481,20 +489,26 @@ func mayHold[T string | []byte](r *Redactor, b T) bool {
 			}
 			continue
 		}
-		for _, h := range hintsByFirstByte[c] {
-			second := next
-			if h.fold {
-				second |= 0x20
-			}
-			if second != h.s[1] || len(b)-i < len(h.s) {
-				continue
-			}
-			if h.fold && strings.EqualFold(string(b[i:i+len(h.s)]), h.s) || !h.fold && string(b[i:i+len(h.s)]) == h.s {
-				if redactedAlready(b, i, len(h.s)) {
-					continue
-				}
-				return true
-			}
+		if hintAt(b, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// hintAt reports whether a hint not already redacted begins at b[i].
+func hintAt[T string | []byte](b T, i int) bool {
+	for _, h := range hintsByFirstByte[b[i]] {
+		second := b[i+1]
+		if h.fold {
+			second |= 0x20
+		}
+		if second != h.s[1] || len(b)-i < len(h.s) {
+			continue
+		}
+		at := string(b[i : i+len(h.s)])
+		if (h.fold && strings.EqualFold(at, h.s) || !h.fold && at == h.s) && !redactedAlready(b, i, len(h.s)) {
+			return true
 		}
 	}
 	return false
