@@ -22,53 +22,46 @@ import (
 // Every method fails loudly; tests that talk to Temporal use a real dev
 // server instead (see cmd/porthole's end-to-end tests).
 type fakeReader struct {
-	mu    sync.Mutex
-	calls int
+	calls atomic.Int64
 	// hold, when set, makes DescribeNamespace wait until the caller's
 	// context ends, like a Temporal that does not answer.
 	hold bool
 }
 
-func (f *fakeReader) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls
-}
+func (f *fakeReader) count() int { return int(f.calls.Load()) }
 
 var errFake = errors.New("fakeReader: this test must not reach Temporal")
 
 func (f *fakeReader) ListWorkflows(context.Context, read.ListWorkflowsRequest) (*read.WorkflowList, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) CountWorkflows(context.Context, read.CountWorkflowsRequest) (*read.WorkflowCount, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) DescribeWorkflow(context.Context, read.WorkflowRef) (*read.WorkflowDescription, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) GetWorkflowHistory(context.Context, read.HistoryRequest) (*read.History, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) DescribeTaskQueue(context.Context, read.TaskQueueRequest) (*read.TaskQueueDescription, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) ListSchedules(context.Context, read.ListSchedulesRequest) (*read.ScheduleList, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) DescribeSchedule(context.Context, read.ScheduleRef) (*read.ScheduleDescription, error) {
-	f.calls++
+	f.calls.Add(1)
 	return nil, errFake
 }
 func (f *fakeReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
-	f.mu.Lock()
-	f.calls++
-	f.mu.Unlock()
+	f.calls.Add(1)
 	if f.hold {
 		<-ctx.Done()
 		return nil, ctx.Err()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -40,11 +39,6 @@ type HTTPOptions struct {
 	// address, then one per FailedAuthEvery. Zero means 10 and 6s.
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
-	// sdkOnly sends every request through the go-sdk's transport, none
-	// answered directly, and toSDK, when set, counts the requests that
-	// reach it: tests compare the two paths.
-	sdkOnly bool
-	toSDK   *atomic.Int64
 	// LegacySSE also serves the 2024-11-05 HTTP+SSE transport at /sse,
 	// behind the same chain and the same buckets as /mcp.
 	LegacySSE bool
@@ -116,14 +110,14 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	r := chi.NewRouter()
 	r.Use(g.recoverPanics, identify(opts.TrustedProxies), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
 	sdk := http.Handler(streamable)
-	if opts.toSDK != nil {
+	if seen := g.paths.toSDK; seen != nil {
 		sdk = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			opts.toSDK.Add(1)
+			seen.Add(1)
 			streamable.ServeHTTP(w, r)
 		})
 	}
 	calls := g.answerPlainCalls(sdk)
-	if opts.sdkOnly {
+	if g.paths.sdkOnly {
 		calls = sdk
 	}
 	r.Method(http.MethodPost, "/mcp", guard(calls))

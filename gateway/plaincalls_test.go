@@ -54,7 +54,9 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	}
 	var toSDK atomic.Int64 // requests the direct front handed to the go-sdk
 	handler := func(sdkOnly bool, seen *atomic.Int64) http.Handler {
-		h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, sdkOnly: sdkOnly, toSDK: seen,
+		g.paths = pathSeam{sdkOnly: sdkOnly, toSDK: seen}
+		defer func() { g.paths = pathSeam{} }()
+		h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
 			Limits: limit.Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
 		if err != nil {
 			t.Fatal(err)

@@ -76,6 +76,10 @@ type Server struct {
 	ownTools map[string]mcp.ToolHandler
 	// ownToolsChain is the receiving middleware around callOwnTool.
 	ownToolsChain mcp.MethodHandler
+	// paths is the seam between porthole's answers to plain calls and the
+	// go-sdk's transport, for the tests that compare the two; Handler
+	// reads it when it builds a front.
+	paths pathSeam
 	// toolSizes keeps each tool definition's measure (*mcp.Tool to
 	// toolSize). A definition does not change once registered; an
 	// upstream tool whose definition changes is registered anew, and
@@ -88,6 +92,14 @@ type Server struct {
 	// replaced whole, never changed in place, so that every call can read
 	// it without a lock.
 	upServed atomic.Pointer[map[string]*upstream.Tool]
+}
+
+// pathSeam routes a front's calls: sdkOnly sends every request through the
+// go-sdk's transport, none answered by answerPlainCalls, and toSDK, when
+// set, counts the requests that reach the go-sdk.
+type pathSeam struct {
+	sdkOnly bool
+	toSDK   *atomic.Int64
 }
 
 // ErrNoAudit is returned by NewServer without an Auditor.

@@ -171,7 +171,7 @@ func TestArgumentsOutOfBoundsAreRefusedBeforeTemporal(t *testing.T) {
 			}
 		})
 	}
-	if r.calls != 0 {
-		t.Fatalf("%d refused calls reached the reader", r.calls)
+	if r.count() != 0 {
+		t.Fatalf("%d refused calls reached the reader", r.count())
 	}
 }
