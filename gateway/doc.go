@@ -25,7 +25,12 @@
 //	     query screening (policy) -> coalescing cache -> read.Reader
 //	  -> payload-free result -> audit result record -> JSON -> redaction
 //
-// [Server.Handler] documents why each link sits where it does. Only POST
+// [Server.Handler] documents why each link sits where it does. The files
+// read in the same order: front1 to front8 are the HTTP front's links, mcp1
+// to mcp6 the MCP layer's (docs/architecture.md lists them). Mechanisms that
+// need nothing of the gateway are leaf packages: rpcdecode (strict
+// decoding), tokens (the tokens file and bearer parsing), limit (the
+// buckets and the failed-auth limiter). Only POST
 // /mcp is served. GET and DELETE on /mcp answer 405 (a stateless server has
 // no stream to resume and no session to end); every other path is 404, and
 // the admin paths (/healthz, /readyz, /metrics) live on a listener of their

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func goList(t *testing.T, args ...string) []string {
 }
 
 // TestOnlyTheTemporalPackageImportsTemporal holds the first import rule of
-// DESIGN.md: go.temporal.io is imported only under temporal/, and never by
+// docs/architecture.md: go.temporal.io is imported only under temporal/, and never by
 // temporal/read, whose result types the gateway uses.
 func TestOnlyTheTemporalPackageImportsTemporal(t *testing.T) {
 	t.Parallel()
@@ -105,5 +106,88 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		if strings.HasPrefix(dep, module+"/policy/internal/serversql/") {
 			t.Errorf("the porthole binary depends on %s, a part of the server's tokenizer copied for tests", dep)
 		}
+	}
+}
+
+// leafImports are the packages each of the gateway's and redact's leaf
+// mechanisms may import beyond the standard library: a mechanism depends on
+// nothing of the gateway, and on no library its job does not need.
+var leafImports = map[string][]string{
+	module + "/gateway/rpcdecode": {"github.com/modelcontextprotocol/go-sdk/jsonrpc"},
+	module + "/gateway/tokens":    {"go.uber.org/zap"},
+	module + "/gateway/limit":     {"golang.org/x/time/rate", module + "/policy"},
+	module + "/redact":            {},
+	module + "/redact/quote":      {},
+	module + "/policy":            {"github.com/temporalio/sqlparser"},
+}
+
+// homes say where the code of a kind lives, and that nothing else imports
+// its libraries: the OAuth verifier (JWT and OAuth libraries) in
+// gateway/oauth, a limiter shared by replicas (a Redis client) in
+// gateway/limit/redislimit. Each prefix is an import path a package of that
+// kind would use.
+var homes = []struct {
+	home     string
+	prefixes []string
+}{
+	{module + "/gateway/oauth", []string{"github.com/golang-jwt/", "github.com/go-jose/", "gopkg.in/square/go-jose", "github.com/lestrrat-go/jwx", "golang.org/x/oauth2", "github.com/coreos/go-oidc"}},
+	{module + "/gateway/limit/redislimit", []string{"github.com/redis/", "github.com/go-redis/"}},
+}
+
+// leafViolations reads "pkg>import" pairs and reports imports that break
+// leafImports or homes.
+func leafViolations(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		pkg, imp, ok := strings.Cut(f, ">")
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(imp, "/")
+		std := !strings.Contains(first, ".")
+		if allowed, isLeaf := leafImports[pkg]; isLeaf && !std && !slices.Contains(allowed, imp) &&
+			!slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(imp, a+"/") }) {
+			out = append(out, pkg+" imports "+imp+", which its job does not need")
+		}
+		for _, h := range homes {
+			inHome := pkg == h.home || strings.HasPrefix(pkg, h.home+"/")
+			if !inHome && slices.ContainsFunc(h.prefixes, func(p string) bool { return strings.HasPrefix(imp, p) }) {
+				out = append(out, pkg+" imports "+imp+", which only "+h.home+" may import")
+			}
+		}
+	}
+	return out
+}
+
+// TestLeafPackagesImportOnlyWhatTheirJobNeeds holds the leaf mechanisms to
+// their imports, and the OAuth and Redis libraries to their homes.
+func TestLeafPackagesImportOnlyWhatTheirJobNeeds(t *testing.T) {
+	t.Parallel()
+	fields := goList(t, "-f", `{{.ImportPath}}{{range .Imports}} {{$.ImportPath}}>{{.}}{{end}}`, module+"/...")
+	for leaf := range leafImports {
+		if !slices.Contains(fields, leaf) {
+			t.Errorf("the leaf package %s is not in the module: the rule would be vacuous", leaf)
+		}
+	}
+	for _, v := range leafViolations(fields) {
+		t.Error(v)
+	}
+}
+
+func TestLeafRuleCatchesPlantedViolations(t *testing.T) {
+	t.Parallel()
+	planted := []string{
+		module + "/gateway/rpcdecode>go.uber.org/zap",
+		module + "/gateway/tokens>github.com/porthole-dev/porthole/audit",
+		module + "/gateway>github.com/redis/go-redis/v9",
+		module + "/gateway/limit>github.com/golang-jwt/jwt/v5",
+		// Allowed: the standard library, a listed import, a home's own.
+		module + "/gateway/limit>golang.org/x/time/rate",
+		module + "/redact>bytes",
+		module + "/gateway/oauth>github.com/golang-jwt/jwt/v5",
+		module + "/gateway/limit/redislimit>github.com/redis/go-redis/v9",
+	}
+	if got := leafViolations(planted); len(got) != 5 {
+		t.Fatalf("leafViolations found %d of the 5 planted violations (the jwt import in limit breaks two rules): %v", len(got), got)
 	}
 }

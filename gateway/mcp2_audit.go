@@ -221,32 +221,6 @@ func (g *Server) toolSize(t *mcp.Tool) toolSize {
 	return s
 }
 
-// followRequest is the MCP middleware that ends a call's context when its
-// HTTP request ends (the client hung up), which the go-sdk's detached
-// handler context would not (a call answered directly already runs on the
-// request's context, and is passed on as it is). It runs first, so everything after it, the
-// Temporal read included, sees the cancellation; the audit middleware
-// writes its result record on a context of its own. Being first, it is
-// also where a tool call's goroutine grows its stack (see growStack).
-func followRequest(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/call" {
-			growStack()
-		}
-		reqCtx := requestInfoFrom(ctx).request
-		if reqCtx == nil || reqCtx.Done() == ctx.Done() {
-			// No request to follow, or ctx already ends with it (a call
-			// answered directly runs on the request's own context).
-			return next(ctx, method, req)
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(reqCtx, cancel)
-		defer stop()
-		return next(ctx, method, req)
-	}
-}
-
 func outcomeOf(state *resultNotes, res mcp.Result, err error) audit.Outcome {
 	if state.outcome != "" {
 		return state.outcome

@@ -65,7 +65,7 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //     client address (429). After it, every request has a principal.
 //  6. strictDecode: exactly one JSON-RPC request, no duplicate or case-
 //     variant keys, within the size cap (413). It comes before rate
-//     limiting (DESIGN.md draws them the other way) because the charge
+//     limiting (the design brief drew them the other way) because the charge
 //     depends on the tool, which only the decoded body names; decoding is
 //     bounded by the cap and only authenticated principals reach it.
 //  7. rateLimit: per principal, per tool cost, and global (429 +
