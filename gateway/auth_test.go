@@ -4,35 +4,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 const listToolsBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 
+// newTestFront is a front whose failed-authentication limit never trips:
+// many cases here fail authentication from one address on purpose, and the
+// limit has tests of its own.
 func newTestFront(t *testing.T) (url, token string) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "tokens")
-	token, err := tokens.Append(file, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tokens.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Many cases here fail authentication from one address on purpose;
-	// the failed-attempt limit has tests of its own.
-	h, err := mustServer(t, &fakeReader{}).Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, FailedAuthBurst: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL, token
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 1 << 20})
+	return f.url, f.alice
 }
 
 func post(t *testing.T, url string, header http.Header, body string) (*http.Response, string) {

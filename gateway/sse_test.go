@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
-	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 // bearerTransport adds a token to every request.
@@ -27,18 +24,8 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func newSSEFront(t *testing.T, limits limit.Limits) (url, alice, bob string, a *fakeAuditor) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "tokens")
-	alice, _ = tokens.Append(file, "alice")
-	bob, _ = tokens.Append(file, "bob")
-	set, _ := tokens.Load(file)
-	g, a := newTestServer(t, &fakeReader{})
-	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, LegacySSE: true, Limits: limits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL, alice, bob, a
+	f := newFront(t, HTTPOptions{LegacySSE: true, Limits: limits})
+	return f.url, f.alice, f.bob, f.auditor
 }
 
 func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
