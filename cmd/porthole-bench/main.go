@@ -1,7 +1,8 @@
 // Command porthole-bench measures porthole side by side with what it is
 // built from, in one run, against a real Temporal dev server:
 //
-//  1. sdk: the Temporal SDK's DescribeWorkflowExecution, called directly;
+//  1. sdk: the Temporal SDK's DescribeWorkflowExecution, called directly as
+//     porthole's adapter calls it;
 //  2. hop: a plain HTTP handler making the same read, no MCP: the floor for
 //     any server between a client and Temporal;
 //  3. bare: a bare go-sdk streamable HTTP server with the same tool and no
@@ -42,6 +43,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/porthole-dev/porthole/gateway"
@@ -125,7 +128,7 @@ func run() error {
 	}
 	defer c.Close()
 	sdkCall := func(ctx context.Context) error {
-		_, err := c.DescribeWorkflowExecution(ctx, temporaltest.RunningWorkflowID, "")
+		_, err := describeWorkflow(ctx, c, srv.Namespace, temporaltest.RunningWorkflowID, "")
 		return err
 	}
 
@@ -465,6 +468,17 @@ func (s *server) stats() stats {
 	return st
 }
 
+// describeWorkflow is the Temporal read of every mode but echo, made as
+// porthole's adapter makes it: the workflow service's call. The client's
+// DescribeWorkflow would also convert the search attributes, which neither
+// porthole nor the bare server does, so the floor would rise.
+func describeWorkflow(ctx context.Context, c client.Client, namespace, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return c.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: namespace,
+		Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
+	})
+}
+
 // bareServer is the baseline: a go-sdk stateless streamable HTTP server
 // with describe_workflow calling the SDK and returning a small struct, and
 // an echo tool; no auth, no audit, no redaction, no limits.
@@ -488,7 +502,7 @@ func bareServer(hostPort, namespace string) {
 		Pending      int       `json:"pendingActivities"`
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "describe_workflow"}, func(ctx context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
-		d, err := c.DescribeWorkflowExecution(ctx, i.WorkflowID, i.RunID)
+		d, err := describeWorkflow(ctx, c, namespace, i.WorkflowID, i.RunID)
 		if err != nil {
 			return nil, out{}, err
 		}
@@ -518,7 +532,7 @@ func bareServer(hostPort, namespace string) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if _, err := c.DescribeWorkflowExecution(r.Context(), req.Params.Arguments.WorkflowID, ""); err != nil {
+		if _, err := describeWorkflow(r.Context(), c, namespace, req.Params.Arguments.WorkflowID, ""); err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
