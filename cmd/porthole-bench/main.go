@@ -395,8 +395,6 @@ func (s *server) stop() {
 	_ = s.cmd.Wait()
 }
 
-// stats reads the process's CPU time and RSS from /proc, and its allocations,
-// heap and Temporal reads from its metrics.
 // ownEnviron is this process's environment without porthole's and
 // Temporal's settings: the servers measured get only what the bench sets.
 func ownEnviron() []string {
@@ -427,6 +425,8 @@ func (s *server) profile(path string, d time.Duration) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
+// stats reads the process's CPU time and RSS from /proc, and its allocations,
+// heap and Temporal reads from its metrics.
 func (s *server) stats() stats {
 	var st stats
 	pid := s.cmd.Process.Pid
