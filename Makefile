@@ -20,10 +20,16 @@ HELM_VERSION := v3.22.0
 HELM := $(CACHE_DIR)/helm-$(HELM_VERSION)/helm
 export PORTHOLE_HELM := $(HELM)
 
+# staticcheck runs in make check; built from the Go module proxy once. A
+# release checks only the Go versions it knows: 2026.1 (v0.7.0) was the
+# first to know go.mod's Go 1.26; v0.8.2 is 2026.2.2, the newest.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check clients helm temporal-cli fuzz bench bench-links soak clean
+.PHONY: build demo test check staticcheck clients helm temporal-cli fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
@@ -38,10 +44,12 @@ demo: $(TEMPORAL_CLI) build
 test: $(TEMPORAL_CLI) clients $(HELM) check
 	$(GO) test -race -count=1 ./...
 
-## check: formatting and vet
-check:
+## check: formatting, go.mod and go.sum as go mod tidy leaves them, vet, and staticcheck
+check: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	@if ! untidy="$$($(GO) mod tidy -diff)"; then echo "go.mod or go.sum is not what 'go mod tidy' writes; run it and commit the change:"; echo "$$untidy"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
@@ -87,6 +95,13 @@ helm: $(HELM)
 $(HELM):
 	@mkdir -p $(dir $@)
 	GOBIN=$(dir $@) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+## staticcheck: install staticcheck, which make check runs
+staticcheck: $(STATICCHECK)
+
+$(STATICCHECK):
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## temporal-cli: install the Temporal CLI into the cache (about 6 minutes cold)
 temporal-cli: $(TEMPORAL_CLI)

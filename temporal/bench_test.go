@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -25,7 +27,11 @@ func BenchmarkDescribeWorkflow(b *testing.B) {
 		defer c.Close()
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := c.DescribeWorkflowExecution(ctx, temporaltest.RunningWorkflowID, ""); err != nil {
+			_, err := c.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+				Namespace: devServer.Namespace,
+				Execution: &commonpb.WorkflowExecution{WorkflowId: temporaltest.RunningWorkflowID},
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 		}

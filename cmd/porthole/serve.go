@@ -120,7 +120,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log, cfg := c.log, c.cfg
+	log := c.log
 	defer log.Sync()
 	if c.roster != nil {
 		httpOpts.Limits.Costs = c.roster.Costs()
@@ -129,62 +129,98 @@ func runServe(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var store *tokens.Store
-	if fs.tokensFile != "" {
-		if store, err = tokens.OpenStore(fs.tokensFile, log); err != nil {
-			return fmt.Errorf("reading the tokens file: %w", err)
-		}
+	store, err := fs.openTokens(log)
+	if err != nil {
+		return err
 	}
 	if (store == nil || store.Current().Len() == 0) && !fs.noAuth {
-		// Not a crash: an orchestrator would only restart us into the same
-		// state. Serve nothing on the MCP port and say why until stopped.
-		log.Warn("WARNING: no token is configured, so the MCP listener is not started and nothing is served on its port. " +
-			"Make a token with 'porthole token new --name NAME --tokens-file FILE' and set PORTHOLE_TOKENS_FILE.")
-		if fs.adminAddr != "" {
-			go serveAdmin(ctx, fs.adminAddr, gateway.UnconfiguredAdminHandler("no token is configured"), log)
-		}
-		<-ctx.Done()
+		fs.waitUnconfigured(ctx, log)
 		return nil
 	}
-	if fs.noAuth {
-		log.Warn("WARNING: PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set: anyone who reaches " + fs.addr +
-			" can read the Temporal namespace " + cfg.Namespace + " as principal \"anonymous\"")
-	} else {
-		httpOpts.Tokens = store.Current
-		go store.Watch(ctx, fs.tokensReload)
-		go reloadOnHangup(ctx, store)
-	}
+	fs.authenticate(ctx, &httpOpts, store, c.cfg.Namespace, log)
 
-	c.cacheTTL = fs.cacheTTL
-	if c.cacheTTL == 0 {
-		c.cacheTTL = -1 // the gateway's "off"; its zero means the default
-	}
+	c.cacheTTL = fs.gatewayCacheTTL()
 	g, closeAll, err := dialGateway(ctx, &as, c)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	h, err := g.Handler(httpOpts)
+	return fs.serveMCP(ctx, g, httpOpts, store, c.cfg.Namespace, log)
+}
+
+// openTokens reads the tokens file; the store is nil when none is named.
+func (f *frontSettings) openTokens(log *zap.Logger) (*tokens.Store, error) {
+	if f.tokensFile == "" {
+		return nil, nil
+	}
+	store, err := tokens.OpenStore(f.tokensFile, log)
+	if err != nil {
+		return nil, fmt.Errorf("reading the tokens file: %w", err)
+	}
+	return store, nil
+}
+
+// waitUnconfigured waits for ctx to end without an MCP listener, the admin
+// listener (when set) answering that no token is configured. Not a crash:
+// an orchestrator would only restart porthole into the same state, so it
+// serves nothing on the MCP port and says why until stopped.
+func (f *frontSettings) waitUnconfigured(ctx context.Context, log *zap.Logger) {
+	log.Warn("WARNING: no token is configured, so the MCP listener is not started and nothing is served on its port. " +
+		"Make a token with 'porthole token new --name NAME --tokens-file FILE' and set PORTHOLE_TOKENS_FILE.")
+	if f.adminAddr != "" {
+		go serveAdmin(ctx, f.adminAddr, gateway.UnconfiguredAdminHandler("no token is configured"), log)
+	}
+	<-ctx.Done()
+}
+
+// authenticate sets whom o serves: with authentication switched off,
+// everyone as "anonymous", which is logged at every start; otherwise the
+// holders of the tokens in store, which is watched for changes and
+// reloaded on SIGHUP until ctx ends.
+func (f *frontSettings) authenticate(ctx context.Context, o *gateway.HTTPOptions, store *tokens.Store, namespace string, log *zap.Logger) {
+	if f.noAuth {
+		log.Warn("WARNING: PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set: anyone who reaches " + f.addr +
+			" can read the Temporal namespace " + namespace + " as principal \"anonymous\"")
+		return
+	}
+	o.Tokens = store.Current
+	go store.Watch(ctx, f.tokensReload)
+	go reloadOnHangup(ctx, store)
+}
+
+// gatewayCacheTTL is --cache-ttl as the gateway reads it: there 0 means
+// the default, and -1 turns the cache off.
+func (f *frontSettings) gatewayCacheTTL() time.Duration {
+	if f.cacheTTL == 0 {
+		return -1
+	}
+	return f.cacheTTL
+}
+
+// serveMCP serves g's MCP handler on f.addr, and its admin handler on
+// f.adminAddr when one is set, until ctx ends.
+func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gateway.HTTPOptions, store *tokens.Store, namespace string, log *zap.Logger) error {
+	h, err := g.Handler(o)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", fs.addr)
+	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", fs.addr, err)
+		return fmt.Errorf("listening on %s: %w", f.addr, err)
 	}
-	if fs.adminAddr != "" {
+	if f.adminAddr != "" {
 		admin := g.AdminHandler()
-		if fs.pprof {
+		if f.pprof {
 			admin = g.AdminHandlerWithProfiling()
 		}
-		go serveAdmin(ctx, fs.adminAddr, admin, log)
+		go serveAdmin(ctx, f.adminAddr, admin, log)
 	}
 	principals := 0
 	if store != nil {
 		principals = store.Current().Len()
 	}
 	log.Info("serving MCP", zap.String("addr", ln.Addr().String()), zap.String("endpoint", "http://"+ln.Addr().String()+"/mcp"),
-		zap.String("namespace", cfg.Namespace), zap.Int("principals", principals), zap.String("version", Version()))
+		zap.String("namespace", namespace), zap.Int("principals", principals), zap.String("version", Version()))
 	err = gateway.Serve(ctx, gateway.NewHTTPServer(h, log), ln, shutdownGrace)
 	log.Info("stopped")
 	return err
