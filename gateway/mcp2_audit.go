@@ -179,7 +179,7 @@ func (g *Server) measure(res mcp.Result) (bytes, redactions int) {
 		return bytes, redactions
 	case *mcp.ListToolsResult:
 		// The list is the tools' fixed definitions, whose schemas are slow
-		// to marshal (about 3 ms for the whole list): each is measured once,
+		// to marshal (milliseconds for the whole list): each is measured once,
 		// and the list is the envelope with an empty array plus each tool
 		// and a comma between two. Redaction works literal by literal, and
 		// every literal lies within one tool or the envelope, so its

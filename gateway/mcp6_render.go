@@ -23,9 +23,8 @@ type renderedAnswer struct {
 // first hit, and later hits take the redacted JSON and write their own
 // ageSeconds into it. The age is a number porthole computes, which no
 // redaction could concern; the wire redactor still reads every byte where
-// the answer leaves. Measured with BenchmarkWholeChainCached: a hit costs
-// about 175 µs in process this way, and about 250 µs marshalled and
-// redacted anew.
+// the answer leaves. BenchmarkWholeChainCached measures what this saves;
+// docs/performance.md gives the figure.
 func (g *Server) render(entry *cacheEntry, out any) ([]byte, int, error) {
 	o, _ := out.(interface{ Observed() *read.Observation })
 	if entry == nil || o == nil {
