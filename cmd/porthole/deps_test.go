@@ -90,6 +90,7 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		"go.temporal.io/sdk/activity":     "is activity code",
 		"go.temporal.io/sdk/testsuite":    "starts servers and test environments",
 		module + "/temporal/temporaltest": "seeds workflows",
+		module + "/internal/testkit":      "skips and fails tests",
 		// A copy of another revision of the query parser, for tests only:
 		// the binary screens with one parser, and that one is v0.1.0.
 		module + "/policy/internal/serversql": "is the Temporal server's tokenizer, copied for tests",
