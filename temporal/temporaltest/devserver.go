@@ -3,7 +3,9 @@
 //
 // It writes to Temporal (it starts workflows, runs a worker, creates a
 // schedule), so it must never be in the porthole binary's dependency graph;
-// a test in cmd/porthole proves it is not. Tests and the demo use it.
+// a test in cmd/porthole proves it is not. Tests and the demo use it; a test
+// package shares one seeded server through [Shared], which the first test
+// that needs it starts and which is skipped under -short.
 package temporaltest
 
 import (
