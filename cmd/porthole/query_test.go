@@ -162,7 +162,7 @@ func startQuoteWorkflows(t *testing.T, c client.Client) {
 // lists and counts the same workflows as the client's own text, asked of the
 // real dev server directly; and porthole's tools answer the same.
 func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
-	c := e2e.temporal.Client()
+	c := devServer(t).Client()
 	startQuoteWorkflows(t, c)
 	endpoint, token, _, _ := serveHTTP(t)
 	cs := connectHTTP(t, endpoint, &recordingTransport{token: token})
@@ -226,7 +226,7 @@ func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
 // workflows it would have found exist.
 func TestCommentsCannotSmuggleConditions(t *testing.T) {
 	t.Parallel()
-	c := e2e.temporal.Client()
+	c := devServer(t).Client()
 	ctx := context.Background()
 	attr := temporaltest.CustomSearchAttribute
 	// What a smuggled condition would have read: the canary value's first
@@ -273,7 +273,7 @@ func TestNoSettingAllowsMemoOrTheNamespaceDivision(t *testing.T) {
 		{"PORTHOLE_QUERY_ATTRIBUTES=CustomerTier,Memo", "Memo"},
 		{"PORTHOLE_POLICY_FILE=" + policyFile, "TemporalNamespaceDivision"},
 	} {
-		out, err := execPorthole(baseEnv(tc.setting), "stdio").CombinedOutput()
+		out, err := execPorthole(t, baseEnv(tc.setting), "stdio").CombinedOutput()
 		name, _, _ := strings.Cut(tc.setting, "=")
 		if err == nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), tc.named) {
 			t.Errorf("%s: %v\n%s\nwant a refusal at start naming the setting and %s", tc.setting, err, out, tc.named)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/internal/testkit"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -292,7 +293,7 @@ func readAuditSeries(t *testing.T, auditLog string) auditSeries {
 // reviewer would, and requires it whole.
 func verifyAuditSeries(t *testing.T, keyPath string, files []string) {
 	t.Helper()
-	verify := execPorthole(baseEnv(), append([]string{"audit", "verify", "--key-file", keyPath}, files...)...)
+	verify := execPorthole(t, baseEnv(), append([]string{"audit", "verify", "--key-file", keyPath}, files...)...)
 	out, err := verify.CombinedOutput()
 	want := fmt.Sprintf("in %d files", len(files))
 	if err != nil || !strings.Contains(string(out), "OK:") || !strings.Contains(string(out), want) {
@@ -305,6 +306,7 @@ func verifyAuditSeries(t *testing.T, keyPath string, files []string) {
 // once it is back porthole recovers without a restart.
 func TestTemporalStoppedAndStartedAgain(t *testing.T) {
 	t.Parallel()
+	testkit.Needs(t, "a Temporal dev server of its own")
 	hostPort := freePort(t)
 	srv, err := temporaltest.Start(context.Background(), temporaltest.Options{HostPort: hostPort})
 	if err != nil {
@@ -380,7 +382,7 @@ func TestTemporalStoppedAndStartedAgain(t *testing.T) {
 // another principal's.
 func TestSlowTemporal(t *testing.T) {
 	t.Parallel()
-	proxy, err := temporaltest.StartDelayProxy(e2e.temporal.FrontendHostPort())
+	proxy, err := temporaltest.StartDelayProxy(devServer(t).FrontendHostPort())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +390,7 @@ func TestSlowTemporal(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens")
 	alice, _ := gateway.AppendToken(file, "alice")
 	bob, _ := gateway.AppendToken(file, "bob")
-	_, line := startPorthole(t, append(baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
+	_, line := startPorthole(t, append(temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
 		"PORTHOLE_CACHE_TTL=0", "PORTHOLE_CALL_TIMEOUT=1s"), "TEMPORAL_ADDRESS="+proxy.Addr), "serving MCP", "serve")
 	endpoint := line["endpoint"].(string)
 	proxy.SetDelay(3 * time.Second)
@@ -449,7 +451,7 @@ func TestAuditSinkThatStopsRefusesCalls(t *testing.T) {
 		}
 	}()
 	file, token := newToken(t, "soak")
-	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
+	p, line := startPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
 		"PORTHOLE_CACHE_TTL=0", "PORTHOLE_AUDIT_LOG="+fifo, "PORTHOLE_AUDIT_TIMEOUT=300ms"), "serving MCP", "serve")
 	endpoint, admin := line["endpoint"].(string), adminOf(t, p)
 	if a := callRaw(endpoint, token, "describe_namespace", nil); a.status != 200 || a.isError {
@@ -481,7 +483,8 @@ func TestAuditSinkThatStopsRefusesCalls(t *testing.T) {
 func TestAnAuditSinkThatCannotBeWrittenStopsTheStart(t *testing.T) {
 	t.Parallel()
 	file, _ := newToken(t, "soak")
-	cmd := execPorthole(baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file, "PORTHOLE_AUDIT_LOG=/dev/full"), "serve")
+	// porthole dials Temporal before it opens the audit log.
+	cmd := execPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file, "PORTHOLE_AUDIT_LOG=/dev/full"), "serve")
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "opening the audit log") {
 		t.Fatalf("porthole started with an audit sink that cannot be written: %v\n%s", err, out)

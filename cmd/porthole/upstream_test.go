@@ -56,7 +56,7 @@ func startEverythingHTTP(t *testing.T, node, script string) string {
 // runPorthole runs a porthole command to its end.
 func runPorthole(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(e2e.bin, args...)
+	cmd := exec.Command(portholeBin(t), args...)
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -118,7 +118,7 @@ upstreams:
 `, node, script, web)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := baseEnv("UPSTREAM_SECRET="+childSecret, "UPSTREAM_PLAIN=visible")
+	env := temporalEnv(t, "UPSTREAM_SECRET="+childSecret, "UPSTREAM_PLAIN=visible")
 
 	// The operator reviews, then pins; then get-sum's pin is made stale, as
 	// if the upstream had changed it after review.
@@ -252,7 +252,7 @@ upstreams:
 		t.Fatal(err)
 	}
 	assertNoSecret(t, "the audit log", b, childSecret)
-	verify := exec.Command(e2e.bin, "audit", "verify", "--key-file", auditKey, auditLog)
+	verify := exec.Command(portholeBin(t), "audit", "verify", "--key-file", auditKey, auditLog)
 	if out, err := verify.CombinedOutput(); err != nil {
 		t.Fatalf("audit verify: %v\n%s", err, out)
 	}
@@ -309,9 +309,9 @@ func TestUpstreamsOverPortholeStdio(t *testing.T) {
 	runPorthole(t, baseEnv(), "roster", "pin", "--roster-file", roster)
 
 	changed := make(chan struct{}, 16)
-	cmd := exec.Command(e2e.bin, "stdio")
+	cmd := exec.Command(portholeBin(t), "stdio")
 	aenv, _, _ := auditEnv(t)
-	cmd.Env = baseEnv(append(aenv, "PORTHOLE_ROSTER_FILE="+roster)...)
+	cmd.Env = temporalEnv(t, append(aenv, "PORTHOLE_ROSTER_FILE="+roster)...)
 	var logs syncBuffer
 	cmd.Stderr = &logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, &mcp.ClientOptions{
