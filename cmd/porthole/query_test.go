@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/porthole-dev/porthole/internal/testkit"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/temporal/read"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
@@ -144,16 +145,12 @@ func startQuoteWorkflows(t *testing.T, c client.Client) {
 			t.Fatalf("starting %s: %v", id, err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		o := askTemporal(ctx, c, "TaskQueue = '"+fidelityTaskQueue+"'")
-		if o.Count == 2 && len(o.Workflows) == 2 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("visibility does not show the quote workflows after 30s: %+v", o)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var o outcome
+	if !testkit.Poll(30*time.Second, func() bool {
+		o = askTemporal(ctx, c, "TaskQueue = '"+fidelityTaskQueue+"'")
+		return o.Count == 2 && len(o.Workflows) == 2
+	}) {
+		t.Fatalf("visibility does not show the quote workflows after 30s: %+v", o)
 	}
 }
 
@@ -175,18 +172,16 @@ func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
 				t.Fatalf("the corpus query was refused: %v", err)
 			}
 			// Visibility may change between two reads (a schedule acts):
-			// a mismatch is asked again before it counts.
-			// The dev server also throttles visibility reads (100 a
-			// second), which the retries wait out.
+			// a mismatch is asked again before it counts, and the last
+			// answers are judged below. The dev server also throttles
+			// visibility reads, which the growing waits between tries
+			// wait out.
 			var direct, sent, through outcome
-			for wait := 100 * time.Millisecond; wait < 5*time.Second; wait *= 2 {
+			testkit.Poll(6*time.Second, func() bool {
 				direct, sent = askTemporal(ctx, c, q), askTemporal(ctx, c, screened.Text)
 				through = askPorthole(t, cs, q)
-				if fmt.Sprint(direct) == fmt.Sprint(sent) && slices.Equal(direct.Workflows, through.Workflows) && direct.Count == through.Count && through.Err == "" {
-					break
-				}
-				time.Sleep(wait)
-			}
+				return fmt.Sprint(direct) == fmt.Sprint(sent) && slices.Equal(direct.Workflows, through.Workflows) && direct.Count == through.Count && through.Err == ""
+			})
 			if fmt.Sprint(direct) != fmt.Sprint(sent) {
 				t.Fatalf("Temporal answers the client's text and the sent text %q apart:\nclient's %+v\nsent     %+v", screened.Text, direct, sent)
 			}

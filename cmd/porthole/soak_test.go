@@ -88,18 +88,21 @@ func callRaw(endpoint, token, tool string, args map[string]any) answer {
 // adminOf waits for the admin listener's address in a porthole's log.
 func adminOf(t *testing.T, p *process) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var admin string
+	found := testkit.Poll(10*time.Second, func() bool {
 		for _, l := range strings.Split(p.logs.String(), "\n") {
 			var line map[string]any
 			if json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "serving admin" {
-				return "http://" + line["addr"].(string)
+				admin = "http://" + line["addr"].(string)
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !found {
+		t.Fatalf("no admin listener:\n%s", p.logs)
 	}
-	t.Fatalf("no admin listener:\n%s", p.logs)
-	return ""
+	return admin
 }
 
 // metric reads the first sample of a series from /metrics.
@@ -202,13 +205,7 @@ func TestSoakLoad(t *testing.T) {
 	}
 	soakClient.CloseIdleConnections()
 	var after float64
-	for i := 0; i < 50; i++ {
-		if after = metric(t, admin, "go_goroutines"); after <= before+3 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if after > before+3 {
+	if !testkit.Poll(5*time.Second, func() bool { after = metric(t, admin, "go_goroutines"); return after <= before+3 }) {
 		t.Errorf("goroutines %v before the load, %v after", before, after)
 	}
 	p.stop(t)
@@ -363,18 +360,18 @@ func TestTemporalStoppedAndStartedAgain(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	phase.Store(1)
 	srv.Stop()
-	waitUntil(t, 15*time.Second, "/readyz to turn unready", func() bool { return readyz(admin) == 503 })
-	waitUntil(t, 15*time.Second, "calls to fail while Temporal is down", func() bool { return failedWhileDown.Load() > 0 })
+	testkit.Eventually(t, 15*time.Second, "/readyz to turn unready", func() bool { return readyz(admin) == 503 })
+	testkit.Eventually(t, 15*time.Second, "calls to fail while Temporal is down", func() bool { return failedWhileDown.Load() > 0 })
 	if srv, err = temporaltest.Start(context.Background(), temporaltest.Options{HostPort: hostPort}); err != nil {
 		t.Fatal(err)
 	}
 	phase.Store(2)
-	waitUntil(t, 60*time.Second, "/readyz to turn ready again", func() bool { return readyz(admin) == 200 })
-	waitUntil(t, 60*time.Second, "calls to succeed again", func() bool { return okAfter.Load() > 0 })
+	testkit.Eventually(t, 60*time.Second, "/readyz to turn ready again", func() bool { return readyz(admin) == 200 })
+	testkit.Eventually(t, 60*time.Second, "calls to succeed again", func() bool { return okAfter.Load() > 0 })
 	close(stop)
 	wg.Wait()
 	soakClient.CloseIdleConnections()
-	waitUntil(t, 10*time.Second, "goroutines to settle", func() bool { return metric(t, admin, "go_goroutines") <= before+5 })
+	testkit.Eventually(t, 10*time.Second, "goroutines to settle", func() bool { return metric(t, admin, "go_goroutines") <= before+5 })
 }
 
 // TestSlowTemporal: calls to a Temporal that answers too slowly time out
@@ -412,7 +409,7 @@ func TestSlowTemporal(t *testing.T) {
 	}
 	wg.Wait()
 	proxy.SetDelay(0)
-	waitUntil(t, 20*time.Second, "calls to succeed once Temporal is quick again", func() bool {
+	testkit.Eventually(t, 20*time.Second, "calls to succeed once Temporal is quick again", func() bool {
 		a := callRaw(endpoint, bob, "describe_namespace", nil)
 		return a.status == 200 && !a.isError
 	})
@@ -488,16 +485,5 @@ func TestAnAuditSinkThatCannotBeWrittenStopsTheStart(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "opening the audit log") {
 		t.Fatalf("porthole started with an audit sink that cannot be written: %v\n%s", err, out)
-	}
-}
-
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/porthole-dev/porthole/internal/testkit"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -40,17 +41,17 @@ func startEverythingHTTP(t *testing.T, node, script string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	listening := testkit.Poll(30*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			return "http://" + addr + "/mcp"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything did not listen on %s:\n%s", addr, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	})
+	if !listening {
+		t.Fatalf("server-everything did not listen on %s:\n%s", addr, logs.String())
 	}
+	return "http://" + addr + "/mcp"
 }
 
 // runPorthole runs a porthole command to its end.
@@ -147,8 +148,7 @@ upstreams:
 	// Only the named, read-only, well-named tools with a current pin.
 	wantTools := []string{"everything__echo", "everything__get-env", "everything__get-tiny-image", "web__echo", "web__get-structured-content"}
 	var served []string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testkit.Poll(30*time.Second, func() bool {
 		res, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -163,12 +163,8 @@ upstreams:
 			}
 		}
 		slices.Sort(served)
-		if slices.Equal(served, wantTools) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !slices.Equal(served, wantTools) {
+		return slices.Equal(served, wantTools)
+	}) {
 		t.Fatalf("upstream tools served: %v, want %v\n%s", served, wantTools, p.logs)
 	}
 
