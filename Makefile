@@ -1,6 +1,7 @@
 # porthole's two quick-start commands are `make demo` and `make test`.
 # Both install the Temporal CLI into a cache folder this Makefile owns,
-# once, and reuse it after that.
+# once, and reuse it after that. `make unit` is the fast tier, which needs
+# nothing but Go.
 
 TEMPORAL_CLI_VERSION := v1.5.1
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/porthole
@@ -29,7 +30,7 @@ STATICCHECK := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test check staticcheck clients helm temporal-cli fuzz bench bench-links soak clean
+.PHONY: build demo test unit check staticcheck clients helm temporal-cli fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
@@ -43,6 +44,10 @@ demo: $(TEMPORAL_CLI) build
 ## test: formatting, vet, and every test with the race detector
 test: $(TEMPORAL_CLI) clients $(HELM) check
 	$(GO) test -race -count=1 ./...
+
+## unit: every test that needs no Temporal dev server, npm clients or helm, with the race detector; -short skips the rest, naming what each needs
+unit:
+	$(GO) test -short -race -count=1 ./...
 
 ## check: formatting, go.mod and go.sum as go mod tidy leaves them, vet, and staticcheck
 check: $(STATICCHECK)

@@ -17,7 +17,7 @@ import (
 
 func TestDialRefusesANamespaceThatDoesNotExist(t *testing.T) {
 	t.Parallel()
-	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort(), Namespace: "no-such-namespace"}, nil)
+	_, err := Dial(context.Background(), Config{Address: devServer.Server(t).FrontendHostPort(), Namespace: "no-such-namespace"}, nil)
 	if !errors.Is(err, read.ErrNotFound) || !strings.Contains(err.Error(), `"no-such-namespace" does not exist`) {
 		t.Fatalf("Dial = %v, want a not-found error naming the namespace", err)
 	}
@@ -25,7 +25,9 @@ func TestDialRefusesANamespaceThatDoesNotExist(t *testing.T) {
 
 func TestDialRefusesInvalidConfigurationBeforeConnecting(t *testing.T) {
 	t.Parallel()
-	_, err := Dial(context.Background(), Config{Address: devServer.FrontendHostPort()}, nil)
+	// Nothing listens on port 1: a Dial that connected before it checked
+	// would fail to connect, not with ErrConfig.
+	_, err := Dial(context.Background(), Config{Address: "127.0.0.1:1"}, nil)
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("Dial = %v, want ErrConfig", err)
 	}
@@ -109,7 +111,7 @@ func TestAdapterReadsTheSeededNamespace(t *testing.T) {
 				t.Errorf("status of %s = %q, want %q", id, status[id], s)
 			}
 		}
-		if l.Namespace != devServer.Namespace || l.ObservedAt.IsZero() {
+		if l.Namespace != devServer.Server(t).Namespace || l.ObservedAt.IsZero() {
 			t.Errorf("observation = %+v, want the namespace and a time", l.Observation)
 		}
 	})

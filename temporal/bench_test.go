@@ -19,8 +19,9 @@ import (
 // adapter costs a describe_workflow call.
 func BenchmarkDescribeWorkflow(b *testing.B) {
 	ctx := context.Background()
+	srv := devServer.Server(b)
 	b.Run("sdk", func(b *testing.B) {
-		c, err := client.DialContext(ctx, client.Options{HostPort: devServer.FrontendHostPort(), Namespace: devServer.Namespace, Logger: temporaltest.Quiet()})
+		c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace, Logger: temporaltest.Quiet()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -28,7 +29,7 @@ func BenchmarkDescribeWorkflow(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			_, err := c.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
-				Namespace: devServer.Namespace,
+				Namespace: srv.Namespace,
 				Execution: &commonpb.WorkflowExecution{WorkflowId: temporaltest.RunningWorkflowID},
 			})
 			if err != nil {
@@ -37,7 +38,7 @@ func BenchmarkDescribeWorkflow(b *testing.B) {
 		}
 	})
 	b.Run("adapter", func(b *testing.B) {
-		a, err := Dial(ctx, Config{Address: devServer.FrontendHostPort(), Namespace: devServer.Namespace}, nil)
+		a, err := Dial(ctx, Config{Address: srv.FrontendHostPort(), Namespace: srv.Namespace}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -28,8 +28,11 @@ const chartDir = "../../deploy/helm/porthole"
 // HELM_VERSION; TestToolVersionsAgreeWithTheMakefile keeps them one).
 const helmVersion = "v3.22.0"
 
+// helmBin finds helm or fails with the command that installs it. Under
+// -short it skips t.
 func helmBin(t *testing.T) string {
 	t.Helper()
+	temporaltest.Needs(t, "helm")
 	bin := os.Getenv("PORTHOLE_HELM")
 	if bin == "" { // where `make helm` puts it
 		bin = filepath.Join(filepath.Dir(filepath.Dir(temporaltest.DefaultCLIPath())), "helm-"+helmVersion, "helm")

@@ -26,14 +26,34 @@ import (
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
+// unreachableTemporal is the Temporal address of a porthole that must not
+// dial: nothing listens on port 1, so one that dials after all fails to
+// connect rather than passing against a real server.
+const unreachableTemporal = "127.0.0.1:1"
+
 // baseEnv is the environment every porthole process gets in these tests:
-// nothing of the test's own, so a setting cannot leak in by accident.
+// nothing of the test's own, so a setting cannot leak in by accident. Its
+// Temporal is unreachableTemporal, for a porthole that refuses or stops
+// before it dials, or that is given an address of its own; temporalEnv gives
+// the shared dev server.
 func baseEnv(extra ...string) []string {
+	return portholeEnv(unreachableTemporal, "default", extra...)
+}
+
+// temporalEnv is baseEnv with the shared seeded dev server, which it starts
+// if no test has yet; under -short it skips t.
+func temporalEnv(t testing.TB, extra ...string) []string {
+	t.Helper()
+	srv := devServer(t)
+	return portholeEnv(srv.FrontendHostPort(), srv.Namespace, extra...)
+}
+
+func portholeEnv(temporalAddress, namespace string, extra ...string) []string {
 	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
-		"TEMPORAL_ADDRESS=" + e2e.temporal.FrontendHostPort(),
-		"TEMPORAL_NAMESPACE=" + e2e.temporal.Namespace,
+		"TEMPORAL_ADDRESS=" + temporalAddress,
+		"TEMPORAL_NAMESPACE=" + namespace,
 		// Parallel tests each run a porthole: free admin ports, and limits
 		// high enough that no test here trips them by accident.
 		"PORTHOLE_ADMIN_ADDR=127.0.0.1:0",
@@ -73,7 +93,7 @@ type process struct {
 // want appears, returning that line's fields.
 func startPorthole(t *testing.T, env []string, want string, args ...string) (*process, map[string]any) {
 	t.Helper()
-	cmd := exec.Command(e2e.bin, args...)
+	cmd := exec.Command(portholeBin(t), args...)
 	cmd.Env = env
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()
@@ -118,7 +138,7 @@ func startPorthole(t *testing.T, env []string, want string, args ...string) (*pr
 func newToken(t *testing.T, name string) (file, token string) {
 	t.Helper()
 	file = filepath.Join(t.TempDir(), "tokens")
-	cmd := exec.Command(e2e.bin, "token", "new", "--name", name, "--tokens-file", file)
+	cmd := exec.Command(portholeBin(t), "token", "new", "--name", name, "--tokens-file", file)
 	cmd.Env = baseEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -194,7 +214,7 @@ func serveHTTP(t *testing.T, extra ...string) (endpoint, token string, p *proces
 	file, token := newToken(t, "e2e-agent")
 	env, auditLog, _ := auditEnv(t)
 	env = append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file)
-	p, line := startPorthole(t, baseEnv(append(env, extra...)...), "serving MCP", "serve")
+	p, line := startPorthole(t, temporalEnv(t, append(env, extra...)...), "serving MCP", "serve")
 	return line["endpoint"].(string), token, p, auditLog
 }
 
@@ -214,7 +234,7 @@ func (p *process) stop(t *testing.T) {
 // record, in that order, naming the principal and the tool.
 func checkAudit(t *testing.T, logPath, keyPath, principal string, calls []string) {
 	t.Helper()
-	verify := exec.Command(e2e.bin, "audit", "verify", "--key-file", keyPath, logPath)
+	verify := exec.Command(portholeBin(t), "audit", "verify", "--key-file", keyPath, logPath)
 	verify.Env = baseEnv()
 	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "OK:") {
 		t.Fatalf("porthole audit verify: %v\n%s", err, out)
@@ -268,9 +288,9 @@ func connectStdio(t *testing.T) (*mcp.ClientSession, *syncBuffer) {
 
 func connectStdioAudited(t *testing.T) (cs *mcp.ClientSession, logs *syncBuffer, auditLog, auditKey string) {
 	t.Helper()
-	cmd := exec.Command(e2e.bin, "stdio")
+	cmd := exec.Command(portholeBin(t), "stdio")
 	env, auditLog, auditKey := auditEnv(t)
-	cmd.Env = baseEnv(env...)
+	cmd.Env = temporalEnv(t, env...)
 	logs = &syncBuffer{}
 	cmd.Stderr = logs
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, nil).Connect(context.Background(),
@@ -397,7 +417,7 @@ var everyCall = []struct {
 	{"describe_namespace", nil, func(t *testing.T, b []byte) {
 		var n read.NamespaceDescription
 		decode(t, b, &n)
-		if n.Namespace != e2e.temporal.Namespace || n.State != "Registered" {
+		if n.Namespace != devServer(t).Namespace || n.State != "Registered" {
 			t.Errorf("namespace = %+v", n)
 		}
 	}},
@@ -431,7 +451,7 @@ func callEveryTool(t *testing.T, cs *mcp.ClientSession) []byte {
 		}
 		var obs read.Observation
 		decode(t, structured, &obs)
-		if obs.Namespace != e2e.temporal.Namespace || obs.ObservedAt.IsZero() || time.Since(obs.ObservedAt) > time.Minute {
+		if obs.Namespace != devServer(t).Namespace || obs.ObservedAt.IsZero() || time.Since(obs.ObservedAt) > time.Minute {
 			t.Errorf("%s: observation %+v, want the namespace and a fresh time", c.tool, obs)
 		}
 		text := res.Content[0].(*mcp.TextContent).Text
@@ -655,7 +675,7 @@ func TestServeWithoutATokenServesNothing(t *testing.T) {
 
 func TestServeWithoutAuthenticationSaysSoAtStart(t *testing.T) {
 	t.Parallel()
-	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
+	p, line := startPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
 	if !strings.Contains(p.logs.String(), "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set") {
 		t.Fatalf("no warning at start:\n%s", p.logs)
 	}
@@ -671,7 +691,7 @@ func TestServeWithoutAuthenticationSaysSoAtStart(t *testing.T) {
 // operations log for it.
 func TestTheAPIKeyNeverLeaves(t *testing.T) {
 	t.Parallel()
-	proxy, err := temporaltest.StartTLSProxy(e2e.temporal.FrontendHostPort())
+	proxy, err := temporaltest.StartTLSProxy(devServer(t).FrontendHostPort())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +703,7 @@ func TestTheAPIKeyNeverLeaves(t *testing.T) {
 	}
 	tokens, token := newToken(t, "key-hunter")
 	env, auditLog, auditKey := auditEnv(t)
-	p, line := startPorthole(t, append(baseEnv(env...),
+	p, line := startPorthole(t, append(temporalEnv(t, env...),
 		"TEMPORAL_ADDRESS="+proxy.Addr,
 		"TEMPORAL_API_KEY_FILE="+keyFile, "TEMPORAL_TLS_CA="+proxy.CAFile, "TEMPORAL_TLS_SERVER_NAME=localhost",
 		"PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+tokens, "PORTHOLE_LOG_LEVEL=debug",
@@ -759,8 +779,9 @@ func TestAdminListenerOverARealTemporal(t *testing.T) {
 }
 
 // execPorthole is the built binary with env, not started.
-func execPorthole(env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(e2e.bin, args...)
+func execPorthole(t testing.TB, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(portholeBin(t), args...)
 	cmd.Env = env
 	return cmd
 }

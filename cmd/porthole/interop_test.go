@@ -22,9 +22,10 @@ import (
 // the TypeScript SDK.
 
 // clientsDir finds the installed clients or fails with the command that
-// installs them.
+// installs them. Under -short it skips t.
 func clientsDir(t *testing.T) (dir, node string) {
 	t.Helper()
+	temporaltest.Needs(t, "the npm clients")
 	dir = os.Getenv("PORTHOLE_CLIENTS_DIR")
 	if dir == "" {
 		// Where `make clients` puts them: the cache, keyed by the lock file.
@@ -59,7 +60,7 @@ func runNode(t *testing.T, dir, node string, args ...string) (string, error) {
 func TestConformanceSuite(t *testing.T) {
 	t.Parallel()
 	dir, node := clientsDir(t)
-	_, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
+	_, line := startPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
 	endpoint := line["endpoint"].(string)
 	bin := filepath.Join(dir, "node_modules", ".bin", "conformance")
 	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {

@@ -1,49 +1,61 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
-// e2e holds what the end-to-end tests share: a real Temporal dev server,
-// seeded once, and the porthole binary built from this package.
+// e2e holds what the end-to-end tests share, each made by the first test
+// that needs it: a real Temporal dev server, seeded once, and the porthole
+// binary built from this package. A run of tests that need neither (the
+// flag and roster tests alone, or -short) starts no server and, if no test
+// needs the binary, builds nothing.
 var e2e struct {
-	temporal *temporaltest.DevServer
+	temporal temporaltest.Shared
+
+	build    sync.Once
+	buildDir string
 	bin      string
+	buildErr error
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := temporaltest.Main(m, &e2e.temporal)
+	if e2e.buildDir != "" {
+		os.RemoveAll(e2e.buildDir)
+	}
+	os.Exit(code)
 }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "porthole-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+// portholeBin is the porthole binary built from this package, built on the
+// first call. It needs only Go, so the fast tier runs the tests that use it.
+func portholeBin(t testing.TB) string {
+	t.Helper()
+	e2e.build.Do(func() {
+		if e2e.buildDir, e2e.buildErr = os.MkdirTemp("", "porthole-e2e-"); e2e.buildErr != nil {
+			return
+		}
+		bin := filepath.Join(e2e.buildDir, "porthole")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			e2e.buildErr = fmt.Errorf("%w\n%s", err, out)
+			return
+		}
+		e2e.bin = bin
+	})
+	if e2e.buildErr != nil {
+		t.Fatalf("building porthole: %v", e2e.buildErr)
 	}
-	defer os.RemoveAll(dir)
-	e2e.bin = filepath.Join(dir, "porthole")
-	build := exec.Command("go", "build", "-o", e2e.bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building porthole:", err)
-		return 1
-	}
+	return e2e.bin
+}
 
-	ctx := context.Background()
-	srv, stop, err := temporaltest.StartSeeded(ctx, temporaltest.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stop()
-	e2e.temporal = srv
-	return m.Run()
+// devServer is the shared seeded dev server; under -short it skips t.
+func devServer(t testing.TB) *temporaltest.DevServer {
+	t.Helper()
+	return e2e.temporal.Server(t)
 }

@@ -144,16 +144,12 @@ func startQuoteWorkflows(t *testing.T, c client.Client) {
 			t.Fatalf("starting %s: %v", id, err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		o := askTemporal(ctx, c, "TaskQueue = '"+fidelityTaskQueue+"'")
-		if o.Count == 2 && len(o.Workflows) == 2 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("visibility does not show the quote workflows after 30s: %+v", o)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var o outcome
+	if !temporaltest.Poll(30*time.Second, func() bool {
+		o = askTemporal(ctx, c, "TaskQueue = '"+fidelityTaskQueue+"'")
+		return o.Count == 2 && len(o.Workflows) == 2
+	}) {
+		t.Fatalf("visibility does not show the quote workflows after 30s: %+v", o)
 	}
 }
 
@@ -162,7 +158,7 @@ func startQuoteWorkflows(t *testing.T, c client.Client) {
 // lists and counts the same workflows as the client's own text, asked of the
 // real dev server directly; and porthole's tools answer the same.
 func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
-	c := e2e.temporal.Client()
+	c := devServer(t).Client()
 	startQuoteWorkflows(t, c)
 	endpoint, token, _, _ := serveHTTP(t)
 	cs := connectHTTP(t, endpoint, &recordingTransport{token: token})
@@ -175,18 +171,16 @@ func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
 				t.Fatalf("the corpus query was refused: %v", err)
 			}
 			// Visibility may change between two reads (a schedule acts):
-			// a mismatch is asked again before it counts.
-			// The dev server also throttles visibility reads (100 a
-			// second), which the retries wait out.
+			// a mismatch is asked again before it counts, and the last
+			// answers are judged below. The dev server also throttles
+			// visibility reads, which the growing waits between tries
+			// wait out.
 			var direct, sent, through outcome
-			for wait := 100 * time.Millisecond; wait < 5*time.Second; wait *= 2 {
+			temporaltest.Poll(6*time.Second, func() bool {
 				direct, sent = askTemporal(ctx, c, q), askTemporal(ctx, c, screened.Text)
 				through = askPorthole(t, cs, q)
-				if fmt.Sprint(direct) == fmt.Sprint(sent) && slices.Equal(direct.Workflows, through.Workflows) && direct.Count == through.Count && through.Err == "" {
-					break
-				}
-				time.Sleep(wait)
-			}
+				return fmt.Sprint(direct) == fmt.Sprint(sent) && slices.Equal(direct.Workflows, through.Workflows) && direct.Count == through.Count && through.Err == ""
+			})
 			if fmt.Sprint(direct) != fmt.Sprint(sent) {
 				t.Fatalf("Temporal answers the client's text and the sent text %q apart:\nclient's %+v\nsent     %+v", screened.Text, direct, sent)
 			}
@@ -226,7 +220,7 @@ func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
 // workflows it would have found exist.
 func TestCommentsCannotSmuggleConditions(t *testing.T) {
 	t.Parallel()
-	c := e2e.temporal.Client()
+	c := devServer(t).Client()
 	ctx := context.Background()
 	attr := temporaltest.CustomSearchAttribute
 	// What a smuggled condition would have read: the canary value's first
@@ -273,7 +267,7 @@ func TestNoSettingAllowsMemoOrTheNamespaceDivision(t *testing.T) {
 		{"PORTHOLE_QUERY_ATTRIBUTES=CustomerTier,Memo", "Memo"},
 		{"PORTHOLE_POLICY_FILE=" + policyFile, "TemporalNamespaceDivision"},
 	} {
-		out, err := execPorthole(baseEnv(tc.setting), "stdio").CombinedOutput()
+		out, err := execPorthole(t, baseEnv(tc.setting), "stdio").CombinedOutput()
 		name, _, _ := strings.Cut(tc.setting, "=")
 		if err == nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), tc.named) {
 			t.Errorf("%s: %v\n%s\nwant a refusal at start naming the setting and %s", tc.setting, err, out, tc.named)

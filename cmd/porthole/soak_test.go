@@ -87,18 +87,21 @@ func callRaw(endpoint, token, tool string, args map[string]any) answer {
 // adminOf waits for the admin listener's address in a porthole's log.
 func adminOf(t *testing.T, p *process) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var admin string
+	found := temporaltest.Poll(10*time.Second, func() bool {
 		for _, l := range strings.Split(p.logs.String(), "\n") {
 			var line map[string]any
 			if json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "serving admin" {
-				return "http://" + line["addr"].(string)
+				admin = "http://" + line["addr"].(string)
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !found {
+		t.Fatalf("no admin listener:\n%s", p.logs)
 	}
-	t.Fatalf("no admin listener:\n%s", p.logs)
-	return ""
+	return admin
 }
 
 // metric reads the first sample of a series from /metrics.
@@ -201,13 +204,7 @@ func TestSoakLoad(t *testing.T) {
 	}
 	soakClient.CloseIdleConnections()
 	var after float64
-	for i := 0; i < 50; i++ {
-		if after = metric(t, admin, "go_goroutines"); after <= before+3 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if after > before+3 {
+	if !temporaltest.Poll(5*time.Second, func() bool { after = metric(t, admin, "go_goroutines"); return after <= before+3 }) {
 		t.Errorf("goroutines %v before the load, %v after", before, after)
 	}
 	p.stop(t)
@@ -292,7 +289,7 @@ func readAuditSeries(t *testing.T, auditLog string) auditSeries {
 // reviewer would, and requires it whole.
 func verifyAuditSeries(t *testing.T, keyPath string, files []string) {
 	t.Helper()
-	verify := execPorthole(baseEnv(), append([]string{"audit", "verify", "--key-file", keyPath}, files...)...)
+	verify := execPorthole(t, baseEnv(), append([]string{"audit", "verify", "--key-file", keyPath}, files...)...)
 	out, err := verify.CombinedOutput()
 	want := fmt.Sprintf("in %d files", len(files))
 	if err != nil || !strings.Contains(string(out), "OK:") || !strings.Contains(string(out), want) {
@@ -305,6 +302,7 @@ func verifyAuditSeries(t *testing.T, keyPath string, files []string) {
 // once it is back porthole recovers without a restart.
 func TestTemporalStoppedAndStartedAgain(t *testing.T) {
 	t.Parallel()
+	temporaltest.Needs(t, "a Temporal dev server of its own")
 	hostPort := freePort(t)
 	srv, err := temporaltest.Start(context.Background(), temporaltest.Options{HostPort: hostPort})
 	if err != nil {
@@ -361,18 +359,18 @@ func TestTemporalStoppedAndStartedAgain(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	phase.Store(1)
 	srv.Stop()
-	waitUntil(t, 15*time.Second, "/readyz to turn unready", func() bool { return readyz(admin) == 503 })
-	waitUntil(t, 15*time.Second, "calls to fail while Temporal is down", func() bool { return failedWhileDown.Load() > 0 })
+	temporaltest.Eventually(t, 15*time.Second, "/readyz to turn unready", func() bool { return readyz(admin) == 503 })
+	temporaltest.Eventually(t, 15*time.Second, "calls to fail while Temporal is down", func() bool { return failedWhileDown.Load() > 0 })
 	if srv, err = temporaltest.Start(context.Background(), temporaltest.Options{HostPort: hostPort}); err != nil {
 		t.Fatal(err)
 	}
 	phase.Store(2)
-	waitUntil(t, 60*time.Second, "/readyz to turn ready again", func() bool { return readyz(admin) == 200 })
-	waitUntil(t, 60*time.Second, "calls to succeed again", func() bool { return okAfter.Load() > 0 })
+	temporaltest.Eventually(t, 60*time.Second, "/readyz to turn ready again", func() bool { return readyz(admin) == 200 })
+	temporaltest.Eventually(t, 60*time.Second, "calls to succeed again", func() bool { return okAfter.Load() > 0 })
 	close(stop)
 	wg.Wait()
 	soakClient.CloseIdleConnections()
-	waitUntil(t, 10*time.Second, "goroutines to settle", func() bool { return metric(t, admin, "go_goroutines") <= before+5 })
+	temporaltest.Eventually(t, 10*time.Second, "goroutines to settle", func() bool { return metric(t, admin, "go_goroutines") <= before+5 })
 }
 
 // TestSlowTemporal: calls to a Temporal that answers too slowly time out
@@ -380,7 +378,7 @@ func TestTemporalStoppedAndStartedAgain(t *testing.T) {
 // another principal's.
 func TestSlowTemporal(t *testing.T) {
 	t.Parallel()
-	proxy, err := temporaltest.StartDelayProxy(e2e.temporal.FrontendHostPort())
+	proxy, err := temporaltest.StartDelayProxy(devServer(t).FrontendHostPort())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +386,7 @@ func TestSlowTemporal(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens")
 	alice, _ := tokens.Append(file, "alice")
 	bob, _ := tokens.Append(file, "bob")
-	_, line := startPorthole(t, append(baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
+	_, line := startPorthole(t, append(temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
 		"PORTHOLE_CACHE_TTL=0", "PORTHOLE_CALL_TIMEOUT=1s"), "TEMPORAL_ADDRESS="+proxy.Addr), "serving MCP", "serve")
 	endpoint := line["endpoint"].(string)
 	proxy.SetDelay(3 * time.Second)
@@ -410,7 +408,7 @@ func TestSlowTemporal(t *testing.T) {
 	}
 	wg.Wait()
 	proxy.SetDelay(0)
-	waitUntil(t, 20*time.Second, "calls to succeed once Temporal is quick again", func() bool {
+	temporaltest.Eventually(t, 20*time.Second, "calls to succeed once Temporal is quick again", func() bool {
 		a := callRaw(endpoint, bob, "describe_namespace", nil)
 		return a.status == 200 && !a.isError
 	})
@@ -449,7 +447,7 @@ func TestAuditSinkThatStopsRefusesCalls(t *testing.T) {
 		}
 	}()
 	file, token := newToken(t, "soak")
-	p, line := startPorthole(t, baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
+	p, line := startPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file,
 		"PORTHOLE_CACHE_TTL=0", "PORTHOLE_AUDIT_LOG="+fifo, "PORTHOLE_AUDIT_TIMEOUT=300ms"), "serving MCP", "serve")
 	endpoint, admin := line["endpoint"].(string), adminOf(t, p)
 	if a := callRaw(endpoint, token, "describe_namespace", nil); a.status != 200 || a.isError {
@@ -481,20 +479,10 @@ func TestAuditSinkThatStopsRefusesCalls(t *testing.T) {
 func TestAnAuditSinkThatCannotBeWrittenStopsTheStart(t *testing.T) {
 	t.Parallel()
 	file, _ := newToken(t, "soak")
-	cmd := execPorthole(baseEnv("PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file, "PORTHOLE_AUDIT_LOG=/dev/full"), "serve")
+	// porthole dials Temporal before it opens the audit log.
+	cmd := execPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file, "PORTHOLE_AUDIT_LOG=/dev/full"), "serve")
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "opening the audit log") {
 		t.Fatalf("porthole started with an audit sink that cannot be written: %v\n%s", err, out)
-	}
-}
-
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func TestStdioRefusesAnAuditLogOnStandardOutput(t *testing.T) {
 	t.Parallel()
 	for _, path := range []string{"stdout", "/dev/stdout", "/proc/self/fd/1"} {
-		cmd := execPorthole(baseEnv("PORTHOLE_AUDIT_LOG="+path), "stdio")
+		cmd := execPorthole(t, baseEnv("PORTHOLE_AUDIT_LOG="+path), "stdio")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

@@ -40,23 +40,23 @@ func startEverythingHTTP(t *testing.T, node, script string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	listening := temporaltest.Poll(30*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			return "http://" + addr + "/mcp"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything did not listen on %s:\n%s", addr, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	})
+	if !listening {
+		t.Fatalf("server-everything did not listen on %s:\n%s", addr, logs.String())
 	}
+	return "http://" + addr + "/mcp"
 }
 
 // runPorthole runs a porthole command to its end.
 func runPorthole(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(e2e.bin, args...)
+	cmd := exec.Command(portholeBin(t), args...)
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -118,7 +118,7 @@ upstreams:
 `, node, script, web)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := baseEnv("UPSTREAM_SECRET="+childSecret, "UPSTREAM_PLAIN=visible")
+	env := temporalEnv(t, "UPSTREAM_SECRET="+childSecret, "UPSTREAM_PLAIN=visible")
 
 	// The operator reviews, then pins; then get-sum's pin is made stale, as
 	// if the upstream had changed it after review.
@@ -147,8 +147,7 @@ upstreams:
 	// Only the named, read-only, well-named tools with a current pin.
 	wantTools := []string{"everything__echo", "everything__get-env", "everything__get-tiny-image", "web__echo", "web__get-structured-content"}
 	var served []string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !temporaltest.Poll(30*time.Second, func() bool {
 		res, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -163,12 +162,8 @@ upstreams:
 			}
 		}
 		slices.Sort(served)
-		if slices.Equal(served, wantTools) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !slices.Equal(served, wantTools) {
+		return slices.Equal(served, wantTools)
+	}) {
 		t.Fatalf("upstream tools served: %v, want %v\n%s", served, wantTools, p.logs)
 	}
 
@@ -252,7 +247,7 @@ upstreams:
 		t.Fatal(err)
 	}
 	assertNoSecret(t, "the audit log", b, childSecret)
-	verify := exec.Command(e2e.bin, "audit", "verify", "--key-file", auditKey, auditLog)
+	verify := exec.Command(portholeBin(t), "audit", "verify", "--key-file", auditKey, auditLog)
 	if out, err := verify.CombinedOutput(); err != nil {
 		t.Fatalf("audit verify: %v\n%s", err, out)
 	}
@@ -309,9 +304,9 @@ func TestUpstreamsOverPortholeStdio(t *testing.T) {
 	runPorthole(t, baseEnv(), "roster", "pin", "--roster-file", roster)
 
 	changed := make(chan struct{}, 16)
-	cmd := exec.Command(e2e.bin, "stdio")
+	cmd := exec.Command(portholeBin(t), "stdio")
 	aenv, _, _ := auditEnv(t)
-	cmd.Env = baseEnv(append(aenv, "PORTHOLE_ROSTER_FILE="+roster)...)
+	cmd.Env = temporalEnv(t, append(aenv, "PORTHOLE_ROSTER_FILE="+roster)...)
 	var logs syncBuffer
 	cmd.Stderr = &logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, &mcp.ClientOptions{

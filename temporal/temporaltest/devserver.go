@@ -3,7 +3,27 @@
 //
 // It writes to Temporal (it starts workflows, runs a worker, creates a
 // schedule), so it must never be in the porthole binary's dependency graph;
-// a test in cmd/porthole proves it is not. Tests and the demo use it.
+// a test in cmd/porthole proves it is not. Tests and the demo use it; a test
+// package shares one seeded server through [Shared], which the first test
+// that needs it starts and which is skipped under -short.
+//
+// # Two tiers
+//
+// `make unit` runs `go test -short`: every test that needs nothing beyond Go
+// and this repository. A test that needs a real component (the Temporal dev
+// server, the npm clients, helm) calls [Needs] first, which skips it under
+// -short with the component's name. Without -short, as `make test` runs, the
+// test goes on and fails, never skips, when the component is missing, with
+// the command that installs it: a suite that skips what it cannot find
+// passes on a machine that checked nothing.
+//
+// # Waiting
+//
+// [Poll] and [Eventually] are the one loop that waits for a condition in
+// the tests of cmd/porthole and temporal. They try often at first and less
+// often later, so that a quick condition is seen quickly and a slow one,
+// such as a visibility query the dev server throttles, is not hammered
+// while it settles.
 package temporaltest
 
 import (
