@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
@@ -75,8 +76,9 @@ const (
 // Fixture is a seeded namespace with its worker still running: the running
 // workflow's activity keeps failing and retrying while the worker lives.
 type Fixture struct {
-	worker worker.Worker
-	client client.Client
+	worker    worker.Worker
+	client    client.Client
+	namespace string
 }
 
 // Stop stops the worker and closes the seeding client.
@@ -110,7 +112,7 @@ func Seed(ctx context.Context, hostPort, namespace string) (*Fixture, error) {
 		c.Close()
 		return nil, fmt.Errorf("seed: starting the worker: %w", err)
 	}
-	f := &Fixture{worker: w, client: c}
+	f := &Fixture{worker: w, client: c, namespace: namespace}
 	if err := f.seed(ctx); err != nil {
 		f.Stop()
 		return nil, err
@@ -191,7 +193,10 @@ func (f *Fixture) waitUntilVisible(ctx context.Context) error {
 }
 
 func (f *Fixture) notYet(ctx context.Context) string {
-	d, err := f.client.DescribeWorkflowExecution(ctx, RunningWorkflowID, "")
+	d, err := f.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: f.namespace,
+		Execution: &commonpb.WorkflowExecution{WorkflowId: RunningWorkflowID},
+	})
 	if err != nil {
 		return err.Error()
 	}
