@@ -179,7 +179,15 @@ func TestScreenedQueriesAnswerAsTheClientsWould(t *testing.T) {
 			temporaltest.Poll(6*time.Second, func() bool {
 				direct, sent = askTemporal(ctx, c, q), askTemporal(ctx, c, screened.Text)
 				through = askPorthole(t, cs, q)
-				return fmt.Sprint(direct) == fmt.Sprint(sent) && slices.Equal(direct.Workflows, through.Workflows) && direct.Count == through.Count && through.Err == ""
+				if fmt.Sprint(direct) != fmt.Sprint(sent) {
+					return false
+				}
+				if direct.Err != "" {
+					// A refusal both texts get alike (SQL visibility
+					// refuses ORDER BY) is judged below, not waited out.
+					return !strings.Contains(direct.Err, "throttl") && through.Err != ""
+				}
+				return slices.Equal(direct.Workflows, through.Workflows) && direct.Count == through.Count && through.Err == ""
 			})
 			if fmt.Sprint(direct) != fmt.Sprint(sent) {
 				t.Fatalf("Temporal answers the client's text and the sent text %q apart:\nclient's %+v\nsent     %+v", screened.Text, direct, sent)
