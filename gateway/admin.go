@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway/upstream"
-	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // readyTimeout bounds the Temporal check behind /readyz.
@@ -90,7 +89,7 @@ func (g *Server) writeUpstreamStatus(w io.Writer) {
 			// answered): redacted, cut and quoted, so it cannot forge a
 			// line of this report.
 			reason, _ := g.redactor.String(s.Reason)
-			line += " " + strconv.QuoteToASCII(quote.EscapeIdentifier(reason))
+			line += " " + strconv.QuoteToASCII(g.quote.EscapeIdentifier(reason))
 		}
 		line += fmt.Sprintf("; %d tools exposed, %d withheld", s.Exposed, s.Withheld)
 		switch s.ListMode {

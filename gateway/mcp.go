@@ -16,6 +16,7 @@ import (
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -68,9 +69,12 @@ type Server struct {
 	log      *zap.Logger
 	audit    Auditor
 	redactor *redact.Redactor
-	grants   *policy.Grants
-	metrics  *metrics
-	mcp      *mcp.Server
+	// quote quotes and escapes somebody else's words with the redactor,
+	// so that no cut leaves half a secret.
+	quote   quote.Quoter
+	grants  *policy.Grants
+	metrics *metrics
+	mcp     *mcp.Server
 	// ownTools is the handler of each of porthole's own tools, by name, for
 	// the calls answered without the go-sdk's transport (answerPlainCalls).
 	ownTools map[string]mcp.ToolHandler
@@ -128,7 +132,7 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	if opts.CacheTTL == 0 {
 		opts.CacheTTL = 2 * time.Second
 	}
-	g := &Server{raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, grants: opts.Grants, metrics: newMetrics()}
+	g := &Server{raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
 	// Reads pass the cache (when on) and then the timer, so the metrics
 	// show the reads that reached Temporal.
 	g.reader = timedReader{Reader: reader, m: g.metrics}

@@ -7,7 +7,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
-	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // granted is the MCP middleware that applies per-principal grants: tools/list
@@ -35,7 +34,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			if !g.serves(p.Name) || !g.grants.Allows(who, p.Name) {
 				resultNotesFrom(ctx).outcome = audit.OutcomeDenied
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", quote.EscapeIdentifier(p.Name)),
+					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", g.quote.EscapeIdentifier(p.Name)),
 				}}}
 				res.IsError = true
 				return res, nil

@@ -133,7 +133,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 		schemas: [2]*jsonschema.Schema{inSchema, outSchema},
 		output:  outType,
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			in, err := decodeArguments[In](req.Params.Arguments, allowed)
+			in, err := decodeArguments[In](g.quote, req.Params.Arguments, allowed)
 			if err != nil {
 				return toolFailure(g.refuse(ctx, req, name, err)), nil
 			}
@@ -165,9 +165,9 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 // workflowId), and values of the wrong type. Required arguments are checked
 // by policy, with a sentence of their own. This does what validating
 // against the schema did, at a fraction of the cost.
-func decodeArguments[In any](raw json.RawMessage, allowed map[string]bool) (In, error) {
+func decodeArguments[In any](q quote.Quoter, raw json.RawMessage, allowed map[string]bool) (In, error) {
 	var in In
-	fields, err := argumentFields(raw, allowed)
+	fields, err := argumentFields(q, raw, allowed)
 	if err != nil || len(fields) == 0 {
 		return in, err
 	}
@@ -182,7 +182,7 @@ func decodeArguments[In any](raw json.RawMessage, allowed map[string]bool) (In, 
 // that is not exactly one of allowed: deny by absence, for porthole's own
 // tools and for upstream tools alike. The first name refused, in sorted
 // order, is the one named.
-func argumentFields(raw json.RawMessage, allowed map[string]bool) (map[string]json.RawMessage, error) {
+func argumentFields(q quote.Quoter, raw json.RawMessage, allowed map[string]bool) (map[string]json.RawMessage, error) {
 	fields := map[string]json.RawMessage{}
 	if len(raw) == 0 || string(raw) == "null" {
 		return fields, nil
@@ -192,7 +192,7 @@ func argumentFields(raw json.RawMessage, allowed map[string]bool) (map[string]js
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if !allowed[name] {
-			return nil, policy.Refuse("the tool has no argument %q", quote.EscapeIdentifier(name))
+			return nil, policy.Refuse("the tool has no argument %q", q.EscapeIdentifier(name))
 		}
 	}
 	return fields, nil

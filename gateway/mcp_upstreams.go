@@ -145,7 +145,7 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Only the arguments the pinned input schema declares are passed
 		// on, as the client sent them; the upstream checks their values.
-		args, err := argumentFields(req.Params.Arguments, t.Arguments)
+		args, err := argumentFields(g.quote, req.Params.Arguments, t.Arguments)
 		if err != nil {
 			return toolFailure(g.refuse(ctx, req, t.Def.Name, err)), nil
 		}
@@ -159,13 +159,13 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 			isError = true
 			out.Content = []quote.Text{
 				quote.Says(fmt.Sprintf("The upstream %q refused the call.", u.Entry.Name)),
-				quote.Of(origin, rpcErr.Message),
+				g.quote.Of(origin, rpcErr.Message),
 			}
 		case err != nil:
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
 		default:
 			isError = res.IsError
-			out.Content, out.Structured = quoteUpstream(u.Entry, origin, res)
+			out.Content, out.Structured = quoteUpstream(g.quote, u.Entry, origin, res)
 		}
 		b, n, err := g.marshalRedacted(out)
 		if err != nil {
@@ -179,7 +179,7 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 // block cleaned and cut so that the whole stays within the entry's cap,
 // everything that is not text withheld with a sentence saying so, and the
 // structured content passed only when the entry declares it.
-func quoteUpstream(e upstream.Entry, origin quote.Origin, res *mcp.CallToolResult) ([]quote.Text, json.RawMessage) {
+func quoteUpstream(quoter quote.Quoter, e upstream.Entry, origin quote.Origin, res *mcp.CallToolResult) ([]quote.Text, json.RawMessage) {
 	budget := e.MaxResultBytes
 	var content []quote.Text
 	withheld := map[string]int{}
@@ -193,7 +193,7 @@ func quoteUpstream(e upstream.Entry, origin quote.Origin, res *mcp.CallToolResul
 			withheld["text past the size cap"]++
 			continue
 		}
-		q := quote.OfUpTo(origin, tc.Text, budget)
+		q := quoter.OfUpTo(origin, tc.Text, budget)
 		budget -= len(q.Text)
 		content = append(content, q)
 	}

@@ -28,7 +28,7 @@ func TestCachedAnswersRenderAsIfMarshalledAnew(t *testing.T) {
 			"namespace":    &read.NamespaceDescription{Observation: obs, State: "Registered"},
 			"history":      &read.History{Observation: obs, WorkflowID: "w", Events: []read.HistoryEvent{{EventID: 1, EventType: "WorkflowExecutionStarted", EventTime: now}}},
 			"long history": &read.History{Observation: obs, WorkflowID: "w", Events: longHistory(now)},
-			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: quote.Of(quote.OriginTemporal, "w\u202e")}}}},
+			"task queue":   &read.TaskQueueDescription{Observation: obs, TaskQueue: "q", Workflow: read.TaskQueuePart{Pollers: []read.Poller{{Identity: quote.New(nil).Of(quote.OriginTemporal, "w\u202e")}}}},
 		} {
 			entry := &cacheEntry{v: v}
 			// The read that fills the entry (no age), then hits.

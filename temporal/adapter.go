@@ -26,6 +26,7 @@ type Adapter struct {
 	namespace     string
 	serverVersion string
 	now           func() time.Time
+	conv          conv
 }
 
 var _ read.Reader = (*Adapter)(nil)
@@ -67,7 +68,7 @@ func (a *Adapter) ListWorkflows(ctx context.Context, req read.ListWorkflowsReque
 		NextPageToken: encodePageToken(resp.GetNextPageToken()),
 	}
 	for _, e := range resp.GetExecutions() {
-		out.Workflows = append(out.Workflows, workflowSummary(e))
+		out.Workflows = append(out.Workflows, a.conv.workflowSummary(e))
 	}
 	return out, nil
 }
@@ -95,19 +96,19 @@ func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*
 	info := resp.GetWorkflowExecutionInfo()
 	out := &read.WorkflowDescription{
 		Observation:              a.observe(),
-		Workflow:                 workflowSummary(info),
+		Workflow:                 a.conv.workflowSummary(info),
 		ExecutionDurationSeconds: info.GetExecutionDuration().AsDuration().Seconds(),
 		PendingActivities:        make([]read.PendingActivity, 0, len(resp.GetPendingActivities())),
 		PendingChildren:          make([]read.PendingChild, 0, len(resp.GetPendingChildren())),
 	}
 	for _, p := range resp.GetPendingActivities() {
-		out.PendingActivities = append(out.PendingActivities, pendingActivity(p))
+		out.PendingActivities = append(out.PendingActivities, a.conv.pendingActivity(p))
 	}
 	for _, c := range resp.GetPendingChildren() {
 		out.PendingChildren = append(out.PendingChildren, read.PendingChild{
-			WorkflowID:   ident(c.GetWorkflowId()),
-			RunID:        ident(c.GetRunId()),
-			WorkflowType: ident(c.GetWorkflowTypeName()),
+			WorkflowID:   a.conv.ident(c.GetWorkflowId()),
+			RunID:        a.conv.ident(c.GetRunId()),
+			WorkflowType: a.conv.ident(c.GetWorkflowTypeName()),
 			InitiatedID:  c.GetInitiatedId(),
 		})
 	}
@@ -132,19 +133,19 @@ func (a *Adapter) GetWorkflowHistory(ctx context.Context, req read.HistoryReques
 	events := resp.GetHistory().GetEvents()
 	out := &read.History{
 		Observation:   a.observe(),
-		WorkflowID:    ident(req.WorkflowID),
-		RunID:         ident(req.RunID),
+		WorkflowID:    a.conv.ident(req.WorkflowID),
+		RunID:         a.conv.ident(req.RunID),
 		Events:        make([]read.HistoryEvent, 0, len(events)),
 		NextPageToken: encodePageToken(resp.GetNextPageToken()),
 	}
 	for _, e := range events {
-		out.Events = append(out.Events, historyEvent(e))
+		out.Events = append(out.Events, a.conv.historyEvent(e))
 	}
 	return out, nil
 }
 
 func (a *Adapter) DescribeTaskQueue(ctx context.Context, req read.TaskQueueRequest) (*read.TaskQueueDescription, error) {
-	out := &read.TaskQueueDescription{Observation: a.observe(), TaskQueue: ident(req.TaskQueue)}
+	out := &read.TaskQueueDescription{Observation: a.observe(), TaskQueue: a.conv.ident(req.TaskQueue)}
 	// The workflow and activity halves are two reads of their own; they
 	// run side by side, so the tool answers in the time of the slower one.
 	// A failure of either fails the whole answer, as before.
@@ -212,7 +213,7 @@ func (a *Adapter) describeTaskQueuePart(ctx context.Context, taskQueue string, k
 	into.Pollers = make([]read.Poller, 0, len(resp.GetPollers()))
 	for _, p := range resp.GetPollers() {
 		into.Pollers = append(into.Pollers, read.Poller{
-			Identity:       quoted(p.GetIdentity()),
+			Identity:       a.conv.quoted(p.GetIdentity()),
 			LastAccessTime: timeOf(p.GetLastAccessTime()),
 			RatePerSecond:  p.GetRatePerSecond(),
 		})
@@ -247,7 +248,7 @@ func (a *Adapter) ListSchedules(ctx context.Context, req read.ListSchedulesReque
 		NextPageToken: encodePageToken(resp.GetNextPageToken()),
 	}
 	for _, s := range resp.GetSchedules() {
-		out.Schedules = append(out.Schedules, scheduleSummary(s))
+		out.Schedules = append(out.Schedules, a.conv.scheduleSummary(s))
 	}
 	return out, nil
 }
@@ -260,7 +261,7 @@ func (a *Adapter) DescribeSchedule(ctx context.Context, ref read.ScheduleRef) (*
 	if err != nil {
 		return nil, classify(err)
 	}
-	return scheduleDescription(a.observe(), ref.ScheduleID, resp), nil
+	return a.conv.scheduleDescription(a.observe(), ref.ScheduleID, resp), nil
 }
 
 func (a *Adapter) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
@@ -272,13 +273,13 @@ func (a *Adapter) DescribeNamespace(ctx context.Context) (*read.NamespaceDescrip
 	// namespace's owner wrote; they are never read.
 	return &read.NamespaceDescription{
 		Observation:             a.observe(),
-		State:                   enumName(resp.GetNamespaceInfo().GetState()),
+		State:                   a.conv.enumName(resp.GetNamespaceInfo().GetState()),
 		RetentionSeconds:        resp.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration().Seconds(),
 		IsGlobalNamespace:       resp.GetIsGlobalNamespace(),
-		ActiveCluster:           ident(resp.GetReplicationConfig().GetActiveClusterName()),
-		HistoryArchivalState:    enumName(resp.GetConfig().GetHistoryArchivalState()),
-		VisibilityArchivalState: enumName(resp.GetConfig().GetVisibilityArchivalState()),
-		ServerVersion:           ident(a.serverVersion),
+		ActiveCluster:           a.conv.ident(resp.GetReplicationConfig().GetActiveClusterName()),
+		HistoryArchivalState:    a.conv.enumName(resp.GetConfig().GetHistoryArchivalState()),
+		VisibilityArchivalState: a.conv.enumName(resp.GetConfig().GetVisibilityArchivalState()),
+		ServerVersion:           a.conv.ident(a.serverVersion),
 	}, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 // Config says how to reach the one namespace porthole reads. It holds the
@@ -18,6 +20,11 @@ type Config struct {
 	// Namespace is the only namespace porthole reads. Required: the SDK
 	// would silently fall back to "default".
 	Namespace string
+
+	// Redactor redacts a value somebody else wrote before quoting cuts it
+	// to its cap, so that no cut leaves half a secret (see quote.Quoter).
+	// Nil redacts nothing there; every answer is still redacted whole.
+	Redactor quote.Redactor
 
 	// APIKey authenticates with an API key (Temporal Cloud). It needs TLS:
 	// over plaintext the key would travel in the clear.

@@ -22,19 +22,24 @@ import (
 // the reason it builds results field by field instead of converting whole
 // messages.
 
-func ident(s string) string { return quote.EscapeIdentifier(s) }
+// conv converts Temporal's messages into porthole's result types, quoting
+// and escaping what somebody else wrote with a quoter that redacts before
+// it cuts.
+type conv struct{ q quote.Quoter }
 
-func quoted(s string) quote.Text { return quote.Of(quote.OriginTemporal, s) }
+func (c conv) ident(s string) string { return c.q.EscapeIdentifier(s) }
 
-func quotePtr(s string) *quote.Text {
+func (c conv) quoted(s string) quote.Text { return c.q.Of(quote.OriginTemporal, s) }
+
+func (c conv) quotePtr(s string) *quote.Text {
 	if s == "" {
 		return nil
 	}
-	t := quoted(s)
+	t := c.quoted(s)
 	return &t
 }
 
-func enumName(e fmt.Stringer) string { return ident(e.String()) }
+func (c conv) enumName(e fmt.Stringer) string { return c.ident(e.String()) }
 
 func timeOf(ts *timestamppb.Timestamp) *time.Time {
 	if ts == nil || (ts.GetSeconds() == 0 && ts.GetNanos() == 0) {
@@ -44,28 +49,28 @@ func timeOf(ts *timestamppb.Timestamp) *time.Time {
 	return &t
 }
 
-func workflowSummary(e *workflowpb.WorkflowExecutionInfo) read.WorkflowSummary {
+func (c conv) workflowSummary(e *workflowpb.WorkflowExecutionInfo) read.WorkflowSummary {
 	return read.WorkflowSummary{
-		WorkflowID:       ident(e.GetExecution().GetWorkflowId()),
-		RunID:            ident(e.GetExecution().GetRunId()),
-		WorkflowType:     ident(e.GetType().GetName()),
-		TaskQueue:        ident(e.GetTaskQueue()),
-		Status:           read.WorkflowStatus(enumName(e.GetStatus())),
+		WorkflowID:       c.ident(e.GetExecution().GetWorkflowId()),
+		RunID:            c.ident(e.GetExecution().GetRunId()),
+		WorkflowType:     c.ident(e.GetType().GetName()),
+		TaskQueue:        c.ident(e.GetTaskQueue()),
+		Status:           read.WorkflowStatus(c.enumName(e.GetStatus())),
 		StartTime:        timeOf(e.GetStartTime()),
 		ExecutionTime:    timeOf(e.GetExecutionTime()),
 		CloseTime:        timeOf(e.GetCloseTime()),
 		HistoryLength:    e.GetHistoryLength(),
-		ParentWorkflowID: ident(e.GetParentExecution().GetWorkflowId()),
-		ParentRunID:      ident(e.GetParentExecution().GetRunId()),
+		ParentWorkflowID: c.ident(e.GetParentExecution().GetWorkflowId()),
+		ParentRunID:      c.ident(e.GetParentExecution().GetRunId()),
 	}
 }
 
-func pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingActivity {
+func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingActivity {
 	// HeartbeatDetails is a payload and is never read.
 	return read.PendingActivity{
-		ActivityID:              ident(p.GetActivityId()),
-		ActivityType:            ident(p.GetActivityType().GetName()),
-		State:                   read.ActivityState(enumName(p.GetState())),
+		ActivityID:              c.ident(p.GetActivityId()),
+		ActivityType:            c.ident(p.GetActivityType().GetName()),
+		State:                   read.ActivityState(c.enumName(p.GetState())),
 		Attempt:                 p.GetAttempt(),
 		MaximumAttempts:         p.GetMaximumAttempts(),
 		ScheduledTime:           timeOf(p.GetScheduledTime()),
@@ -73,8 +78,8 @@ func pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingActivity {
 		LastHeartbeatTime:       timeOf(p.GetLastHeartbeatTime()),
 		NextAttemptScheduleTime: timeOf(p.GetNextAttemptScheduleTime()),
 		ExpirationTime:          timeOf(p.GetExpirationTime()),
-		LastFailure:             failureSummary(p.GetLastFailure()),
-		LastWorkerIdentity:      quotePtr(p.GetLastWorkerIdentity()),
+		LastFailure:             c.failureSummary(p.GetLastFailure()),
+		LastWorkerIdentity:      c.quotePtr(p.GetLastWorkerIdentity()),
 		Paused:                  p.GetPaused(),
 	}
 }
@@ -82,15 +87,15 @@ func pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingActivity {
 // failureSummary keeps a failure's message, as quoted text, and its kind.
 // Details (payloads), the stack trace, the encoded attributes and the cause
 // chain are never read.
-func failureSummary(f *failurepb.Failure) *read.FailureSummary {
+func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
 	if f == nil {
 		return nil
 	}
-	s := &read.FailureSummary{Message: quoted(f.GetMessage()), Kind: "unknown"}
+	s := &read.FailureSummary{Message: c.quoted(f.GetMessage()), Kind: "unknown"}
 	switch {
 	case f.GetApplicationFailureInfo() != nil:
 		s.Kind = "application"
-		s.ApplicationErrorType = ident(f.GetApplicationFailureInfo().GetType())
+		s.ApplicationErrorType = c.ident(f.GetApplicationFailureInfo().GetType())
 		s.NonRetryable = f.GetApplicationFailureInfo().GetNonRetryable()
 	case f.GetTimeoutFailureInfo() != nil:
 		s.Kind = "timeout"
@@ -113,10 +118,10 @@ func failureSummary(f *failurepb.Failure) *read.FailureSummary {
 // say what it concerns. Attributes that carry payloads (inputs, results,
 // details, headers, memo, markers) or free text (failures, reasons) are
 // never read.
-func historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
+func (c conv) historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
 	out := read.HistoryEvent{
 		EventID:   e.GetEventId(),
-		EventType: enumName(e.GetEventType()),
+		EventType: c.enumName(e.GetEventType()),
 	}
 	if t := timeOf(e.GetEventTime()); t != nil {
 		out.EventTime = *t
@@ -124,8 +129,8 @@ func historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
 	switch {
 	case e.GetActivityTaskScheduledEventAttributes() != nil:
 		a := e.GetActivityTaskScheduledEventAttributes()
-		out.ActivityID = ident(a.GetActivityId())
-		out.ActivityType = ident(a.GetActivityType().GetName())
+		out.ActivityID = c.ident(a.GetActivityId())
+		out.ActivityType = c.ident(a.GetActivityType().GetName())
 	case e.GetActivityTaskStartedEventAttributes() != nil:
 		a := e.GetActivityTaskStartedEventAttributes()
 		out.ScheduledEventID = a.GetScheduledEventId()
@@ -141,27 +146,27 @@ func historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
 	case e.GetActivityTaskCanceledEventAttributes() != nil:
 		out.ScheduledEventID = e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
 	case e.GetTimerStartedEventAttributes() != nil:
-		out.TimerID = ident(e.GetTimerStartedEventAttributes().GetTimerId())
+		out.TimerID = c.ident(e.GetTimerStartedEventAttributes().GetTimerId())
 	case e.GetTimerFiredEventAttributes() != nil:
-		out.TimerID = ident(e.GetTimerFiredEventAttributes().GetTimerId())
+		out.TimerID = c.ident(e.GetTimerFiredEventAttributes().GetTimerId())
 	case e.GetTimerCanceledEventAttributes() != nil:
-		out.TimerID = ident(e.GetTimerCanceledEventAttributes().GetTimerId())
+		out.TimerID = c.ident(e.GetTimerCanceledEventAttributes().GetTimerId())
 	case e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil:
 		a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
-		out.ChildWorkflowID = ident(a.GetWorkflowId())
-		out.ChildWorkflowType = ident(a.GetWorkflowType().GetName())
+		out.ChildWorkflowID = c.ident(a.GetWorkflowId())
+		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
 	case e.GetChildWorkflowExecutionStartedEventAttributes() != nil:
 		a := e.GetChildWorkflowExecutionStartedEventAttributes()
-		out.ChildWorkflowID = ident(a.GetWorkflowExecution().GetWorkflowId())
-		out.ChildWorkflowType = ident(a.GetWorkflowType().GetName())
+		out.ChildWorkflowID = c.ident(a.GetWorkflowExecution().GetWorkflowId())
+		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
 	case e.GetChildWorkflowExecutionCompletedEventAttributes() != nil:
 		a := e.GetChildWorkflowExecutionCompletedEventAttributes()
-		out.ChildWorkflowID = ident(a.GetWorkflowExecution().GetWorkflowId())
-		out.ChildWorkflowType = ident(a.GetWorkflowType().GetName())
+		out.ChildWorkflowID = c.ident(a.GetWorkflowExecution().GetWorkflowId())
+		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
 	case e.GetChildWorkflowExecutionFailedEventAttributes() != nil:
 		a := e.GetChildWorkflowExecutionFailedEventAttributes()
-		out.ChildWorkflowID = ident(a.GetWorkflowExecution().GetWorkflowId())
-		out.ChildWorkflowType = ident(a.GetWorkflowType().GetName())
+		out.ChildWorkflowID = c.ident(a.GetWorkflowExecution().GetWorkflowId())
+		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
 	case e.GetWorkflowExecutionStartedEventAttributes() != nil:
 		a := e.GetWorkflowExecutionStartedEventAttributes()
 		out.Attempt = a.GetAttempt()
@@ -169,14 +174,14 @@ func historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
 	return out
 }
 
-func scheduleActions(rs []*schedulepb.ScheduleActionResult) []read.ScheduleAction {
+func (c conv) scheduleActions(rs []*schedulepb.ScheduleActionResult) []read.ScheduleAction {
 	out := make([]read.ScheduleAction, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, read.ScheduleAction{
 			ScheduleTime: timeOf(r.GetScheduleTime()),
 			ActualTime:   timeOf(r.GetActualTime()),
-			WorkflowID:   ident(r.GetStartWorkflowResult().GetWorkflowId()),
-			RunID:        ident(r.GetStartWorkflowResult().GetRunId()),
+			WorkflowID:   c.ident(r.GetStartWorkflowResult().GetWorkflowId()),
+			RunID:        c.ident(r.GetStartWorkflowResult().GetRunId()),
 		})
 	}
 	return out
@@ -192,20 +197,20 @@ func times(ts []*timestamppb.Timestamp) []time.Time {
 	return out
 }
 
-func scheduleSummary(s *schedulepb.ScheduleListEntry) read.ScheduleSummary {
+func (c conv) scheduleSummary(s *schedulepb.ScheduleListEntry) read.ScheduleSummary {
 	// Memo and SearchAttributes of the entry are never read.
 	info := s.GetInfo()
 	return read.ScheduleSummary{
-		ScheduleID:      ident(s.GetScheduleId()),
-		WorkflowType:    ident(info.GetWorkflowType().GetName()),
+		ScheduleID:      c.ident(s.GetScheduleId()),
+		WorkflowType:    c.ident(info.GetWorkflowType().GetName()),
 		Paused:          info.GetPaused(),
-		Notes:           quotePtr(info.GetNotes()),
-		RecentActions:   scheduleActions(info.GetRecentActions()),
+		Notes:           c.quotePtr(info.GetNotes()),
+		RecentActions:   c.scheduleActions(info.GetRecentActions()),
 		NextActionTimes: times(info.GetFutureActionTimes()),
 	}
 }
 
-func scheduleDescription(obs read.Observation, id string, resp *workflowservice.DescribeScheduleResponse) *read.ScheduleDescription {
+func (c conv) scheduleDescription(obs read.Observation, id string, resp *workflowservice.DescribeScheduleResponse) *read.ScheduleDescription {
 	sched := resp.GetSchedule()
 	spec := sched.GetSpec()
 	// Of the action, only the workflow's id, type and task queue are read:
@@ -215,12 +220,12 @@ func scheduleDescription(obs read.Observation, id string, resp *workflowservice.
 	info := resp.GetInfo()
 	out := &read.ScheduleDescription{
 		Observation:          obs,
-		ScheduleID:           ident(id),
-		WorkflowType:         ident(start.GetWorkflowType().GetName()),
-		WorkflowIDPrefix:     ident(start.GetWorkflowId()),
-		TaskQueue:            ident(start.GetTaskQueue().GetName()),
+		ScheduleID:           c.ident(id),
+		WorkflowType:         c.ident(start.GetWorkflowType().GetName()),
+		WorkflowIDPrefix:     c.ident(start.GetWorkflowId()),
+		TaskQueue:            c.ident(start.GetTaskQueue().GetName()),
 		Paused:               sched.GetState().GetPaused(),
-		Notes:                quotePtr(sched.GetState().GetNotes()),
+		Notes:                c.quotePtr(sched.GetState().GetNotes()),
 		Intervals:            make([]read.ScheduleInterval, 0, len(spec.GetInterval())),
 		CronExpressions:      make([]string, 0, len(spec.GetCronString())),
 		CalendarCount:        len(spec.GetCalendar()) + len(spec.GetStructuredCalendar()),
@@ -229,13 +234,13 @@ func scheduleDescription(obs read.Observation, id string, resp *workflowservice.
 		MissedCatchupWindow:  info.GetMissedCatchupWindow(),
 		OverlapSkipped:       info.GetOverlapSkipped(),
 		RunningWorkflows:     make([]read.ScheduleAction, 0, len(info.GetRunningWorkflows())),
-		RecentActions:        scheduleActions(info.GetRecentActions()),
+		RecentActions:        c.scheduleActions(info.GetRecentActions()),
 		NextActionTimes:      times(info.GetFutureActionTimes()),
 		CreateTime:           timeOf(info.GetCreateTime()),
 		UpdateTime:           timeOf(info.GetUpdateTime()),
 	}
 	if p := sched.GetPolicies().GetOverlapPolicy(); p != enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
-		out.OverlapPolicy = enumName(p)
+		out.OverlapPolicy = c.enumName(p)
 	}
 	for _, iv := range spec.GetInterval() {
 		out.Intervals = append(out.Intervals, read.ScheduleInterval{
@@ -243,11 +248,11 @@ func scheduleDescription(obs read.Observation, id string, resp *workflowservice.
 			OffsetSeconds: iv.GetPhase().AsDuration().Seconds(),
 		})
 	}
-	for _, c := range spec.GetCronString() {
-		out.CronExpressions = append(out.CronExpressions, ident(c))
+	for _, cron := range spec.GetCronString() {
+		out.CronExpressions = append(out.CronExpressions, c.ident(cron))
 	}
 	for _, w := range info.GetRunningWorkflows() {
-		out.RunningWorkflows = append(out.RunningWorkflows, read.ScheduleAction{WorkflowID: ident(w.GetWorkflowId()), RunID: ident(w.GetRunId())})
+		out.RunningWorkflows = append(out.RunningWorkflows, read.ScheduleAction{WorkflowID: c.ident(w.GetWorkflowId()), RunID: c.ident(w.GetRunId())})
 	}
 	return out
 }

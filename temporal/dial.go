@@ -33,6 +33,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -77,7 +78,7 @@ func Dial(ctx context.Context, cfg Config, logger *slog.Logger) (*Adapter, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: dialing %s: %v", read.ErrUnavailable, cfg.Address, err)
 	}
-	a := &Adapter{client: c, namespace: cfg.Namespace, now: time.Now}
+	a := &Adapter{client: c, namespace: cfg.Namespace, now: time.Now, conv: conv{q: quote.New(cfg.Redactor)}}
 
 	// client.Dial does not check that the namespace exists; do it here so
 	// that a typo is a start-up error rather than a failure on every call.

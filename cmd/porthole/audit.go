@@ -71,7 +71,9 @@ func (a *auditSettings) open(log *zap.Logger, key []byte) (*audit.Log, error) {
 // connection; call it after serving ends.
 func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.Server, closeAll func(), err error) {
 	log := c.log
-	adapter, err := temporal.Dial(ctx, c.cfg, c.sdkLog)
+	cfg := c.cfg
+	cfg.Redactor = c.redactor // quoted text is redacted before it is cut
+	adapter, err := temporal.Dial(ctx, cfg, c.sdkLog)
 	if err != nil {
 		return nil, nil, err
 	}

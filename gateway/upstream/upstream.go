@@ -591,10 +591,11 @@ func (l *stderrLog) line(b []byte) {
 		l.dropped++
 		return
 	}
-	// Redacted, then cleaned and capped as quoted text is: the log's JSON
-	// escapes control characters but not line separators or bidi
-	// overrides, which a child could use to forge or hide log lines.
-	line := quote.OfUpTo(quote.OriginUpstream(l.u.Entry.Name), l.u.opts.Clean(string(b)), maxStderrLine).Text
+	// Redacted whole, then cleaned and capped as quoted text is (the
+	// quoter need not redact again): the log's JSON escapes control
+	// characters but not line separators or bidi overrides, which a child
+	// could use to forge or hide log lines.
+	line := quote.New(nil).OfUpTo(quote.OriginUpstream(l.u.Entry.Name), l.u.opts.Clean(string(b)), maxStderrLine).Text
 	fields := []zap.Field{zap.String("line", line)}
 	if l.dropped > 0 {
 		fields = append(fields, zap.Int("droppedBefore", l.dropped))
@@ -731,7 +732,9 @@ func objectSchema(t *mcp.Tool) (schema map[string]any, raw []byte, ok bool) {
 }
 
 func (u *Upstream) tellWithheld(tool, reason string) {
-	u.log.Warn("upstream tool withheld", zap.String("tool", quote.EscapeIdentifier(tool)), zap.String("reason", reason))
+	// The operations log redacts every line it writes; escaping is what
+	// is needed here.
+	u.log.Warn("upstream tool withheld", zap.String("tool", quote.New(nil).EscapeIdentifier(tool)), zap.String("reason", reason))
 	if f := u.opts.Events.Withheld; f != nil {
 		f(u.Entry.Name, tool, reason)
 	}

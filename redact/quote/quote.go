@@ -13,10 +13,11 @@
 //     schedule id): a plain string, cut at [MaxIdentifierLen] bytes, with every
 //     control or invisible character written as a visible escape, so it cannot
 //     forge line structure or hide text from a human reader
-//     ([EscapeIdentifier]);
+//     ([Quoter.EscapeIdentifier]);
 //   - free text (failure messages, worker identities, schedule notes): a
 //     [Text] value that names its origin, cleaned the same way and cut at
-//     [MaxQuotedLen] bytes with a visible marker ([Of], [OfUpTo]).
+//     [MaxQuotedLen] bytes with a visible marker ([Quoter.Of],
+//     [Quoter.OfUpTo]).
 //
 // Sentences porthole writes itself carry [OriginPorthole] ([Says]). A client
 // shows a quoted [Text] as evidence and never lifts it into instructions.
@@ -27,7 +28,8 @@
 //
 // Quoting is not redaction: secrets in quoted text are removed by package
 // redact, on the rendered result and again where bytes leave the process.
-// EscapeIdentifier makes an identifier safe to show; it does not check that
+// But a [Quoter] holds the redactor, and redacts a value before it cuts it,
+// so that no cut leaves half a secret behind. EscapeIdentifier makes an identifier safe to show; it does not check that
 // an argument is a valid identifier, which is policy.CheckIdentifier's job.
 package quote
 
@@ -71,16 +73,45 @@ type Text struct {
 	Origin Origin `json:"origin" jsonschema:"who wrote the words: porthole, porthole-quoting-temporal for text taken from Temporal, or porthole-quoting-upstream:NAME for text from an upstream MCP server"`
 }
 
-// Quote wraps text written by somebody else, cleaned and capped.
-func Of(origin Origin, s string) Text {
-	return Text{Text: clean(s, MaxQuotedLen, true), Origin: origin}
+// Redactor removes secrets from a string and says how many it replaced;
+// *redact.Redactor is one.
+type Redactor interface {
+	String(s string) (string, int)
 }
 
-// QuoteUpTo is Quote with a cap of max bytes instead of MaxQuotedLen: an
+// Quoter quotes and escapes text written by somebody else. It holds the
+// redactor that knows porthole's secrets.
+//
+// Security: a value cut at its cap can end inside a secret, and half a
+// secret is nothing a redactor that reads the answer later recognises. So a
+// value that would be cut is redacted whole first, then cleaned and cut; a
+// value that fits is left to the redaction every answer passes through.
+type Quoter struct {
+	redactor Redactor
+}
+
+// New is a Quoter that redacts with r before it cuts. A nil r redacts
+// nothing: for tests, and for text that holds no secret.
+func New(r Redactor) Quoter { return Quoter{redactor: r} }
+
+// Of wraps text written by somebody else, cleaned and capped at
+// MaxQuotedLen.
+func (q Quoter) Of(origin Origin, s string) Text {
+	return Text{Text: q.clean(s, MaxQuotedLen, true), Origin: origin}
+}
+
+// OfUpTo is Of with a cap of max bytes instead of MaxQuotedLen: an
 // upstream tool's result is longer than a failure message, and its roster
 // entry sets the cap.
-func OfUpTo(origin Origin, s string, max int) Text {
-	return Text{Text: clean(s, max, true), Origin: origin}
+func (q Quoter) OfUpTo(origin Origin, s string, max int) Text {
+	return Text{Text: q.clean(s, max, true), Origin: origin}
+}
+
+// EscapeIdentifier returns an identifier somebody else wrote (taken from
+// Temporal, or a name a client sent), safe to show: control and invisible
+// characters are escaped and the length is capped.
+func (q Quoter) EscapeIdentifier(s string) string {
+	return q.clean(s, MaxIdentifierLen, false)
 }
 
 // Says wraps a sentence porthole writes itself.
@@ -88,18 +119,23 @@ func Says(s string) Text {
 	return Text{Text: s, Origin: OriginPorthole}
 }
 
-// Identifier returns an identifier taken from Temporal, safe to show: control
-// and invisible characters are escaped and the length is capped.
-func EscapeIdentifier(s string) string {
-	return clean(s, MaxIdentifierLen, false)
+func (q Quoter) clean(s string, max int, keepLines bool) string {
+	out, cut := clean(s, max, keepLines)
+	if !cut || q.redactor == nil {
+		return out
+	}
+	redacted, _ := q.redactor.String(s)
+	out, _ = clean(redacted, max, keepLines)
+	return out
 }
 
 // clean escapes what can hide instructions or forge structure (C0 and C1
 // controls, ANSI escape sequences, bidi controls, zero-width and other format
 // characters), replaces malformed UTF-8 and cuts the result at max bytes.
-func clean(s string, max int, keepLines bool) string {
+// cut says it was cut.
+func clean(s string, max int, keepLines bool) (out string, cut bool) {
 	if isPlain(s) && len(s) <= max {
-		return s
+		return s, false
 	}
 	var b strings.Builder
 	for i, w := 0, 0; i < len(s); i += w {
@@ -126,11 +162,11 @@ func clean(s string, max int, keepLines bool) string {
 		}
 		if b.Len()+len(piece) > max {
 			b.WriteString(truncationMarker)
-			return b.String()
+			return b.String(), true
 		}
 		b.WriteString(piece)
 	}
-	return b.String()
+	return b.String(), false
 }
 
 // isPlain reports whether s is printable ASCII, the common case that needs no
