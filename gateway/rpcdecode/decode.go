@@ -51,34 +51,33 @@ func refuse(code int, format string, args ...any) error {
 // a hostile one is refused on the same terms as encoding/json would read it
 // (FuzzDecodeAgreesWithReference keeps the two in step).
 func Decode(body []byte) (Envelope, error) {
-	s, err := scan(body)
-	if err != nil {
+	s := strictScanner{b: body}
+	if err := s.scan(); err != nil {
 		return Envelope{}, err
 	}
 	return s.envelope()
 }
 
-// scan checks that body is one JSON object by the strict grammar, and
+// scan checks that the body is one JSON object by the strict grammar, and
 // records where the request's members are.
-func scan(body []byte) (*strictScanner, error) {
-	trimmed := bytes.TrimSpace(body)
+func (s *strictScanner) scan() error {
+	trimmed := bytes.TrimSpace(s.b)
 	switch {
 	case len(trimmed) == 0:
-		return nil, refuse(jsonrpc.CodeInvalidRequest, "the body is empty")
+		return refuse(jsonrpc.CodeInvalidRequest, "the body is empty")
 	case trimmed[0] == '[':
-		return nil, refuse(jsonrpc.CodeInvalidRequest, "batches are not accepted: send one request per HTTP request")
+		return refuse(jsonrpc.CodeInvalidRequest, "batches are not accepted: send one request per HTTP request")
 	case trimmed[0] != '{':
-		return nil, refuse(jsonrpc.CodeInvalidRequest, "the body must be one JSON-RPC request object")
+		return refuse(jsonrpc.CodeInvalidRequest, "the body must be one JSON-RPC request object")
 	}
-	s := &strictScanner{b: body}
 	s.space()
 	if err := s.value(0, roleTop); err != nil {
-		return nil, err
+		return err
 	}
-	if s.space(); s.i != len(body) {
-		return nil, refuse(jsonrpc.CodeInvalidRequest, "the body holds data after the request object")
+	if s.space(); s.i != len(s.b) {
+		return refuse(jsonrpc.CodeInvalidRequest, "the body holds data after the request object")
 	}
-	return s, nil
+	return nil
 }
 
 // envelope reads the members a scan recorded and checks their types. The
