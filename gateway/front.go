@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -96,7 +97,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		return g.requireBearer(opts.Tokens, failures)(h)
 	}
 	guard := func(h http.Handler) http.Handler {
-		return authenticate(g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(buckets, opts.Limits)(g.auditRefusals(h))))
+		return authenticate(g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(buckets)(g.auditRefusals(h))))
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -152,7 +153,7 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 		opts.Limits.Costs = costs
 	}
 	if err := opts.Limits.Check(); err != nil {
-		return opts, err
+		return opts, fmt.Errorf("gateway: %w", err)
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = MaxBodyBytes

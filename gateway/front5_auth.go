@@ -18,8 +18,8 @@ const unauthorizedBody = "authentication required\n"
 type principalKey struct{}
 
 // requireBearer admits a request only with exactly one Authorization header
-// of the exact form "Bearer <token>" whose token is in tokens. It then hands
-// the request to the go-sdk's auth.RequireBearerToken with a verifier that
+// of the exact form "Bearer <token>" whose token is in the current set. It
+// then hands the request to the go-sdk's auth.RequireBearerToken with a verifier that
 // reads the principal found here, so tool handlers learn their caller the
 // go-sdk's way (TokenInfo.UserID) and there is no second path.
 //

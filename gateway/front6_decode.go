@@ -59,7 +59,11 @@ func (g *Server) strictDecode(maxBytes int64) func(http.Handler) http.Handler {
 			env, err := rpcdecode.Decode(body)
 			if err != nil {
 				var d *rpcdecode.Error
-				errors.As(err, &d)
+				if !errors.As(err, &d) {
+					// Decode refuses only with an *rpcdecode.Error; anything
+					// else is a bug, answered as a parse error.
+					d = &rpcdecode.Error{Code: jsonrpc.CodeParseError, Message: "the body could not be decoded"}
+				}
 				g.denied(r, audit.OutcomeInvalid, http.StatusBadRequest, "invalid JSON-RPC: "+d.Message)
 				writeRPCError(w, http.StatusBadRequest, env.ID, d.Code, d.Message)
 				return

@@ -18,7 +18,7 @@ import (
 // the decoded body names; and since a body is exactly one request, every
 // call is charged, however the client batches or keeps its connection.
 // A refusal is 429 with Retry-After and a JSON-RPC error naming the limit.
-func (g *Server) rateLimit(l *limit.Buckets, limits limit.Limits) func(http.Handler) http.Handler {
+func (g *Server) rateLimit(l *limit.Buckets) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			env, _ := envelopeFrom(r)
@@ -27,7 +27,7 @@ func (g *Server) rateLimit(l *limit.Buckets, limits limit.Limits) func(http.Hand
 				// The global bucket protects the namespace; an upstream
 				// tool's call reaches another server and is charged to its
 				// caller alone.
-				cost, reaches = limits.Cost(env.Tool), g.upstreamOf(env.Tool) == ""
+				cost, reaches = l.Cost(env.Tool), g.upstreamOf(env.Tool) == ""
 			}
 			who := authenticatedPrincipal(r)
 			if ref := l.Charge(who, cost, reaches); ref != nil {

@@ -27,7 +27,7 @@ import (
 // (docs/performance.md). Everything it would check of such a call has been
 // checked already by the front (strictDecode decoded the body, once,
 // strictly), or is checked here; the answer is the bytes the go-sdk would
-// have written, which TestDirectCallsAnswerAsTheGoSDKWould holds byte for
+// have written, which TestPlainCallsAnswerAsTheGoSDKWould holds byte for
 // byte.
 //
 // A request goes to the go-sdk unless all of these hold: a tools/call
@@ -38,7 +38,7 @@ import (
 // the go-sdk's); an Accept of both JSON and event streams; no
 // Mcp-Session-Id, Last-Event-ID or other Mcp- header the go-sdk would
 // check, and a protocol version header absent or naming a version that
-// predates per-request metadata (directVersions).
+// predates per-request metadata (plainVersions).
 func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, id, ok := g.plainCallOf(r)
@@ -53,7 +53,7 @@ func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 			// Only a result that cannot be marshalled gets here, and
 			// porthole's results all can (they were marshalled once
 			// already, to be redacted).
-			g.log.Error("direct tools/call answer not encoded", zap.String("requestId", requestInfoFrom(r.Context()).RequestID), zap.Error(err))
+			g.log.Error("plain tools/call answer not encoded", zap.String("requestId", requestInfoFrom(r.Context()).RequestID), zap.Error(err))
 			http.Error(w, "failed to encode the answer", http.StatusInternalServerError)
 			return
 		}
@@ -66,9 +66,9 @@ func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 // plainCallOf is the call r makes when answerPlainCalls may answer it itself.
 func (g *Server) plainCallOf(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID, bool) {
 	env, _ := envelopeFrom(r)
-	id, ok := directID(env.ID)
+	id, ok := plainID(env.ID)
 	if !ok || env.Method != "tools/call" || !env.Plain || g.ownTools[env.Tool] == nil ||
-		!directArguments(env.Arguments) || !directHeaders(r.Header) {
+		!plainArguments(env.Arguments) || !plainHeaders(r.Header) {
 		return nil, jsonrpc.ID{}, false
 	}
 	return &mcp.CallToolRequest{
@@ -90,13 +90,13 @@ func (g *Server) callOwnTool(ctx context.Context, _ string, req mcp.Request) (mc
 	return res, err
 }
 
-// directVersions are the protocol versions a call is answered directly
+// plainVersions are the protocol versions a call is answered directly
 // under: those the go-sdk serves that predate per-request metadata
 // (2026-07-28, whose requests the transport checks), and no header, which
 // the go-sdk reads as 2025-03-26. porthole does not narrow the server's
 // versions (ServerOptions.SupportedProtocolVersions); if it did, this
 // would have to follow.
-var directVersions = func() map[string]bool {
+var plainVersions = func() map[string]bool {
 	vs := map[string]bool{"": true}
 	for _, v := range mcp.SupportedProtocolVersions() {
 		if v < "2026-07-28" {
@@ -106,7 +106,7 @@ var directVersions = func() map[string]bool {
 	return vs
 }()
 
-func directHeaders(h http.Header) bool {
+func plainHeaders(h http.Header) bool {
 	if len(h.Values("Last-Event-Id")) > 0 {
 		return false
 	}
@@ -115,7 +115,7 @@ func directHeaders(h http.Header) bool {
 			return false
 		}
 	}
-	if v := h.Values("Mcp-Protocol-Version"); len(v) > 1 || !directVersions[h.Get("Mcp-Protocol-Version")] {
+	if v := h.Values("Mcp-Protocol-Version"); len(v) > 1 || !plainVersions[h.Get("Mcp-Protocol-Version")] {
 		return false
 	}
 	var jsonOK, streamOK bool
@@ -133,9 +133,9 @@ func directHeaders(h http.Header) bool {
 	return jsonOK && streamOK
 }
 
-// directID is the request's id as the go-sdk would answer with it: a
+// plainID is the request's id as the go-sdk would answer with it: a
 // string, or an integer it reads exactly (it reads numbers as float64).
-func directID(raw json.RawMessage) (jsonrpc.ID, bool) {
+func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	if len(raw) == 0 {
 		return jsonrpc.ID{}, false // a notification, or no id: the go-sdk's
 	}
@@ -157,9 +157,9 @@ func directID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	return id, err == nil
 }
 
-// directArguments holds the arguments the go-sdk would pass to a handler
+// plainArguments holds the arguments the go-sdk would pass to a handler
 // unchanged: none, or an object.
-func directArguments(raw json.RawMessage) bool {
+func plainArguments(raw json.RawMessage) bool {
 	return len(raw) == 0 || raw[0] == '{'
 }
 

@@ -20,14 +20,14 @@ import (
 	"github.com/porthole-dev/porthole/policy"
 )
 
-// TestDirectCallsAnswerAsTheGoSDKWould sends each request twice, once to a
+// TestPlainCallsAnswerAsTheGoSDKWould sends each request twice, once to a
 // front that answers plain calls itself (answerPlainCalls) and once to one
 // that sends everything through the go-sdk's transport, and requires the
 // same status, headers, bytes and audit records from both. The cases that
 // qualify are shown to be answered directly (the go-sdk never sees them),
 // so the test compares the two paths, not the go-sdk with itself; the ones
 // that do not are shown to go to the go-sdk.
-func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
+func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	tokensFile := filepath.Join(dir, "tokens")
@@ -111,7 +111,7 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	}
 	// Every version answered directly is one the go-sdk serves: each is
 	// compared here.
-	for v := range directVersions {
+	for v := range plainVersions {
 		if v != "" {
 			cases = append(cases, struct {
 				name, body, token string
@@ -121,8 +121,8 @@ func TestDirectCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			}{name: "protocol " + v, body: call, header: http.Header{"Mcp-Protocol-Version": {v}}, direct: true})
 		}
 	}
-	if len(directVersions) < 5 {
-		t.Errorf("answered directly under %d protocol versions; the go-sdk v1.8.0 serves four before 2026-07-28", len(directVersions)-1)
+	if len(plainVersions) < 5 {
+		t.Errorf("answered directly under %d protocol versions; the go-sdk v1.8.0 serves four before 2026-07-28", len(plainVersions)-1)
 	}
 	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	for _, c := range cases {

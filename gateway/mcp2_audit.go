@@ -83,7 +83,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		defer func() {
 			if v := recover(); v != nil {
 				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ri.RequestID))
-				_ = g.writeResult(ctx, resultOf(call, time.Since(start), audit.OutcomeInternal))
+				_ = g.writeResult(ctx, resultOf(call, time.Since(start), audit.OutcomeInternal), "")
 				res, err = nil, errInternal
 			}
 		}()
@@ -92,7 +92,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
 		result.Cached = notes.cached
 		result.ResultBytes, result.Redactions = g.answerSize(notes, res)
-		if g.writeResult(ctx, result) != nil {
+		if g.writeResult(ctx, result, "; answer withheld") != nil {
 			// An answer whose result record cannot be written is not sent:
 			// what a reviewer cannot see, a client does not get.
 			return nil, errAuditUnavailable
@@ -130,12 +130,13 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 }
 
 // writeResult counts a call's end in the metrics and writes its result
-// record; a record that cannot be written is logged and returned.
-func (g *Server) writeResult(ctx context.Context, result audit.Record) error {
+// record; a record that cannot be written is logged, with what follows from
+// it, and returned.
+func (g *Server) writeResult(ctx context.Context, result audit.Record, consequence string) error {
 	g.metrics.call(result.Tool, result.Method, result.Principal, string(result.Outcome), result.Duration)
 	err := g.writeDetached(ctx, result)
 	if err != nil {
-		g.log.Error("audit result record not written", zap.String("requestId", result.RequestID), zap.Error(err))
+		g.log.Error("audit result record not written"+consequence, zap.String("requestId", result.RequestID), zap.Error(err))
 	}
 	return err
 }

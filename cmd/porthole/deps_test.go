@@ -110,8 +110,9 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 }
 
 // leafImports are the packages each of the gateway's and redact's leaf
-// mechanisms may import beyond the standard library: a mechanism depends on
-// nothing of the gateway, and on no library its job does not need.
+// mechanisms, and the other packages that depend on little, may import
+// beyond the standard library: a mechanism depends on nothing of the
+// gateway, and on no library its job does not need (docs/architecture.md).
 var leafImports = map[string][]string{
 	module + "/gateway/rpcdecode": {"github.com/modelcontextprotocol/go-sdk/jsonrpc"},
 	module + "/gateway/tokens":    {"go.uber.org/zap"},
@@ -119,6 +120,10 @@ var leafImports = map[string][]string{
 	module + "/redact":            {},
 	module + "/redact/quote":      {},
 	module + "/policy":            {"github.com/temporalio/sqlparser"},
+	module + "/audit":             {},
+	module + "/temporal/read":     {module + "/redact/quote"},
+	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
+		"golang.org/x/time/rate", module + "/policy", module + "/redact/quote"},
 }
 
 // homes say where the code of a kind lives, and that nothing else imports

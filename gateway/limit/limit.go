@@ -88,6 +88,9 @@ type Buckets struct {
 	now    func() time.Time
 }
 
+// Cost is what one call of tool is charged under the buckets' limits.
+func (l *Buckets) Cost(tool string) int { return l.limits.Cost(tool) }
+
 // NewBuckets makes the buckets for l, full.
 func NewBuckets(l Limits) *Buckets {
 	return &Buckets{

@@ -86,7 +86,7 @@ func decodeReference(body []byte) (Envelope, error) {
 	return env, nil
 }
 
-// checkStrictJSON walks body token by token: one value, no duplicate or
+// referenceStrictJSON walks body token by token: one value, no duplicate or
 // case-variant keys in any object, nesting within MaxDepth, nothing
 // after the value.
 func referenceStrictJSON(body []byte) error {

@@ -11,7 +11,7 @@
 // digests in constant time ([Set.Lookup]).
 //
 // The file is trusted as the operator wrote it, but read strictly: a
-// malformed line, a duplicate name or digest, or a name outside a short
+// malformed line, a duplicate name, or a name outside a short
 // plain alphabet refuses the whole file, naming the line ([ErrFile]). A
 // reload that fails keeps the set in force and says why ([Store.Reload]);
 // the first load that fails is an error, so porthole does not start on a

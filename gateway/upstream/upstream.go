@@ -595,7 +595,7 @@ func (l *stderrLog) line(b []byte) {
 	// quoter need not redact again): the log's JSON escapes control
 	// characters but not line separators or bidi overrides, which a child
 	// could use to forge or hide log lines.
-	line := quote.New(nil).OfUpTo(quote.OriginUpstream(l.u.Entry.Name), l.u.opts.Clean(string(b)), maxStderrLine).Text
+	line := quote.New(nil).OfUpTo(quote.OriginUpstream(l.u.Entry.Name), l.u.clean(string(b)), maxStderrLine).Text
 	fields := []zap.Field{zap.String("line", line)}
 	if l.dropped > 0 {
 		fields = append(fields, zap.Int("droppedBefore", l.dropped))
@@ -731,10 +731,17 @@ func objectSchema(t *mcp.Tool) (schema map[string]any, raw []byte, ok bool) {
 	return schema, raw, err == nil && schema != nil && schema["type"] == "object"
 }
 
+// clean redacts s with the roster's Clean (NewSet always sets one).
+func (u *Upstream) clean(s string) string {
+	if u.opts.Clean == nil {
+		return s
+	}
+	return u.opts.Clean(s)
+}
+
 func (u *Upstream) tellWithheld(tool, reason string) {
-	// The operations log redacts every line it writes; escaping is what
-	// is needed here.
-	u.log.Warn("upstream tool withheld", zap.String("tool", quote.New(nil).EscapeIdentifier(tool)), zap.String("reason", reason))
+	// Redacted whole before it is escaped and cut, as the stderr lines are.
+	u.log.Warn("upstream tool withheld", zap.String("tool", quote.New(nil).EscapeIdentifier(u.clean(tool))), zap.String("reason", reason))
 	if f := u.opts.Events.Withheld; f != nil {
 		f(u.Entry.Name, tool, reason)
 	}
