@@ -41,8 +41,10 @@
 //
 // A request needs exactly one Authorization header of the form
 // "Bearer <token>", scheme spelled exactly so. The token's SHA-256 digest is
-// compared in constant time with every configured digest; the file of
-// digests names a principal per line (see [github.com/porthole-dev/porthole/gateway/tokens.Set]). A refusal is 401 with
+// looked up among the configured digests; the file of digests names a
+// principal per line (see [github.com/porthole-dev/porthole/gateway/tokens.Set]).
+// A valid token is admitted before the failed-auth limit is consulted, so
+// failures from its address cannot lock it out. A refusal is 401 with
 // WWW-Authenticate: Bearer (and error="invalid_token" when a token was sent)
 // and a fixed body that says nothing about why. The principal reaches tool
 // handlers the go-sdk's way, as TokenInfo.UserID, set by auth.RequireBearerToken

@@ -150,9 +150,28 @@ func TestFailedAuthenticationIsLimitedPerAddressWithBoundedMemory(t *testing.T) 
 			t.Fatalf("guess %d: status %d, want 401", i, status)
 		}
 	}
-	status, h, body := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
+	status, h, body := f.do(t, "POST", "/mcp", bearer("ph_guess4"), listToolsBody)
 	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, "failed-auth limit") {
-		t.Fatalf("after 3 failures even the right token gets %d (Retry-After %q, body %q), want 429 with Retry-After naming the limit", status, h.Get("Retry-After"), body)
+		t.Fatalf("after 3 failures a fourth guess gets %d (Retry-After %q, body %q), want 429 with Retry-After naming the limit", status, h.Get("Retry-After"), body)
+	}
+	if status, _, _ := f.do(t, "POST", "/mcp", nil, listToolsBody); status != http.StatusTooManyRequests {
+		t.Fatalf("after 3 failures a request without a token gets %d, want 429", status)
+	}
+}
+
+// TestFailuresFromAnAddressDoNotLockOutAValidToken: strangers failing from
+// an address (behind an ingress without trusted proxies, every client
+// shares one) once made even a valid token from it get 429.
+func TestFailuresFromAnAddressDoNotLockOutAValidToken(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 3, FailedAuthEvery: time.Hour})
+	for i := 0; i < 10; i++ {
+		f.do(t, "POST", "/mcp", bearer(fmt.Sprintf("ph_guess%d", i)), listToolsBody)
+	}
+	for _, who := range []string{f.alice, f.bob} {
+		if status, _, body := f.do(t, "POST", "/mcp", bearer(who), listToolsBody); status != http.StatusOK {
+			t.Fatalf("a valid token after 10 failures from its address: status %d %q, want 200", status, body)
+		}
 	}
 
 }

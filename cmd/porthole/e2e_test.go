@@ -785,3 +785,21 @@ func execPorthole(t testing.TB, env []string, args ...string) *exec.Cmd {
 	cmd.Env = env
 	return cmd
 }
+
+// TestAStrangersFailuresDoNotLockOutAnAgent: against the real dev server,
+// more failed authentications from one address than its budget, then the
+// agent's valid token from the same address: the agent is answered, and the
+// stranger's next failure is the one refused with 429.
+func TestAStrangersFailuresDoNotLockOutAnAgent(t *testing.T) {
+	t.Parallel()
+	endpoint, token, _, _ := serveHTTP(t, "PORTHOLE_FAILED_AUTH_BURST=3")
+	for i := 0; i < 10; i++ {
+		callRaw(endpoint, fmt.Sprintf("ph_stranger%d", i), "describe_namespace", nil)
+	}
+	if a := callRaw(endpoint, token, "describe_namespace", nil); a.status != http.StatusOK || a.isError || a.rpcError != "" {
+		t.Fatalf("the agent's valid token after a stranger's failures: %+v; want an answer", a)
+	}
+	if a := callRaw(endpoint, "ph_stranger-again", "describe_namespace", nil); a.status != http.StatusTooManyRequests {
+		t.Fatalf("the stranger's next failure: status %d, want 429", a.status)
+	}
+}

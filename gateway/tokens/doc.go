@@ -7,8 +7,8 @@
 // A token is a secret of 256 random bits with the prefix "ph_" ([New]);
 // porthole never stores one. The tokens file holds only each principal's
 // name and the SHA-256 digest of its token, so reading the file does not let
-// anyone call porthole, and a token is checked by hashing it and comparing
-// digests in constant time ([Set.Lookup]).
+// anyone call porthole, and a token is checked by hashing it and looking the
+// digest up ([Set.Lookup], which says why a digest lookup leaks nothing).
 //
 // The file is trusted as the operator wrote it, but read strictly: a
 // malformed line, a duplicate name, or a name outside a short
