@@ -167,6 +167,14 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	return opts, nil
 }
 
+// MaxHeaderBytes caps a request's line and headers together: ample for a
+// bearer token and an MCP client. Above it the answer is 431.
+const MaxHeaderBytes = 16 << 10
+
+// netHTTPHeaderSlop is what net/http reads beyond http.Server's
+// MaxHeaderBytes before it refuses a request's headers.
+const netHTTPHeaderSlop = 4096
+
 // NewHTTPServer wraps h in an http.Server whose timeouts bound what a slow
 // or hostile client can hold open.
 func NewHTTPServer(h http.Handler, log *zap.Logger) *http.Server {
@@ -181,8 +189,10 @@ func NewHTTPServer(h http.Handler, log *zap.Logger) *http.Server {
 		WriteTimeout: 60 * time.Second,
 		// Idle keep-alive connections are closed after 2 minutes.
 		IdleTimeout: 2 * time.Minute,
-		// 16 KiB of headers is ample for a bearer token and an MCP client.
-		MaxHeaderBytes: 16 << 10,
+		// net/http reads up to MaxHeaderBytes plus 4 KiB of buffer slop
+		// before it answers 431, so the setting is the cap less that
+		// slop: what a client can send is MaxHeaderBytes in all.
+		MaxHeaderBytes: MaxHeaderBytes - netHTTPHeaderSlop,
 		ErrorLog:       zap.NewStdLog(log.Named("http")),
 	}
 }

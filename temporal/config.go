@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -57,6 +59,25 @@ var ErrConfig = errors.New("temporal configuration refused")
 
 func configError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+}
+
+// PlaintextBeyondLoopback reports whether the connection will be plaintext
+// to an address that is not loopback (a host name other than localhost
+// counts as beyond): what porthole reads then crosses a network in the
+// clear.
+func (c Config) PlaintextBeyondLoopback() bool {
+	if c.usesTLS() {
+		return false
+	}
+	host, _, err := net.SplitHostPort(c.Address)
+	if err != nil {
+		host = c.Address
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err != nil || !ip.IsLoopback()
 }
 
 // usesTLS reports whether the connection will be TLS.

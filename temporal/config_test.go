@@ -118,3 +118,23 @@ func TestClientCertificateIsReadOnce(t *testing.T) {
 		t.Errorf("loading files that are gone: %v, want ErrConfig", err)
 	}
 }
+
+func TestPlaintextBeyondLoopbackIsTold(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{Address: "127.0.0.1:7233"}, false},
+		{Config{Address: "[::1]:7233"}, false},
+		{Config{Address: "localhost:7233"}, false},
+		{Config{Address: "temporal.internal:7233"}, true},
+		{Config{Address: "10.0.0.5:7233", TLSDisabled: true}, true},
+		{Config{Address: "10.0.0.5:7233", TLS: true}, false},
+		{Config{Address: "temporal.internal:7233", APIKey: "k"}, false},
+	} {
+		if got := tc.cfg.PlaintextBeyondLoopback(); got != tc.want {
+			t.Errorf("%+v: PlaintextBeyondLoopback = %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+}

@@ -145,6 +145,15 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	if c.log, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
 		return nil, err
 	}
+	if cfg.PlaintextBeyondLoopback() {
+		// Said at every start: what porthole reads from Temporal crosses
+		// a network unencrypted.
+		why := "set TEMPORAL_TLS=true (or give a CA, a client certificate or an API key) to encrypt it, or TEMPORAL_TLS=false to say plaintext is deliberate"
+		if cfg.TLSDisabled {
+			why = "TEMPORAL_TLS=false says this is deliberate"
+		}
+		c.log.Warn("WARNING: the connection to Temporal at "+cfg.Address+" is plaintext and the address is not loopback; "+why, zap.String("temporalAddress", cfg.Address))
+	}
 	if len(tooShort) > 0 {
 		c.log.Warn("WARNING: some secrets are shorter than the redactor accepts and will not be redacted as exact values", zap.Int("count", len(tooShort)), zap.Int("minimumLength", redact.MinExactSecretLen))
 	}

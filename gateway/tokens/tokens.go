@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -56,6 +57,9 @@ func Parse(r io.Reader) (*Set, error) {
 		name, digest := fields[0], fields[1]
 		if !principalName.MatchString(name) {
 			return nil, fmt.Errorf("%w: line %d: a principal name is 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrFile, n)
+		}
+		if reserved(name) {
+			return nil, fmt.Errorf("%w: line %d: the principal name %q is reserved (porthole's callers over stdio and without authentication); choose another", ErrFile, n, name)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("%w: line %d: the principal %s appears twice", ErrFile, n, name)
@@ -115,6 +119,16 @@ func New() (string, error) {
 	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
+// Reserved are the principal names porthole gives callers no token names:
+// "local" over stdio, "anonymous" over HTTP without authentication. A token
+// of either name would make its holder indistinguishable from them in
+// grants and in the audit log, so no tokens file may name one, in any case.
+var Reserved = []string{"local", "anonymous"}
+
+func reserved(name string) bool {
+	return slices.ContainsFunc(Reserved, func(r string) bool { return strings.EqualFold(r, name) })
+}
+
 // Digest is the hex SHA-256 of a token, as the tokens file holds it.
 func Digest(token string) string {
 	d := sha256.Sum256([]byte(token))
@@ -128,6 +142,9 @@ func Digest(token string) string {
 func Append(path, name string) (string, error) {
 	if !principalName.MatchString(name) {
 		return "", fmt.Errorf("%w: the name %q is not 1 to 64 letters, digits, '.', '_', '@' or '-'", ErrFile, name)
+	}
+	if reserved(name) {
+		return "", fmt.Errorf("%w: the principal name %q is reserved (porthole's callers over stdio and without authentication); choose another", ErrFile, name)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

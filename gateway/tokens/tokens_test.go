@@ -47,6 +47,8 @@ func TestTokensFile(t *testing.T) {
 		"a short digest":         "alice abcd\n",
 		"a non-hex digest":       "alice " + strings.Repeat("z", 64) + "\n",
 		"a duplicate name":       "a " + Digest("x") + "\na " + Digest("y") + "\n",
+		"the reserved local":     "local " + Digest("x") + "\n",
+		"anonymous in capitals":  "ANONYMOUS " + Digest("x") + "\n",
 		"a name with a space":    "al ice " + Digest("x") + "\n",
 		"a name with a control":  "al\x1bice " + Digest("x") + "\n",
 		"three fields on a line": "alice " + Digest("x") + " extra\n",
@@ -59,5 +61,19 @@ func TestTokensFile(t *testing.T) {
 	}
 	if _, err := Parse(strings.NewReader("# comment\n\nalice " + Digest("x") + "\n")); err != nil {
 		t.Errorf("comments and blank lines refused: %v", err)
+	}
+}
+
+// TestReservedNamesAreRefusedWithTheirLine: a tokens file naming "local" or
+// "anonymous", in any case, is refused, naming the line; and no token can be
+// made for them.
+func TestReservedNamesAreRefusedWithTheirLine(t *testing.T) {
+	t.Parallel()
+	_, err := Parse(strings.NewReader("alice " + Digest("a") + "\nLocal " + Digest("b") + "\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("Parse = %v; want a refusal naming line 2", err)
+	}
+	if _, err := Append(filepath.Join(t.TempDir(), "tokens"), "anonymous"); err == nil {
+		t.Fatal("a token was made for anonymous")
 	}
 }
