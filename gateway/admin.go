@@ -10,9 +10,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 )
 
@@ -49,6 +51,12 @@ func (g *Server) adminHandler(profiling bool) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if problem := g.tokensProblem(); problem != "" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not ready: " + problem + "\n"))
+			g.writeUpstreamStatus(w)
+			return
+		}
 		if err := g.raw.Ping(ctx); err != nil {
 			g.log.Warn("not ready: Temporal does not answer", zap.Error(err))
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -62,6 +70,30 @@ func (g *Server) adminHandler(profiling bool) http.Handler {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g.metrics.registry, promhttp.HandlerOpts{}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
 	return r
+}
+
+// WatchTokens makes the admin listener tell the tokens file's problems: while
+// the tokens in force are not the file's (it cannot be read, or does not
+// parse), /readyz answers not ready with the reason, and the series
+// porthole_tokens_file_ok is 0.
+func (g *Server) WatchTokens(s *tokens.Store) {
+	g.tokensStore.Store(s)
+	g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "porthole_tokens_file_ok",
+		Help: "1 while the static tokens in force are the tokens file's; 0 while the file cannot be read (every static token refused) or does not parse (the last tokens it gave stay in force).",
+	}, func() float64 {
+		if s.Problem() != "" {
+			return 0
+		}
+		return 1
+	}))
+}
+
+func (g *Server) tokensProblem() string {
+	if s := g.tokensStore.Load(); s != nil {
+		return s.Problem()
+	}
+	return ""
 }
 
 // UnconfiguredAdminHandler serves the admin paths of a porthole that serves

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -685,5 +686,60 @@ func TestTheTokensFileReservesTheGatewaysOwnPrincipals(t *testing.T) {
 		if !slices.Contains(tokens.Reserved, p) {
 			t.Errorf("%q is not among tokens.Reserved %v", p, tokens.Reserved)
 		}
+	}
+}
+
+// TestReadyzSaysWhenTheTokensFileCannotBeRead: while the tokens file is gone
+// every static token is refused, /readyz is not ready and says why, and the
+// metric shows it; once the file is back, all three recover.
+func TestReadyzSaysWhenTheTokensFileCannotBeRead(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tokens")
+	alice, err := tokens.Append(path, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	store, err := tokens.OpenStore(path, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFront(t, HTTPOptions{Tokens: store.Current})
+	f.server.WatchTokens(store)
+	admin := httptest.NewServer(f.server.AdminHandler())
+	t.Cleanup(admin.Close)
+	readyz := func() (int, string) {
+		resp, body := send(t, http.MethodGet, admin.URL+"/readyz", nil, "")
+		return resp.StatusCode, body
+	}
+	metricOK := func() string {
+		_, body := send(t, http.MethodGet, admin.URL+"/metrics", nil, "")
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, "porthole_tokens_file_ok ") {
+				return strings.TrimPrefix(line, "porthole_tokens_file_ok ")
+			}
+		}
+		return "absent"
+	}
+	os.Remove(path)
+	store.Reload()
+	if status, _, _ := f.do(t, "POST", "/mcp", bearer(alice), listToolsBody); status != http.StatusUnauthorized {
+		t.Fatalf("a token whose file is gone: status %d, want 401", status)
+	}
+	if status, body := readyz(); status != http.StatusServiceUnavailable || !strings.Contains(body, tokens.ProblemUnreadable) {
+		t.Fatalf("/readyz with the tokens file gone: %d %q", status, body)
+	}
+	if got := metricOK(); got != "0" {
+		t.Fatalf("porthole_tokens_file_ok = %s with the file gone, want 0", got)
+	}
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store.Reload()
+	if status, _, _ := f.do(t, "POST", "/mcp", bearer(alice), listToolsBody); status != http.StatusOK {
+		t.Fatalf("the file back: status %d, want 200", status)
+	}
+	if got := metricOK(); got != "1" {
+		t.Fatalf("porthole_tokens_file_ok = %s with the file back, want 1", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
@@ -80,6 +81,9 @@ type Server struct {
 	ownTools map[string]mcp.ToolHandler
 	// ownToolsChain is the receiving middleware around callOwnTool.
 	ownToolsChain mcp.MethodHandler
+	// tokensStore, when set (WatchTokens), is the tokens file whose
+	// problems /readyz tells.
+	tokensStore atomic.Pointer[tokens.Store]
 	// paths is the seam between porthole's answers to plain calls and the
 	// go-sdk's transport, for the tests that compare the two; Handler
 	// reads it when it builds a front.

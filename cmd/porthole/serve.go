@@ -204,6 +204,9 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 	if err != nil {
 		return err
 	}
+	if store != nil && !f.noAuth {
+		g.WatchTokens(store)
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", f.addr, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -18,14 +19,40 @@ import (
 // stops working at the next reload. A file that does not parse keeps the
 // previous set in force, and the reason is logged: a half-written edit must
 // not lock everyone out, nor let anyone in.
+//
+// Security: a file that is gone or cannot be read refuses every token until
+// it can be read again. Deleting the file is how an operator may revoke
+// every token at once; had the last set stayed in force, a revoked token
+// would outlive its file.
 type Store struct {
-	path string
-	log  *zap.Logger
-	cur  atomic.Pointer[Set]
+	path    string
+	log     *zap.Logger
+	cur     atomic.Pointer[Set]
+	problem atomic.Pointer[string] // nil when the set in force is the file's
 
 	mu  sync.Mutex
 	sum [sha256.Size]byte
 }
+
+// The problems a reload can leave, as Problem says them.
+const (
+	ProblemUnreadable  = "the tokens file cannot be read, so every static token is refused"
+	ProblemUnparseable = "the tokens file does not parse, so the tokens in force are the last it gave (none, if it could not be read before)"
+)
+
+// Problem is why the tokens in force are not the file's, or "" when they
+// are.
+func (s *Store) Problem() string {
+	if p := s.problem.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// errUnreadable marks a tokens file that could not be read at all.
+type errUnreadable struct{ error }
+
+func (e errUnreadable) Unwrap() error { return e.error }
 
 // OpenStore loads path; unlike a reload, a first load that fails is an
 // error, so porthole does not start on a broken file.
@@ -46,7 +73,7 @@ func OpenStore(path string, log *zap.Logger) (*Store, error) {
 func readFile(path string) (*Set, [sha256.Size]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, [sha256.Size]byte{}, fmt.Errorf("%w: %v", ErrFile, err)
+		return nil, [sha256.Size]byte{}, errUnreadable{fmt.Errorf("%w: %v", ErrFile, err)}
 	}
 	sum := sha256.Sum256(b)
 	t, err := Parse(bytes.NewReader(b))
@@ -61,18 +88,35 @@ func (s *Store) Reload() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, sum, err := readFile(s.path)
-	if sum == s.sum && err == nil {
-		return false, nil
-	}
-	if err != nil {
-		s.log.Error("tokens file not reloaded; the previous tokens stay in force", zap.Error(err))
+	var unreadable errUnreadable
+	switch {
+	case errors.As(err, &unreadable):
+		changed := s.Problem() != ProblemUnreadable
+		if changed {
+			s.log.Error(ProblemUnreadable, zap.Error(err))
+		}
+		s.cur.Store(&Set{byDigest: map[[sha256.Size]byte]string{}})
+		s.sum = [sha256.Size]byte{}
+		s.setProblem(ProblemUnreadable)
+		return changed, err
+	case err != nil:
+		if sum != s.sum {
+			s.log.Error(ProblemUnparseable, zap.Error(err))
+			s.sum = sum
+		}
+		s.setProblem(ProblemUnparseable)
 		return false, err
+	case sum == s.sum && s.Problem() == "":
+		return false, nil
 	}
 	s.cur.Store(t)
 	s.sum = sum
+	s.problem.Store(nil)
 	s.log.Info("tokens file reloaded", zap.Int("principals", t.Len()))
 	return true, nil
 }
+
+func (s *Store) setProblem(p string) { s.problem.Store(&p) }
 
 // Watch reloads the file every interval until ctx ends. Polling the content
 // (not the modification time) catches every change, including an editor's

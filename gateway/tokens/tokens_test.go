@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
 )
 
 func TestTokensFile(t *testing.T) {
@@ -75,5 +77,54 @@ func TestReservedNamesAreRefusedWithTheirLine(t *testing.T) {
 	}
 	if _, err := Append(filepath.Join(t.TempDir(), "tokens"), "anonymous"); err == nil {
 		t.Fatal("a token was made for anonymous")
+	}
+}
+
+// TestARevokedTokenDoesNotOutliveItsFile: a tokens file that is deleted
+// refuses every token until it is back; one that does not parse keeps the
+// last good set; each says so in Problem.
+func TestARevokedTokenDoesNotOutliveItsFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tokens")
+	alice, err := Append(path, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	s, err := OpenStore(path, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := func() bool { _, ok := s.Current().Lookup(alice); return ok }
+	if !admitted() || s.Problem() != "" {
+		t.Fatalf("a fresh store: admitted %v, problem %q", admitted(), s.Problem())
+	}
+
+	if err := os.WriteFile(path, []byte("this is not a tokens file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Reload()
+	if !admitted() || s.Problem() != ProblemUnparseable {
+		t.Fatalf("a file that does not parse: admitted %v, problem %q; want the last good set, said", admitted(), s.Problem())
+	}
+
+	os.Remove(path)
+	s.Reload()
+	if admitted() || s.Problem() != ProblemUnreadable {
+		t.Fatalf("a deleted file: admitted %v, problem %q; want every token refused, said", admitted(), s.Problem())
+	}
+	if err := os.WriteFile(path, []byte("broken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Reload()
+	if admitted() || s.Problem() != ProblemUnparseable {
+		t.Fatalf("a broken file after a deleted one: admitted %v, problem %q; want still refused", admitted(), s.Problem())
+	}
+
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.Reload(); !changed || err != nil || !admitted() || s.Problem() != "" {
+		t.Fatalf("the file back: changed %v, %v, admitted %v, problem %q", changed, err, admitted(), s.Problem())
 	}
 }
