@@ -40,6 +40,13 @@ type HTTPOptions struct {
 	// address, then one per FailedAuthEvery. Zero means 10 and 6s.
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
+	// SSEMaxPerPrincipal and SSEMaxSessions bound the legacy SSE streams
+	// open at once, per principal and in all; zero means 8 and 256. A
+	// stream on which nothing happens for SSEIdleTimeout (zero: 5 minutes)
+	// is closed.
+	SSEMaxPerPrincipal int
+	SSEMaxSessions     int
+	SSEIdleTimeout     time.Duration
 	// LegacySSE also serves the 2024-11-05 HTTP+SSE transport at /sse,
 	// behind the same chain and the same buckets as /mcp.
 	LegacySSE bool
@@ -123,8 +130,10 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	}
 	r.Method(http.MethodPost, "/mcp", guard(calls))
 	if opts.LegacySSE {
-		stream, messages := g.legacySSE(opts.MaxBodyBytes)
-		r.Method(http.MethodGet, "/sse", authenticate(stream))
+		stream, messages := g.legacySSE(opts)
+		// Opening a stream is charged one unit of the principal's
+		// bucket, as any request that reads nothing from Temporal.
+		r.Method(http.MethodGet, "/sse", authenticate(g.rateLimit(buckets)(stream)))
 		r.Method(http.MethodPost, "/sse", guard(messages))
 	}
 	notAllowed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -154,6 +163,15 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	}
 	if err := opts.Limits.Check(); err != nil {
 		return opts, fmt.Errorf("gateway: %w", err)
+	}
+	if opts.SSEMaxPerPrincipal <= 0 {
+		opts.SSEMaxPerPrincipal = 8
+	}
+	if opts.SSEMaxSessions <= 0 {
+		opts.SSEMaxSessions = 256
+	}
+	if opts.SSEIdleTimeout <= 0 {
+		opts.SSEIdleTimeout = 5 * time.Minute
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = MaxBodyBytes

@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,18 +27,67 @@ import (
 //
 // Sessions live in one process: behind several replicas, the legacy
 // transport needs sticky sessions.
+//
+// Security: each open stream holds goroutines and buffers for as long as the
+// client keeps it, so streams are bounded: at most SSEMaxPerPrincipal per
+// principal and SSEMaxSessions in all (429 past either), opening one is
+// charged to the principal's rate limit like any request, and a stream on
+// which nothing has happened for SSEIdleTimeout is closed. Unbounded, one
+// principal's 3,000 streams held 9,000 goroutines.
 
-// sseSessions remembers which principal opened which session.
+// sseSessions remembers which principal opened which session, and counts
+// the open streams.
 type sseSessions struct {
-	mu     sync.Mutex
-	owners map[string]string
+	mu          sync.Mutex
+	owners      map[string]*sseSession
+	open        int
+	perOwner    map[string]int
+	maxPerOwner int
+	max         int
+}
+
+// sseSession is one session's owner and when it last saw a message or an
+// event (unix nanoseconds).
+type sseSession struct {
+	owner  string
+	active atomic.Int64
+}
+
+// admit takes a stream slot for owner, or says which bound refuses it.
+func (s *sseSessions) admit(owner string) (refused string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.perOwner[owner] >= s.maxPerOwner:
+		return "too many legacy SSE streams open for this principal"
+	case s.open >= s.max:
+		return "too many legacy SSE streams open"
+	}
+	s.perOwner[owner]++
+	s.open++
+	return ""
+}
+
+// release gives back owner's slot and forgets the session, if one was
+// bound.
+func (s *sseSessions) release(owner, session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open--
+	if s.perOwner[owner]--; s.perOwner[owner] <= 0 {
+		delete(s.perOwner, owner)
+	}
+	if session != "" {
+		delete(s.owners, session)
+	}
 }
 
 // legacySSE returns the stream (GET /sse) and messages (POST /sse)
 // handlers; Handler puts them behind the chain, and its wire redactor
 // redacts the stream event by event.
-func (g *Server) legacySSE(maxBody int64) (stream, messages http.Handler) {
-	sessions := &sseSessions{owners: map[string]string{}}
+func (g *Server) legacySSE(opts HTTPOptions) (stream, messages http.Handler) {
+	maxBody, idle := opts.MaxBodyBytes, opts.SSEIdleTimeout
+	sessions := &sseSessions{owners: map[string]*sseSession{}, perOwner: map[string]int{}, maxPerOwner: opts.SSEMaxPerPrincipal, max: opts.SSEMaxSessions}
 	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.SSEOptions{
 		DisableLocalhostProtection: true, // checkHostAndOrigin is in the chain
 		MaxRequestBodyBytes:        maxBody,
@@ -49,43 +100,71 @@ func (g *Server) legacySSE(maxBody int64) (stream, messages http.Handler) {
 		ci.Transport = "sse"
 		r = r.WithContext(withRequestInfo(r.Context(), ci))
 		owner := authenticatedPrincipal(r)
+		if refused := sessions.admit(owner); refused != "" {
+			g.tooManyRequests(w, r, "sse-streams", 5*time.Second, nil, refused)
+			return
+		}
+		state := &sseSession{owner: owner}
+		state.active.Store(time.Now().UnixNano())
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go closeWhenIdle(ctx, cancel, &state.active, idle)
 		// The session is bound to its owner before its first event, which
 		// names it, reaches the client: no POST can race the binding.
-		sw := &sessionWatcher{ResponseWriter: w, bind: func(id string) {
+		sw := &sessionWatcher{ResponseWriter: w, active: &state.active, bind: func(id string) {
 			sessions.mu.Lock()
-			sessions.owners[id] = owner
+			sessions.owners[id] = state
 			sessions.mu.Unlock()
 		}}
-		sse.ServeHTTP(sw, r)
-		if sw.session != "" {
-			sessions.mu.Lock()
-			delete(sessions.owners, sw.session)
-			sessions.mu.Unlock()
-		}
+		sse.ServeHTTP(sw, r.WithContext(ctx))
+		sessions.release(owner, sw.session)
 	})
 	messages = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("sessionid")
 		sessions.mu.Lock()
-		owner, ok := sessions.owners[id]
+		state, ok := sessions.owners[id]
 		sessions.mu.Unlock()
-		if !ok || owner != authenticatedPrincipal(r) {
+		if !ok || state.owner != authenticatedPrincipal(r) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
+		state.active.Store(time.Now().UnixNano())
 		sse.ServeHTTP(w, r)
 	})
 	return stream, messages
 }
 
+// closeWhenIdle cancels a stream on which nothing has happened (no message
+// posted into its session, no event written) for idle, checking a few
+// times per idle period, until ctx ends.
+func closeWhenIdle(ctx context.Context, cancel context.CancelFunc, active *atomic.Int64, idle time.Duration) {
+	tick := time.NewTicker(max(idle/8, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if now.Sub(time.Unix(0, active.Load())) >= idle {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
 // sessionWatcher learns the session id from the stream's first event,
-// which names the endpoint to POST to, and passes every write on.
+// which names the endpoint to POST to, notes every write as activity, and
+// passes it on.
 type sessionWatcher struct {
 	http.ResponseWriter
 	session string
+	active  *atomic.Int64
 	bind    func(id string)
 }
 
 func (w *sessionWatcher) Write(p []byte) (int, error) {
+	w.active.Store(time.Now().UnixNano())
 	if w.session == "" && bytes.HasPrefix(p, []byte("event: endpoint\n")) {
 		if i := bytes.Index(p, []byte("data: ")); i >= 0 {
 			if u, err := url.Parse(string(bytes.TrimSpace(p[i+len("data: "):]))); err == nil {

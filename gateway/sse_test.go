@@ -3,9 +3,11 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,6 +28,50 @@ func newSSEFront(t *testing.T, limits limit.Limits) (url, alice, bob string, a *
 	t.Helper()
 	f := newFront(t, HTTPOptions{LegacySSE: true, Limits: limits})
 	return f.url, f.alice, f.bob, f.auditor
+}
+
+// TestLegacySSEStreamsAreBounded: streams per principal and in all are
+// capped (429 past the cap, a slot freed when a stream ends), and a stream
+// on which nothing happens is closed. Unbounded, 3,000 streams from one
+// principal held 9,000 goroutines.
+func TestLegacySSEStreamsAreBounded(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{LegacySSE: true, SSEMaxPerPrincipal: 2, SSEMaxSessions: 3, SSEIdleTimeout: time.Hour,
+		Limits: limit.Limits{PerPrincipal: 1000, PerPrincipalBurst: 1000, Global: 1000, GlobalBurst: 1000}})
+	openSSE(t, f.url, f.alice)
+	openSSE(t, f.url, f.alice)
+	if status, _, body := f.do(t, http.MethodGet, "/sse", bearer(f.alice), ""); status != http.StatusTooManyRequests || !strings.Contains(body, "sse-streams") {
+		t.Fatalf("alice's third stream: %d %q, want 429 naming the limit", status, body)
+	}
+	openSSE(t, f.url, f.bob)
+	if status, _, _ := f.do(t, http.MethodGet, "/sse", bearer(f.bob), ""); status != http.StatusTooManyRequests {
+		t.Fatalf("a fourth stream in all: %d, want 429", status)
+	}
+}
+
+func TestAnIdleLegacySSEStreamIsClosed(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{LegacySSE: true, SSEMaxPerPrincipal: 1, SSEIdleTimeout: 300 * time.Millisecond})
+	req, _ := http.NewRequest(http.MethodGet, f.url+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+f.alice)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); done <- err }()
+	select {
+	case <-done:
+		if took := time.Since(start); took < 200*time.Millisecond {
+			t.Fatalf("the stream closed after %s, before it was idle", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle stream was still open after 10 s")
+	}
+	// Its slot is free again.
+	openSSE(t, f.url, f.alice)
 }
 
 func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
@@ -110,7 +156,8 @@ func openSSE(t *testing.T, url, token string) string {
 
 func TestLegacySSESharesTheRateLimitsOfMCP(t *testing.T) {
 	t.Parallel()
-	url, alice, _, _ := newSSEFront(t, limit.Limits{PerPrincipal: 0.01, PerPrincipalBurst: 3, Global: 1000, GlobalBurst: 1000})
+	// A burst of 4: opening the stream is charged one unit.
+	url, alice, _, _ := newSSEFront(t, limit.Limits{PerPrincipal: 0.01, PerPrincipalBurst: 4, Global: 1000, GlobalBurst: 1000})
 	endpoint := openSSE(t, url, alice)
 	for i := 0; i < 3; i++ {
 		if r, _ := send(t, http.MethodPost, url+"/mcp", bearer(alice), listToolsBody); r.StatusCode != http.StatusOK {

@@ -42,6 +42,9 @@ type frontSettings struct {
 	failedAuthBurst         int
 	cacheTTL                time.Duration
 	legacySSE               bool
+	sseMaxPerPrincipal      int
+	sseMaxStreams           int
+	sseIdleTimeout          time.Duration
 	pprof                   bool
 }
 
@@ -64,6 +67,9 @@ func (f *frontSettings) register(s *settings) {
 	numeric(s, &f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", 1<<20, false, "largest request body; larger ones get 413")
 	numeric(s, &f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", 10, false, "failed authentications allowed per client address before 429 (then one per 6s)")
 	s.bool(&f.legacySSE, "legacy-sse", "PORTHOLE_LEGACY_SSE", "also serve the 2024-11-05 HTTP+SSE transport at /sse, behind the same chain (sessions need sticky routing across replicas)")
+	numeric(s, &f.sseMaxPerPrincipal, "sse-max-per-principal", "PORTHOLE_SSE_MAX_PER_PRINCIPAL", 8, false, "legacy SSE streams one principal may hold open at once (429 past it)")
+	numeric(s, &f.sseMaxStreams, "sse-max-streams", "PORTHOLE_SSE_MAX_STREAMS", 256, false, "legacy SSE streams open at once in all (429 past it)")
+	numeric(s, &f.sseIdleTimeout, "sse-idle-timeout", "PORTHOLE_SSE_IDLE_TIMEOUT", 5*time.Minute, false, "a legacy SSE stream on which nothing happens for this long is closed")
 	numeric(s, &f.cacheTTL, "cache-ttl", "PORTHOLE_CACHE_TTL", 2*time.Second, true, "how long identical reads share one answer; 0 turns the cache off")
 }
 
@@ -82,6 +88,9 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 	o := gateway.HTTPOptions{
 		DangerouslyServeWithoutAuthentication: f.noAuth,
 		LegacySSE:                             f.legacySSE,
+		SSEMaxPerPrincipal:                    f.sseMaxPerPrincipal,
+		SSEMaxSessions:                        f.sseMaxStreams,
+		SSEIdleTimeout:                        f.sseIdleTimeout,
 		Hosts:                                 gateway.HostPolicy{Hosts: splitList(f.hosts), Origins: splitList(f.origins), LoopbackOrigins: f.loopbackOrigins},
 		Limits:                                limit.Limits{PerPrincipal: f.ratePer, PerPrincipalBurst: f.burstPer, Global: f.rateGlobal, GlobalBurst: f.burstGlobal},
 		MaxBodyBytes:                          f.maxBody,
