@@ -2,7 +2,10 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 )
 
@@ -11,47 +14,86 @@ import (
 // responses.
 type Redactor func(s string) (string, int)
 
+// CallArgs are a call's arguments as its record holds them.
+type CallArgs struct {
+	Args []Arg
+	// Omitted counts the arguments past MaxArgs, or past MaxArgsBytes of
+	// names and values, which the record does not hold; OmittedSHA256 is
+	// the hex SHA-256 of the JSON object of those arguments as the client
+	// sent them (members in name order, each value compacted), so that a
+	// reviewer holding the request can show what was left out.
+	Omitted       int
+	OmittedSHA256 string
+	// Redactions counts the secrets redacted in the arguments kept.
+	Redactions int
+}
+
 // ArgsFromJSON turns a call's raw arguments into audit arguments, sorted by
 // name: string values as they are, other values as compact JSON; each
 // redacted and capped. Arguments that are not a JSON object are recorded as
-// one argument named "" holding the raw text, so nothing a client sent is
-// lost from the record. It returns the number of redactions made.
-func ArgsFromJSON(raw json.RawMessage, redact Redactor) ([]Arg, int) {
+// one argument named "" holding the raw text (capped), so nothing a client
+// sent is lost from the record without a trace.
+//
+// Security: a record holds at most MaxArgs arguments and MaxArgsBytes of
+// them; the rest is counted and hashed. One request of 111,828 arguments
+// made a 4 MB record for one unit of rate limit.
+func ArgsFromJSON(raw json.RawMessage, redact Redactor) CallArgs {
 	if redact == nil {
 		redact = func(s string) (string, int) { return s, 0 }
 	}
 	var obj map[string]json.RawMessage
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return []Arg{}, 0
+		return CallArgs{Args: []Arg{}}
 	}
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
 		v, n := redact(string(trimmed))
-		return []Arg{newArg("", v)}, n
+		return CallArgs{Args: []Arg{newArg("", v)}, Redactions: n}
 	}
-	names := make([]string, 0, len(obj))
-	for k := range obj {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	args := make([]Arg, 0, len(names))
-	total := 0
-	for _, name := range names {
-		v := obj[name]
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			var compact bytes.Buffer
-			if json.Compact(&compact, v) == nil {
-				s = compact.String()
-			} else {
-				s = string(v)
-			}
+	names := slices.Sorted(maps.Keys(obj))
+	out := CallArgs{Args: make([]Arg, 0, min(len(names), MaxArgs))}
+	size := 0
+	for i, name := range names {
+		s := argText(obj[name])
+		a := newArg(name, s)
+		if len(out.Args) == MaxArgs || size+len(a.Name)+len(a.Value) > MaxArgsBytes {
+			out.Omitted, out.OmittedSHA256 = len(names)-i, omittedDigest(obj, names[i:])
+			break
 		}
-		s, n := redact(s)
-		total += n
-		args = append(args, newArg(name, s))
+		v, n := redact(s)
+		out.Redactions += n
+		a = newArg(name, v)
+		size += len(a.Name) + len(a.Value)
+		out.Args = append(out.Args, a)
 	}
-	return args, total
+	return out
+}
+
+// argText is an argument's value as the record shows it: a string as it
+// is, anything else as compact JSON.
+func argText(v json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, v) == nil {
+		return compact.String()
+	}
+	return string(v)
+}
+
+// omittedDigest is the hex SHA-256 of the JSON object of obj's members
+// named in names (in name order, values compacted), as encoding/json
+// writes it.
+func omittedDigest(obj map[string]json.RawMessage, names []string) string {
+	rest := make(map[string]json.RawMessage, len(names))
+	for _, n := range names {
+		rest[n] = obj[n]
+	}
+	b, _ := json.Marshal(rest)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func newArg(name, value string) Arg {

@@ -47,12 +47,16 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 	str("upstream", r.Upstream)
 	if r.Kind == KindCall {
 		f = append(f, zap.Array("args", referenceArgs(r.Args)))
+		if r.ArgsOmitted > 0 {
+			f = append(f, zap.Int("argsOmitted", r.ArgsOmitted))
+			str("argsOmittedSha256", r.ArgsOmittedSHA256)
+		}
 	}
 	str("outcome", string(r.Outcome))
 	if r.Status != 0 {
 		f = append(f, zap.Int("status", r.Status))
 	}
-	str("reason", r.Reason)
+	str("reason", capBytes(r.Reason, MaxReasonBytes))
 	if r.Kind == KindResult {
 		f = append(f,
 			zap.Float64("durationMs", float64(r.Duration.Microseconds())/1000),
@@ -112,6 +116,7 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 			Transport: "http", UserAgent: ua, Method: "tools/call", Tool: tool, Upstream: requestID, Args: []Arg{{Name: argName, Value: argValue, Truncated: flag}, {Name: "b", Value: ""}},
 			Outcome: OutcomeOK, Status: n, Reason: reason, Duration: time.Duration(micros) * time.Microsecond,
 			ResultBytes: n, Redactions: n / 2, Cached: flag, PreviousFile: reason, PreviousLastSeq: uint64(n),
+			ArgsOmitted: n % 3, ArgsOmittedSHA256: requestID,
 		}
 		if flag {
 			rec.Args = nil

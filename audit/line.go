@@ -55,16 +55,18 @@ type Entry struct {
 		Value     string `json:"value"`
 		Truncated bool   `json:"truncated"`
 	} `json:"args"`
-	Outcome         Outcome `json:"outcome"`
-	Status          int     `json:"status"`
-	Reason          string  `json:"reason"`
-	DurationMs      float64 `json:"durationMs"`
-	ResultBytes     int     `json:"resultBytes"`
-	Redactions      int     `json:"redactions"`
-	Cached          bool    `json:"cached"`
-	PreviousFile    string  `json:"previousFile"`
-	PreviousLastSeq uint64  `json:"previousLastSeq"`
-	MAC             string  `json:"mac"`
+	ArgsOmitted       int     `json:"argsOmitted"`
+	ArgsOmittedSHA256 string  `json:"argsOmittedSha256"`
+	Outcome           Outcome `json:"outcome"`
+	Status            int     `json:"status"`
+	Reason            string  `json:"reason"`
+	DurationMs        float64 `json:"durationMs"`
+	ResultBytes       int     `json:"resultBytes"`
+	Redactions        int     `json:"redactions"`
+	Cached            bool    `json:"cached"`
+	PreviousFile      string  `json:"previousFile"`
+	PreviousLastSeq   uint64  `json:"previousLastSeq"`
+	MAC               string  `json:"mac"`
 }
 
 var (

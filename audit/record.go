@@ -48,6 +48,11 @@ type Record struct {
 	Tool       string // untrusted: quoted
 	Upstream   string // the roster name of the upstream MCP server a tool belongs to
 	Args       []Arg
+	// ArgsOmitted counts the arguments of a call beyond what one record
+	// holds (MaxArgs, MaxArgsBytes), and ArgsOmittedSHA256 is the hex
+	// SHA-256 of what was left out (see ArgsFromJSON).
+	ArgsOmitted       int
+	ArgsOmittedSHA256 string
 
 	// For results and denials.
 	Outcome     Outcome
@@ -75,6 +80,15 @@ const (
 	MaxArgBytes       = 512
 	MaxUserAgentBytes = 256
 	MaxToolBytes      = 128
+)
+
+// A call record holds at most MaxArgs arguments and MaxArgsBytes of their
+// names and values; the rest is counted and hashed. A reason is cut at
+// MaxReasonBytes.
+const (
+	MaxArgs        = 32
+	MaxArgsBytes   = 64 << 10
+	MaxReasonBytes = 512
 )
 
 // Quote is how every untrusted string is written: Go-quoted, ASCII only.
@@ -108,12 +122,16 @@ func (r *Record) appendFields(b []byte) []byte {
 			b = a.appendJSON(b)
 		}
 		b = append(b, ']')
+		if r.ArgsOmitted > 0 {
+			b = strconv.AppendInt(append(b, `,"argsOmitted":`...), int64(r.ArgsOmitted), 10)
+			b = appendStringField(b, "argsOmittedSha256", r.ArgsOmittedSHA256)
+		}
 	}
 	b = appendStringField(b, "outcome", string(r.Outcome))
 	if r.Status != 0 {
 		b = strconv.AppendInt(append(b, `,"status":`...), int64(r.Status), 10)
 	}
-	b = appendStringField(b, "reason", r.Reason)
+	b = appendStringField(b, "reason", capBytes(r.Reason, MaxReasonBytes))
 	if r.Kind == KindResult {
 		b = strconv.AppendFloat(append(b, `,"durationMs":`...), float64(r.Duration.Microseconds())/1000, 'f', -1, 64)
 		b = strconv.AppendInt(append(b, `,"resultBytes":`...), int64(r.ResultBytes), 10)

@@ -104,7 +104,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		return g.requireBearer(opts.Tokens, failures)(h)
 	}
 	guard := func(h http.Handler) http.Handler {
-		return authenticate(g.strictDecode(opts.MaxBodyBytes)(g.rateLimit(buckets)(g.auditRefusals(h))))
+		return authenticate(g.strictDecode(opts.MaxBodyBytes, buckets)(g.rateLimit(buckets)(g.auditRefusals(h))))
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,

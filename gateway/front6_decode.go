@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/rpcdecode"
 )
 
@@ -35,25 +36,34 @@ func envelopeFrom(r *http.Request) (rpcdecode.Envelope, bool) {
 // Batches are refused (each call must pass the rate limiter and the audit
 // log on its own), as are trailing data, a wrong Content-Type, and bodies
 // over the cap (413: the cap bounds the memory one request can hold).
-func (g *Server) strictDecode(maxBytes int64) func(http.Handler) http.Handler {
+//
+// Security: a refused body is charged one unit of the principal's bucket,
+// as any request; past it the answer is 429. A principal sending nothing but
+// bad bodies was otherwise refused without limit, each refusal a record.
+func (g *Server) strictDecode(maxBytes int64, buckets *limit.Buckets) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			refuse := func(status int, id json.RawMessage, code int, message, reason string) {
+				if ref := buckets.Charge(authenticatedPrincipal(r), 1, false); ref != nil {
+					g.tooManyRequests(w, r, ref.Limit, ref.After, id, "the "+ref.Limit+" rate limit")
+					return
+				}
+				g.denied(r, audit.OutcomeInvalid, status, reason)
+				writeRPCError(w, status, id, code, message)
+			}
 			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mt != "application/json" {
-				g.denied(r, audit.OutcomeInvalid, http.StatusUnsupportedMediaType, "Content-Type is not application/json")
-				writeRPCError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json")
+				refuse(http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json", "Content-Type is not application/json")
 				return
 			}
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				g.denied(r, audit.OutcomeInvalid, http.StatusRequestEntityTooLarge, "body over the size cap")
-				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBytes))
+				refuse(http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBytes), "body over the size cap")
 				return
 			}
 			if err != nil {
-				g.denied(r, audit.OutcomeInvalid, http.StatusBadRequest, "body could not be read")
-				writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body could not be read")
+				refuse(http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body could not be read", "body could not be read")
 				return
 			}
 			env, err := rpcdecode.Decode(body)
@@ -64,8 +74,7 @@ func (g *Server) strictDecode(maxBytes int64) func(http.Handler) http.Handler {
 					// else is a bug, answered as a parse error.
 					d = &rpcdecode.Error{Code: jsonrpc.CodeParseError, Message: "the body could not be decoded"}
 				}
-				g.denied(r, audit.OutcomeInvalid, http.StatusBadRequest, "invalid JSON-RPC: "+d.Message)
-				writeRPCError(w, http.StatusBadRequest, env.ID, d.Code, d.Message)
+				refuse(http.StatusBadRequest, env.ID, d.Code, d.Message, "invalid JSON-RPC: "+d.Message)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

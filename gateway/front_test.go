@@ -743,3 +743,29 @@ func TestReadyzSaysWhenTheTokensFileCannotBeRead(t *testing.T) {
 		t.Fatalf("porthole_tokens_file_ok = %s with the file back, want 1", got)
 	}
 }
+
+// TestRefusedBodiesAreChargedAndTheirReasonsBounded: a body strict decoding
+// refuses costs its principal a unit like any request (past the burst, 429),
+// and the denial's reason quotes at most a capped, redacted piece of it. An
+// AWS key id in a refused body once reached the audit log as sent.
+func TestRefusedBodiesAreChargedAndTheirReasonsBounded(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 0.001, PerPrincipalBurst: 3, Global: 1000, GlobalBurst: 1000}})
+	bad := `{"jsonrpc":"2.0","id":1,"method":"tools/list","AKIAPORTHOLESEED0001":1,"` + strings.Repeat("k", 100000) + `":2}`
+	for i := 0; i < 3; i++ {
+		if status, _, _ := f.do(t, "POST", "/mcp", bearer(f.alice), bad); status != http.StatusBadRequest {
+			t.Fatalf("bad body %d: status %d, want 400", i, status)
+		}
+	}
+	if status, _, _ := f.do(t, "POST", "/mcp", bearer(f.alice), bad); status != http.StatusTooManyRequests {
+		t.Fatalf("a bad body past the burst: status %d, want 429", status)
+	}
+	for _, r := range f.auditor.all() {
+		if r.Kind != audit.KindDenial || r.Outcome != audit.OutcomeInvalid {
+			continue
+		}
+		if strings.Contains(r.Reason, "AKIAPORTHOLESEED0001") || len(r.Reason) > 600 {
+			t.Fatalf("a denial's reason holds the key id or is %d bytes: %.300q", len(r.Reason), r.Reason)
+		}
+	}
+}

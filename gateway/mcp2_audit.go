@@ -121,7 +121,8 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 		rec.Tool, _ = g.redactor.String(p.Name)
 		rec.Upstream = g.upstreamOf(p.Name)
-		rec.Args, _ = audit.ArgsFromJSON(p.Arguments, g.redactor.String)
+		a := audit.ArgsFromJSON(p.Arguments, g.redactor.String)
+		rec.Args, rec.ArgsOmitted, rec.ArgsOmittedSHA256 = a.Args, a.Omitted, a.OmittedSHA256
 	}
 	if ri.recorded != nil {
 		ri.recorded.Store(true)
@@ -244,6 +245,9 @@ func outcomeOf(state *resultNotes, res mcp.Result, err error) audit.Outcome {
 func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reason string) {
 	ci := requestInfoFrom(r.Context())
 	ua, _ := g.redactor.String(ci.UserAgent)
+	// A reason is porthole's sentence, but it may quote what a client sent
+	// (a key of a refused body): redacted here, and the encoder caps it.
+	reason, _ = g.redactor.String(reason)
 	rec := audit.Record{
 		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
 		UserAgent: ua, Outcome: outcome, Status: status, Reason: reason,

@@ -87,7 +87,7 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	// Keys are exact here (the scan refused case variants), so a member
 	// in another case is an unknown one.
 	if s.unknown.end > 0 {
-		return env, refuse(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", s.decodeString(s.unknown))
+		return env, refuse(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", clientText(s.decodeString(s.unknown)))
 	}
 	env.ID = json.RawMessage(s.member(memberID))
 	version, method, params := s.member(memberJSONRPC), s.member(memberMethod), s.member(memberParams)
@@ -162,6 +162,23 @@ type strictScanner struct {
 }
 
 func (s *strictScanner) member(m int) []byte { return s.b[s.top[m].start:s.top[m].end] }
+
+// MaxQuotedKey caps a key of the body quoted in a refusal: a refusal echoes
+// what it refuses, not the whole of it (a 1 MB key made a 6 MB record).
+const MaxQuotedKey = 256
+
+// clientText is s cut at MaxQuotedKey bytes, on a character boundary, with
+// "…" where it was cut.
+func clientText(s string) string {
+	if len(s) <= MaxQuotedKey {
+		return s
+	}
+	cut := MaxQuotedKey
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
 // invalid is every refusal of a body that is not JSON.
 func invalid() error { return refuse(jsonrpc.CodeParseError, "the body is not valid JSON") }
@@ -314,7 +331,7 @@ func (s *strictScanner) recordMember(key, val span) {
 }
 
 func (s *strictScanner) duplicate(key span) error {
-	return refuse(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", s.decodeString(key))
+	return refuse(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", clientText(s.decodeString(key)))
 }
 
 func (s *strictScanner) array(depth int) error {

@@ -39,7 +39,7 @@ func decodeReference(body []byte) (Envelope, error) {
 		switch k {
 		case "jsonrpc", "id", "method", "params":
 		default:
-			return env, refuse(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", k)
+			return env, refuse(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", clientText(k))
 		}
 	}
 	var raw struct {
@@ -123,7 +123,7 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 			}
 			folded := foldKey(key)
 			if keys[folded] {
-				return refuse(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", key)
+				return refuse(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", clientText(key))
 			}
 			keys[folded] = true
 		}

@@ -97,3 +97,19 @@ func checkUniqueKeys(t *testing.T, body []byte) {
 	}
 	walk(body)
 }
+
+// TestARefusalQuotesAtMostMaxQuotedKeyOfAKey: a 1 MB unknown key once made a
+// 6 MB audit line; the refusal quotes the key cut at MaxQuotedKey.
+func TestARefusalQuotesAtMostMaxQuotedKeyOfAKey(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("k", 1<<20)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","` + key + `":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"` + key + `":1,"` + key + `":2}}`,
+	} {
+		_, err := Decode([]byte(body))
+		if err == nil || len(err.Error()) > MaxQuotedKey+100 {
+			t.Fatalf("a refusal of a body with a 1 MiB key is %d bytes", len(err.Error()))
+		}
+	}
+}
