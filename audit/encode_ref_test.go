@@ -65,6 +65,12 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 			zap.Bool("cached", r.Cached),
 		)
 	}
+	if r.Kind == KindDenials {
+		f = append(f, zap.Int("count", r.Count))
+		str("first", r.First.UTC().Format(time.RFC3339Nano))
+		str("last", r.Last.UTC().Format(time.RFC3339Nano))
+		f = append(f, zap.Array("groups", referenceGroups(r.Groups)))
+	}
 	str("previousFile", r.PreviousFile)
 	if r.PreviousLastSeq != 0 {
 		f = append(f, zap.Uint64("previousLastSeq", r.PreviousLastSeq))
@@ -81,6 +87,29 @@ type referenceArgs []Arg
 func (a referenceArgs) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 	for _, arg := range a {
 		if err := enc.AppendObject(referenceArg(arg)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type referenceGroups []DenialGroup
+
+func (gs referenceGroups) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	for _, g := range gs {
+		if err := enc.AppendObject(zapcore.ObjectMarshalerFunc(func(o zapcore.ObjectEncoder) error {
+			o.AddInt("count", g.Count)
+			if g.Outcome != "" {
+				o.AddString("outcome", string(g.Outcome))
+			}
+			if g.Status != 0 {
+				o.AddInt("status", g.Status)
+			}
+			if g.Reason != "" {
+				o.AddString("reason", capBytes(g.Reason, MaxReasonBytes))
+			}
+			return nil
+		})); err != nil {
 			return err
 		}
 	}
@@ -106,7 +135,7 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 	f.Add(uint8(0), "alice", "describe_workflow", "workflowId", "order-1", "curl/8", "r1", "refused\t\"x\"\\", int64(1234567), 42, true)
 	f.Add(uint8(1), "", "", "", "\u2028\xff", "\x1b[2J", "", "", int64(0), 0, false)
 	f.Add(uint8(2), "bob", "\u202e", "é", "\"}", "", "id", "Host not allowed", int64(-5), 403, false)
-	kinds := []Kind{KindCall, KindResult, KindDenial, KindChainStart, KindAnchor, KindClose, KindToolChange}
+	kinds := []Kind{KindCall, KindResult, KindDenial, KindChainStart, KindAnchor, KindClose, KindToolChange, KindDenials}
 	f.Fuzz(func(t *testing.T, kind uint8, principal, tool, argName, argValue, ua, requestID, reason string, micros int64, n int, flag bool) {
 		if !isASCII(requestID) || !isASCII(reason) {
 			return
@@ -117,6 +146,8 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 			Outcome: OutcomeOK, Status: n, Reason: reason, Duration: time.Duration(micros) * time.Microsecond,
 			ResultBytes: n, Redactions: n / 2, Cached: flag, PreviousFile: reason, PreviousLastSeq: uint64(n),
 			ArgsOmitted: n % 3, ArgsOmittedSHA256: requestID,
+			Count: n, First: time.Unix(int64(n), 0), Last: time.Unix(int64(n), micros%1e9),
+			Groups: []DenialGroup{{Outcome: OutcomeUnauthenticated, Status: 401, Reason: reason, Count: n}, {Reason: requestID, Count: 1}},
 		}
 		if flag {
 			rec.Args = nil

@@ -55,18 +55,27 @@ type Entry struct {
 		Value     string `json:"value"`
 		Truncated bool   `json:"truncated"`
 	} `json:"args"`
-	ArgsOmitted       int     `json:"argsOmitted"`
-	ArgsOmittedSHA256 string  `json:"argsOmittedSha256"`
-	Outcome           Outcome `json:"outcome"`
-	Status            int     `json:"status"`
-	Reason            string  `json:"reason"`
-	DurationMs        float64 `json:"durationMs"`
-	ResultBytes       int     `json:"resultBytes"`
-	Redactions        int     `json:"redactions"`
-	Cached            bool    `json:"cached"`
-	PreviousFile      string  `json:"previousFile"`
-	PreviousLastSeq   uint64  `json:"previousLastSeq"`
-	MAC               string  `json:"mac"`
+	ArgsOmitted       int       `json:"argsOmitted"`
+	ArgsOmittedSHA256 string    `json:"argsOmittedSha256"`
+	Outcome           Outcome   `json:"outcome"`
+	Status            int       `json:"status"`
+	Reason            string    `json:"reason"`
+	DurationMs        float64   `json:"durationMs"`
+	ResultBytes       int       `json:"resultBytes"`
+	Redactions        int       `json:"redactions"`
+	Cached            bool      `json:"cached"`
+	Count             int       `json:"count"`
+	First             time.Time `json:"first"`
+	Last              time.Time `json:"last"`
+	Groups            []struct {
+		Count   int     `json:"count"`
+		Outcome Outcome `json:"outcome"`
+		Status  int     `json:"status"`
+		Reason  string  `json:"reason"`
+	} `json:"groups"`
+	PreviousFile    string `json:"previousFile"`
+	PreviousLastSeq uint64 `json:"previousLastSeq"`
+	MAC             string `json:"mac"`
 }
 
 var (

@@ -63,6 +63,12 @@ type Record struct {
 	Redactions  int
 	Cached      bool
 
+	// For denials summaries (KindDenials): how many, the first and the
+	// last, by outcome, status and reason.
+	Count       int
+	First, Last time.Time
+	Groups      []DenialGroup
+
 	// For chain-start and anchor records.
 	PreviousFile    string
 	PreviousLastSeq uint64
@@ -137,6 +143,25 @@ func (r *Record) appendFields(b []byte) []byte {
 		b = strconv.AppendInt(append(b, `,"resultBytes":`...), int64(r.ResultBytes), 10)
 		b = strconv.AppendInt(append(b, `,"redactions":`...), int64(r.Redactions), 10)
 		b = strconv.AppendBool(append(b, `,"cached":`...), r.Cached)
+	}
+	if r.Kind == KindDenials {
+		b = strconv.AppendInt(append(b, `,"count":`...), int64(r.Count), 10)
+		b = appendStringField(b, "first", r.First.UTC().Format(time.RFC3339Nano))
+		b = appendStringField(b, "last", r.Last.UTC().Format(time.RFC3339Nano))
+		b = append(b, `,"groups":[`...)
+		for i, g := range r.Groups {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(append(b, `{"count":`...), int64(g.Count), 10)
+			b = appendStringField(b, "outcome", string(g.Outcome))
+			if g.Status != 0 {
+				b = strconv.AppendInt(append(b, `,"status":`...), int64(g.Status), 10)
+			}
+			b = appendStringField(b, "reason", capBytes(g.Reason, MaxReasonBytes))
+			b = append(b, '}')
+		}
+		b = append(b, ']')
 	}
 	b = appendStringField(b, "previousFile", r.PreviousFile)
 	if r.PreviousLastSeq != 0 {

@@ -103,14 +103,12 @@ func Summarize(paths []string, f Filter) (*Summary, error) {
 					}
 				}
 			case KindDenial:
-				key := fmt.Sprint(e.Outcome, "\x00", e.Status, "\x00", e.Reason, "\x00", e.ClientAddr)
-				d := denials[key]
-				if d == nil {
-					d = &DenialSummary{Outcome: e.Outcome, Status: e.Status, Reason: e.Reason, ClientAddr: e.ClientAddr}
-					denials[key] = d
+				countDenials(denials, e.Outcome, e.Status, e.Reason, e.ClientAddr, 1, e.Time)
+			case KindDenials:
+				// A summary's denials count as if each had its record.
+				for _, g := range e.Groups {
+					countDenials(denials, g.Outcome, g.Status, g.Reason, e.ClientAddr, g.Count, e.Last)
 				}
-				d.Count++
-				d.LastSeen = e.Time
 			}
 		}
 	}
@@ -140,7 +138,22 @@ func (f Filter) admits(e Entry) bool {
 	case f.Principal != "" && e.Principal != f.Principal:
 		return false
 	}
-	return e.Kind == KindCall || e.Kind == KindResult || e.Kind == KindDenial
+	return e.Kind == KindCall || e.Kind == KindResult || e.Kind == KindDenial || e.Kind == KindDenials
+}
+
+// countDenials adds n denials of one outcome, status, reason and address,
+// the last at last.
+func countDenials(denials map[string]*DenialSummary, outcome Outcome, status int, reason, addr string, n int, last time.Time) {
+	key := fmt.Sprint(outcome, "\x00", status, "\x00", reason, "\x00", addr)
+	d := denials[key]
+	if d == nil {
+		d = &DenialSummary{Outcome: outcome, Status: status, Reason: reason, ClientAddr: addr}
+		denials[key] = d
+	}
+	d.Count += n
+	if last.After(d.LastSeen) {
+		d.LastSeen = last
+	}
 }
 
 // unquote reads a quoted field back; a field that does not unquote is shown

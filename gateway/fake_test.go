@@ -102,6 +102,7 @@ func newTestServer(t *testing.T, r read.Reader) (*Server, *fakeAuditor) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(g.Close)
 	return g, a
 }
 

@@ -60,6 +60,14 @@ type Options struct {
 	// serves beside its own; nil serves none. They connect on
 	// StartUpstreams.
 	Roster *upstream.Roster
+	// DenialBudget denial records are written one by one per client
+	// address (per principal for its rate limit) per DenialInterval; past
+	// that they are counted and summarised in one record per interval
+	// (audit.DenialBudget). DenialClients bounds the clients tracked.
+	// Zero means 10, one minute and 10,000.
+	DenialBudget   int
+	DenialInterval time.Duration
+	DenialClients  int
 }
 
 // Server is porthole's MCP server with its fixed tool set.
@@ -84,6 +92,12 @@ type Server struct {
 	// tokensStore, when set (WatchTokens), is the tokens file whose
 	// problems /readyz tells.
 	tokensStore atomic.Pointer[tokens.Store]
+	// denials bounds the denial records one client can cause; flushDone
+	// ends its flusher (Close).
+	denials   *audit.DenialBudget
+	flushStop chan struct{}
+	flushDone chan struct{}
+	closeOnce sync.Once
 	// paths is the seam between porthole's answers to plain calls and the
 	// go-sdk's transport, for the tests that compare the two; Handler
 	// reads it when it builds a front.
@@ -136,7 +150,20 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	if opts.CacheTTL == 0 {
 		opts.CacheTTL = 2 * time.Second
 	}
-	g := &Server{raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
+	if opts.DenialBudget <= 0 {
+		opts.DenialBudget = 10
+	}
+	if opts.DenialInterval <= 0 {
+		opts.DenialInterval = time.Minute
+	}
+	if opts.DenialClients <= 0 {
+		opts.DenialClients = 10000
+	}
+	denials, err := audit.NewDenialBudget(opts.DenialBudget, opts.DenialInterval, opts.DenialClients)
+	if err != nil {
+		return nil, err
+	}
+	g := &Server{denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{}), raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
 	// Reads pass the cache (when on) and then the timer, so the metrics
 	// show the reads that reached Temporal.
 	g.reader = timedReader{Reader: reader, m: g.metrics}
@@ -175,7 +202,43 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	for _, m := range slices.Backward(receive) {
 		g.ownToolsChain = m(g.ownToolsChain)
 	}
+	go g.flushDenials(opts.DenialInterval)
 	return g, nil
+}
+
+// flushDenials writes the summaries of denial intervals as they end, until
+// Close.
+func (g *Server) flushDenials(interval time.Duration) {
+	defer close(g.flushDone)
+	tick := time.NewTicker(min(max(interval/4, 100*time.Millisecond), 15*time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-g.flushStop:
+			return
+		case now := <-tick.C:
+			g.writeSummaries(g.denials.Due(now))
+		}
+	}
+}
+
+func (g *Server) writeSummaries(recs []audit.Record) {
+	for _, rec := range recs {
+		if err := g.writeDetached(context.Background(), rec); err != nil {
+			g.log.Error("audit denials summary not written", zap.Int("count", rec.Count), zap.Error(err))
+		}
+	}
+}
+
+// Close writes the summaries of the denials counted and not yet summarised,
+// and stops the flusher that writes them as their intervals end. Call it
+// before the audit log is closed.
+func (g *Server) Close() {
+	g.closeOnce.Do(func() {
+		close(g.flushStop)
+		<-g.flushDone
+		g.writeSummaries(g.denials.Drain())
+	})
 }
 
 // StartUpstreams connects the roster's upstreams in the background; their

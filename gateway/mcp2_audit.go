@@ -252,6 +252,18 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
 		UserAgent: ua, Outcome: outcome, Status: status, Reason: reason,
 	}
+	// Denials are budgeted per client address, and a principal's rate
+	// limit per principal (it may call from many addresses): past the
+	// budget they are counted, and summarised once per interval.
+	key := "addr:" + ci.ClientAddr
+	if name, ok := r.Context().Value(principalKey{}).(string); ok && outcome == audit.OutcomeRateLimited {
+		key, rec.Principal = "principal:"+name, name
+	}
+	write, flush := g.denials.Admit(key, rec, time.Now())
+	g.writeSummaries(flush)
+	if !write {
+		return
+	}
 	if err := g.writeDetached(r.Context(), rec); err != nil {
 		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), zap.Error(err))
 	}

@@ -23,6 +23,10 @@ type auditSettings struct {
 	fsync    string
 	timeout  time.Duration
 	maxBytes int64
+	// The denial budget (gateway.Options.DenialBudget and the rest).
+	denialBudget   int
+	denialInterval time.Duration
+	denialClients  int
 }
 
 func (a *auditSettings) register(s *settings) {
@@ -31,6 +35,9 @@ func (a *auditSettings) register(s *settings) {
 	s.string(&a.fsync, "audit-fsync", "PORTHOLE_AUDIT_FSYNC", "interval", "always: fsync each record before the call proceeds; interval: within a second")
 	numeric(s, &a.timeout, "audit-timeout", "PORTHOLE_AUDIT_TIMEOUT", 2*time.Second, false, "how long a call waits for its audit record before it is refused")
 	numeric(s, &a.maxBytes, "audit-max-bytes", "PORTHOLE_AUDIT_MAX_BYTES", 100<<20, true, "rotate the audit file above this size; 0 never rotates")
+	numeric(s, &a.denialBudget, "audit-denial-budget", "PORTHOLE_AUDIT_DENIAL_BUDGET", 10, false, "denial records written one by one per client address (per principal for its rate limit) per interval; past it they are summarised")
+	numeric(s, &a.denialInterval, "audit-denial-interval", "PORTHOLE_AUDIT_DENIAL_INTERVAL", time.Minute, false, "the interval of the denial budget; one summary record per client per interval")
+	numeric(s, &a.denialClients, "audit-denial-clients", "PORTHOLE_AUDIT_DENIAL_CLIENTS", 10000, false, "clients the denial budget tracks at once; past it the least recently seen is summarised at once")
 }
 
 // readAuditKey reads a key file: its trimmed contents are the key, and
@@ -82,9 +89,10 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 		adapter.Close()
 		return nil, nil, err
 	}
-	stopUpstreams := func() {}
+	stopUpstreams, closeGateway := func() {}, func() {}
 	closeAll = func() {
 		stopUpstreams()
+		closeGateway() // writes the denial summaries not yet written
 		if err := auditLog.Close(); err != nil {
 			log.Error("closing the audit log", zap.Error(err))
 		}
@@ -93,11 +101,13 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	g, err = gateway.NewServer(adapter, gateway.Options{
 		Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor,
 		QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
+		DenialBudget: as.denialBudget, DenialInterval: as.denialInterval, DenialClients: as.denialClients,
 	})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
+	closeGateway = g.Close
 	stopUpstreams = g.StartUpstreams(ctx)
 	return g, closeAll, nil
 }

@@ -803,3 +803,58 @@ func TestAStrangersFailuresDoNotLockOutAnAgent(t *testing.T) {
 		t.Fatalf("the stranger's next failure: status %d, want 429", a.status)
 	}
 }
+
+// TestAFloodOfRefusalsCannotFillTheDisk: against the real dev server, 300
+// requests with bad tokens from one address write ten denial records and,
+// at shutdown, one summary of the other 290; the chain verifies, and
+// porthole audit report counts all 300.
+func TestAFloodOfRefusalsCannotFillTheDisk(t *testing.T) {
+	t.Parallel()
+	endpoint, token, p, auditLog := serveHTTP(t, "PORTHOLE_FAILED_AUTH_BURST=100000", "PORTHOLE_AUDIT_DENIAL_INTERVAL=1h")
+	for i := 0; i < 300; i++ {
+		if a := callRaw(endpoint, fmt.Sprintf("ph_flood%d", i), "describe_namespace", nil); a.status != http.StatusUnauthorized {
+			t.Fatalf("bad token %d: status %d, want 401", i, a.status)
+		}
+	}
+	if a := callRaw(endpoint, token, "describe_namespace", nil); a.status != http.StatusOK || a.isError {
+		t.Fatalf("a valid call after the flood: %+v", a)
+	}
+	p.stop(t)
+	b, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	denials, summarised := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Kind   string
+			Groups []struct{ Count int }
+		}
+		decode(t, []byte(line), &r)
+		switch r.Kind {
+		case "denial":
+			denials++
+		case "denials":
+			for _, g := range r.Groups {
+				summarised += g.Count
+			}
+		}
+	}
+	if denials != 10 || summarised != 290 || len(b) > 64<<10 {
+		t.Fatalf("%d denial records and %d denials summarised in %d bytes; want 10 and 290", denials, summarised, len(b))
+	}
+	verifyAuditSeries(t, auditKeyOf(auditLog), []string{auditLog})
+	out, err := execPorthole(t, baseEnv(), "audit", "report", "--json", auditLog).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct{ Denials []struct{ Count int } }
+	decode(t, out, &report)
+	total := 0
+	for _, d := range report.Denials {
+		total += d.Count
+	}
+	if total != 300 {
+		t.Fatalf("porthole audit report counts %d denials, want 300:\n%s", total, out)
+	}
+}

@@ -147,7 +147,7 @@ func rssMiB(pid int) float64 {
 // soakAuditMaxBytes is the audit file size the load test rotates at: small,
 // so that even the 2 s run in `make test` rotates several times and the
 // accounting below reads a rotated series.
-const soakAuditMaxBytes = 1 << 20
+const soakAuditMaxBytes = 256 << 10
 
 // TestSoakLoad: 64 clients on loopback for a fixed time. No error but 429;
 // exactly one call and one result record per answered request, across every
