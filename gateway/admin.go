@@ -51,7 +51,7 @@ func (g *Server) adminHandler(profiling bool) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if problem := g.tokensProblem(); problem != "" {
+		if problem := g.readinessProblem(); problem != "" {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("not ready: " + problem + "\n"))
 			g.writeUpstreamStatus(w)
@@ -89,9 +89,14 @@ func (g *Server) WatchTokens(s *tokens.Store) {
 	}))
 }
 
-func (g *Server) tokensProblem() string {
-	if s := g.tokensStore.Load(); s != nil {
+// readinessProblem is why the tokens or the policy in force are not their
+// files', or "".
+func (g *Server) readinessProblem() string {
+	if s := g.tokensStore.Load(); s != nil && s.Problem() != "" {
 		return s.Problem()
+	}
+	if g.opts.Policy != nil {
+		return g.opts.Policy.Problem()
 	}
 	return ""
 }

@@ -813,3 +813,41 @@ func TestDenialsPastTheBudgetAreSummarised(t *testing.T) {
 		t.Fatalf("summarised at shutdown: %v; want 195 unauthenticated and 45 rate limited", summarised)
 	}
 }
+
+// TestAReloadedPolicyTakesEffectAndAMissingOneGrantsNothing: the policy
+// file's grants are read on every call, so a reload takes effect at once;
+// while the file is gone nobody may call a tool (never "no policy", which
+// grants every tool), and /readyz says why.
+func TestAReloadedPolicyTakesEffectAndAMissingOneGrantsNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "policy.json")
+	writeFile(t, path, `{"principals": {"alice": {"tools": ["*"]}}}`)
+	store, err := policy.OpenFileStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFront(t, HTTPOptions{}, func(o *Options) { o.Policy = store })
+	admin := httptest.NewServer(f.server.AdminHandler())
+	t.Cleanup(admin.Close)
+	tools := func() int {
+		_, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
+		return strings.Count(body, `"name":"`)
+	}
+	if n := tools(); n != 8 {
+		t.Fatalf("alice granted every tool sees %d", n)
+	}
+	writeFile(t, path, `{"principals": {"alice": {"tools": ["describe_namespace"]}}}`)
+	store.Reload()
+	if n := tools(); n != 1 {
+		t.Fatalf("after a reload granting one tool alice sees %d", n)
+	}
+	os.Remove(path)
+	store.Reload()
+	if n := tools(); n != 0 {
+		t.Fatalf("with the policy file gone alice sees %d tools, want none", n)
+	}
+	resp, body := send(t, http.MethodGet, admin.URL+"/readyz", nil, "")
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, policy.ProblemPolicyUnreadable) {
+		t.Fatalf("/readyz with the policy file gone: %d %q", resp.StatusCode, body)
+	}
+}

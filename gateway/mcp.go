@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
@@ -46,6 +47,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// QueryRules screen visibility queries before they reach Temporal.
 	QueryRules policy.QueryRules
+	// Policy, when set, is the policy file in force: its grants replace
+	// Grants, and its query attributes add to QueryRules', on every call,
+	// so that a reload takes effect at once.
+	Policy *policy.FileStore
 	// Grants say which principal may call which tool; nil grants every
 	// tool to every principal.
 	Grants *policy.Grants
@@ -202,8 +207,38 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	for _, m := range slices.Backward(receive) {
 		g.ownToolsChain = m(g.ownToolsChain)
 	}
+	if opts.Policy != nil {
+		g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "porthole_policy_file_ok",
+			Help: "1 while the grants in force are the policy file's; 0 while the file cannot be read (nothing granted) or is not valid (the last grants it gave stay in force).",
+		}, func() float64 {
+			if opts.Policy.Problem() != "" {
+				return 0
+			}
+			return 1
+		}))
+	}
 	go g.flushDenials(opts.DenialInterval)
 	return g, nil
+}
+
+// grantsNow are the grants in force: the policy file's, when one is
+// watched.
+func (g *Server) grantsNow() *policy.Grants {
+	if g.opts.Policy != nil {
+		return g.opts.Policy.Grants()
+	}
+	return g.grants
+}
+
+// queryRules are the query rules in force, with the policy file's custom
+// attributes when one is watched.
+func (g *Server) queryRules() policy.QueryRules {
+	rules := g.opts.QueryRules
+	if g.opts.Policy != nil {
+		rules.CustomAttributes = append(slices.Clip(rules.CustomAttributes), g.opts.Policy.QueryAttributes()...)
+	}
+	return rules
 }
 
 // flushDenials writes the summaries of denial intervals as they end, until

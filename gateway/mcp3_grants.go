@@ -23,7 +23,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			if p == nil {
 				break
 			}
-			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grants.Allows(who, p.Name) {
+			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grantsNow().Allows(who, p.Name) {
 				// A granted upstream tool that is not served now: say why,
 				// rather than let it look like a tool that never existed.
 				resultNotesFrom(ctx).outcome = audit.OutcomeToolError
@@ -31,7 +31,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				res.IsError = true
 				return res, nil
 			}
-			if !g.serves(p.Name) || !g.grants.Allows(who, p.Name) {
+			if !g.serves(p.Name) || !g.grantsNow().Allows(who, p.Name) {
 				resultNotesFrom(ctx).outcome = audit.OutcomeDenied
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", g.quote.EscapeIdentifier(p.Name)),
@@ -45,7 +45,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				cp := *l
 				cp.Tools = make([]*mcp.Tool, 0, len(l.Tools))
 				for _, t := range l.Tools {
-					if g.serves(t.Name) && g.grants.Allows(who, t.Name) {
+					if g.serves(t.Name) && g.grantsNow().Allows(who, t.Name) {
 						cp.Tools = append(cp.Tools, t)
 					}
 				}

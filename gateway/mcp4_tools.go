@@ -231,7 +231,7 @@ func (g *Server) catalog() []tool {
 	return []tool{
 		define(g, policy.ToolListWorkflows, descListWorkflows,
 			func(in *listWorkflowsInput) (err error) {
-				if in.Query, err = screenQuery(in.Query, g.opts.QueryRules); err != nil {
+				if in.Query, err = screenQuery(in.Query, g.queryRules()); err != nil {
 					return err
 				}
 				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxPageSize)
@@ -242,7 +242,7 @@ func (g *Server) catalog() []tool {
 			}),
 		define(g, policy.ToolCountWorkflows, descCountWorkflows,
 			func(in *countWorkflowsInput) (err error) {
-				in.Query, err = screenQuery(in.Query, g.opts.QueryRules)
+				in.Query, err = screenQuery(in.Query, g.queryRules())
 				return err
 			},
 			func(ctx context.Context, in countWorkflowsInput) (*read.WorkflowCount, error) {

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/temporal"
 )
 
@@ -100,7 +103,7 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	}
 	g, err = gateway.NewServer(adapter, gateway.Options{
 		Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor,
-		QueryRules: c.query, Grants: c.grants, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
+		QueryRules: c.query, Policy: c.policy, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
 		DenialBudget: as.denialBudget, DenialInterval: as.denialInterval, DenialClients: as.denialClients,
 	})
 	if err != nil {
@@ -108,6 +111,9 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 		return nil, nil, err
 	}
 	closeGateway = g.Close
+	if c.policy != nil {
+		go watchPolicy(ctx, c.policy, c.policyEvery, log)
+	}
 	stopUpstreams = g.StartUpstreams(ctx)
 	return g, closeAll, nil
 }
@@ -238,4 +244,30 @@ func parseWhen(s string) (time.Time, error) {
 		return time.Now().Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", errUsage, s)
+}
+
+// watchPolicy reads the policy file again every interval, and at SIGHUP,
+// until ctx ends, logging each change and each problem once.
+func watchPolicy(ctx context.Context, store *policy.FileStore, interval time.Duration, log *zap.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-hup:
+		}
+		before := store.Problem()
+		changed, err := store.Reload()
+		switch {
+		case err != nil && store.Problem() != before:
+			log.Error(store.Problem(), zap.Error(err))
+		case changed:
+			log.Info("policy file reloaded")
+		}
+	}
 }

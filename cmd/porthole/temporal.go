@@ -28,6 +28,7 @@ type temporalSettings struct {
 	logLevel           string
 	secretFiles        string
 	policyFile         string
+	policyReload       time.Duration
 	rosterFile         string
 	callTimeout        time.Duration
 	queryAttributes    string
@@ -55,6 +56,7 @@ func (t *temporalSettings) register(s *settings) {
 	s.bool(&t.queryNoOrderBy, "query-disable-order-by", "PORTHOLE_QUERY_DISABLE_ORDER_BY", "refuse ORDER BY in visibility queries")
 	numeric(s, &t.callTimeout, "call-timeout", "PORTHOLE_CALL_TIMEOUT", 30*time.Second, false, "how long one tool call may wait for Temporal before it fails with a sentence")
 	s.string(&t.policyFile, "policy-file", "PORTHOLE_POLICY_FILE", "", "JSON file granting tools to principals and listing query attributes; without it every principal may call every tool")
+	numeric(s, &t.policyReload, "policy-reload", "PORTHOLE_POLICY_RELOAD", 2*time.Second, false, "how often the policy file is checked for changes (and at SIGHUP)")
 	s.string(&t.rosterFile, "roster-file", "PORTHOLE_ROSTER_FILE", "", "YAML roster of upstream MCP servers whose pinned read-only tools porthole serves beside its own (see docs/upstreams.md)")
 	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
 }
@@ -63,7 +65,8 @@ func (t *temporalSettings) register(s *settings) {
 type common struct {
 	cfg         temporal.Config
 	query       policy.QueryRules
-	grants      *policy.Grants
+	policy      *policy.FileStore
+	policyEvery time.Duration
 	cacheTTL    time.Duration
 	callTimeout time.Duration
 	log         *zap.Logger
@@ -112,12 +115,10 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		}
 	}
 	if t.policyFile != "" {
-		f, err := policy.LoadFile(t.policyFile, upstreamTools...)
-		if err != nil {
+		if c.policy, err = policy.OpenFileStore(t.policyFile, upstreamTools...); err != nil {
 			return nil, fmt.Errorf("%w: PORTHOLE_POLICY_FILE: %v", errUsage, err)
 		}
-		c.grants = f.Grants()
-		c.query.CustomAttributes = append(c.query.CustomAttributes, f.QueryAttributes...)
+		c.policyEvery = t.policyReload
 	}
 	secrets := append([]string{cfg.APIKey}, upstreamSecrets...)
 	if err := cfg.LoadClientCertificate(); err != nil {
