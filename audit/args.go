@@ -20,8 +20,9 @@ type CallArgs struct {
 	// Omitted counts the arguments past MaxArgs, or past MaxArgsBytes of
 	// names and values, which the record does not hold; OmittedSHA256 is
 	// the hex SHA-256 of the JSON object of those arguments as the client
-	// sent them (members in name order, each value compacted), so that a
-	// reviewer holding the request can show what was left out.
+	// sent them (members in name order, each value compacted), redacted as
+	// the record's values are, so that a reviewer holding the request can
+	// show what was left out.
 	Omitted       int
 	OmittedSHA256 string
 	// Redactions counts the secrets redacted in the arguments kept.
@@ -57,7 +58,7 @@ func ArgsFromJSON(raw json.RawMessage, redact Redactor) CallArgs {
 		s := argText(obj[name])
 		a := newArg(name, s)
 		if len(out.Args) == MaxArgs || size+len(a.Name)+len(a.Value) > MaxArgsBytes {
-			out.Omitted, out.OmittedSHA256 = len(names)-i, omittedDigest(obj, names[i:])
+			out.Omitted, out.OmittedSHA256 = len(names)-i, omittedDigest(obj, names[i:], redact)
 			break
 		}
 		v, n := redact(s)
@@ -85,14 +86,16 @@ func argText(v json.RawMessage) string {
 
 // omittedDigest is the hex SHA-256 of the JSON object of obj's members
 // named in names (in name order, values compacted), as encoding/json
-// writes it.
-func omittedDigest(obj map[string]json.RawMessage, names []string) string {
+// writes it, redacted: a digest of a secret would let whoever reads the log
+// test guesses of it.
+func omittedDigest(obj map[string]json.RawMessage, names []string, redact Redactor) string {
 	rest := make(map[string]json.RawMessage, len(names))
 	for _, n := range names {
 		rest[n] = obj[n]
 	}
 	b, _ := json.Marshal(rest)
-	sum := sha256.Sum256(b)
+	red, _ := redact(string(b))
+	sum := sha256.Sum256([]byte(red))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -134,6 +134,7 @@ func (b *DenialBudget) forget(el *list.Element) {
 }
 
 func (t *denialTally) add(rec Record, now time.Time) {
+	rec.Reason = capBytes(rec.Reason, MaxReasonBytes)
 	if t.count == 0 {
 		t.first, t.clientAddr, t.principal, t.transport = now, rec.ClientAddr, rec.Principal, rec.Transport
 	}

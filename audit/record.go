@@ -89,11 +89,12 @@ const (
 )
 
 // A call record holds at most MaxArgs arguments and MaxArgsBytes of their
-// names and values; the rest is counted and hashed. A reason is cut at
+// names and values (before quoting, which may write a byte as four); the
+// rest is counted and hashed. A reason is cut at
 // MaxReasonBytes.
 const (
 	MaxArgs        = 32
-	MaxArgsBytes   = 64 << 10
+	MaxArgsBytes   = 16 << 10
 	MaxReasonBytes = 512
 )
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/upstream"
+	"github.com/porthole-dev/porthole/policy"
 )
 
 // readyTimeout bounds the Temporal check behind /readyz.
@@ -72,12 +73,15 @@ func (g *Server) adminHandler(profiling bool) http.Handler {
 	return r
 }
 
-// WatchTokens makes the admin listener tell the tokens file's problems: while
-// the tokens in force are not the file's (it cannot be read, or does not
-// parse), /readyz answers not ready with the reason, and the series
-// porthole_tokens_file_ok is 0.
+// WatchTokens makes the admin listener tell the tokens file's problems:
+// while the file cannot be read /readyz answers not ready with the reason,
+// and while the tokens in force are not the file's (it cannot be read, or
+// does not parse) the series porthole_tokens_file_ok is 0. Only the first
+// store given is watched.
 func (g *Server) WatchTokens(s *tokens.Store) {
-	g.tokensStore.Store(s)
+	if !g.tokensStore.CompareAndSwap(nil, s) {
+		return // watched already
+	}
 	g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "porthole_tokens_file_ok",
 		Help: "1 while the static tokens in force are the tokens file's; 0 while the file cannot be read (every static token refused) or does not parse (the last tokens it gave stay in force).",
@@ -89,13 +93,17 @@ func (g *Server) WatchTokens(s *tokens.Store) {
 	}))
 }
 
-// readinessProblem is why the tokens or the policy in force are not their
-// files', or "".
+// readinessProblem says why porthole cannot serve as configured: its tokens
+// file or its policy file cannot be read, so every static token is refused
+// or nothing is granted. A file that does not parse is not one: the last
+// good tokens or grants serve on, and the metric and the log say so, so
+// that one bad edit pushed to every replica does not take them all out of
+// service.
 func (g *Server) readinessProblem() string {
-	if s := g.tokensStore.Load(); s != nil && s.Problem() != "" {
+	if s := g.tokensStore.Load(); s != nil && s.Problem() == tokens.ProblemUnreadable {
 		return s.Problem()
 	}
-	if g.opts.Policy != nil {
+	if g.opts.Policy != nil && g.opts.Policy.Problem() == policy.ProblemPolicyUnreadable {
 		return g.opts.Policy.Problem()
 	}
 	return ""

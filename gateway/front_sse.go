@@ -47,7 +47,7 @@ type sseSessions struct {
 }
 
 // sseSession is one session's owner and when it last saw a message or an
-// event (unix nanoseconds).
+// event (sinceStart).
 type sseSession struct {
 	owner  string
 	active atomic.Int64
@@ -105,10 +105,10 @@ func (g *Server) legacySSE(opts HTTPOptions) (stream, messages http.Handler) {
 			return
 		}
 		state := &sseSession{owner: owner}
-		state.active.Store(time.Now().UnixNano())
+		state.active.Store(sinceStart())
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
-		go closeWhenIdle(ctx, cancel, &state.active, idle)
+		go closeWhenIdle(ctx, cancel, http.NewResponseController(w), &state.active, idle)
 		// The session is bound to its owner before its first event, which
 		// names it, reaches the client: no POST can race the binding.
 		sw := &sessionWatcher{ResponseWriter: w, active: &state.active, bind: func(id string) {
@@ -116,8 +116,9 @@ func (g *Server) legacySSE(opts HTTPOptions) (stream, messages http.Handler) {
 			sessions.owners[id] = state
 			sessions.mu.Unlock()
 		}}
+		// Deferred, so that a panic in the stream gives its slot back.
+		defer func() { sessions.release(owner, sw.session) }()
 		sse.ServeHTTP(sw, r.WithContext(ctx))
-		sessions.release(owner, sw.session)
 	})
 	messages = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("sessionid")
@@ -128,24 +129,35 @@ func (g *Server) legacySSE(opts HTTPOptions) (stream, messages http.Handler) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
-		state.active.Store(time.Now().UnixNano())
+		state.active.Store(sinceStart())
 		sse.ServeHTTP(w, r)
 	})
 	return stream, messages
 }
 
+// processStart anchors sinceStart, so that activity is measured on the
+// monotonic clock: a step of the wall clock cannot close every stream.
+var processStart = time.Now()
+
+func sinceStart() int64 { return int64(time.Since(processStart)) }
+
 // closeWhenIdle cancels a stream on which nothing has happened (no message
 // posted into its session, no event written) for idle, checking a few
 // times per idle period, until ctx ends.
-func closeWhenIdle(ctx context.Context, cancel context.CancelFunc, active *atomic.Int64, idle time.Duration) {
+func closeWhenIdle(ctx context.Context, cancel context.CancelFunc, rc *http.ResponseController, active *atomic.Int64, idle time.Duration) {
 	tick := time.NewTicker(max(idle/8, 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-tick.C:
-			if now.Sub(time.Unix(0, active.Load())) >= idle {
+		case <-tick.C:
+			if time.Duration(sinceStart()-active.Load()) >= idle {
+				// A client that stopped reading holds the stream's
+				// write blocked (its deadline is lifted for the
+				// stream), and with it the library's close: the
+				// deadline, set now, ends that write.
+				_ = rc.SetWriteDeadline(time.Now())
 				cancel()
 				return
 			}
@@ -164,7 +176,7 @@ type sessionWatcher struct {
 }
 
 func (w *sessionWatcher) Write(p []byte) (int, error) {
-	w.active.Store(time.Now().UnixNano())
+	w.active.Store(sinceStart())
 	if w.session == "" && bytes.HasPrefix(p, []byte("event: endpoint\n")) {
 		if i := bytes.Index(p, []byte("data: ")); i >= 0 {
 			if u, err := url.Parse(string(bytes.TrimSpace(p[i+len("data: "):]))); err == nil {

@@ -103,6 +103,7 @@ type Server struct {
 	flushStop chan struct{}
 	flushDone chan struct{}
 	closeOnce sync.Once
+	closed    atomic.Bool // denials after Close are written one by one
 	// paths is the seam between porthole's answers to plain calls and the
 	// go-sdk's transport, for the tests that compare the two; Handler
 	// reads it when it builds a front.
@@ -257,10 +258,18 @@ func (g *Server) flushDenials(interval time.Duration) {
 	}
 }
 
+// writeSummaries writes denial summaries, giving up at the first that
+// cannot be written (each write may wait for the audit timeout, and a
+// stuck sink must not hold a shutdown for each summary in turn).
 func (g *Server) writeSummaries(recs []audit.Record) {
-	for _, rec := range recs {
+	for i, rec := range recs {
 		if err := g.writeDetached(context.Background(), rec); err != nil {
-			g.log.Error("audit denials summary not written", zap.Int("count", rec.Count), zap.Error(err))
+			lost := 0
+			for _, r := range recs[i:] {
+				lost += r.Count
+			}
+			g.log.Error("audit denials summaries not written", zap.Int("summaries", len(recs)-i), zap.Int("denials", lost), zap.Error(err))
+			return
 		}
 	}
 }
@@ -270,6 +279,7 @@ func (g *Server) writeSummaries(recs []audit.Record) {
 // before the audit log is closed.
 func (g *Server) Close() {
 	g.closeOnce.Do(func() {
+		g.closed.Store(true)
 		close(g.flushStop)
 		<-g.flushDone
 		g.writeSummaries(g.denials.Drain())

@@ -259,10 +259,12 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 	if name, ok := r.Context().Value(principalKey{}).(string); ok && outcome == audit.OutcomeRateLimited {
 		key, rec.Principal = "principal:"+name, name
 	}
-	write, flush := g.denials.Admit(key, rec, time.Now())
-	g.writeSummaries(flush)
-	if !write {
-		return
+	if !g.closed.Load() {
+		write, flush := g.denials.Admit(key, rec, time.Now())
+		g.writeSummaries(flush)
+		if !write {
+			return
+		}
 	}
 	if err := g.writeDetached(r.Context(), rec); err != nil {
 		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), zap.Error(err))

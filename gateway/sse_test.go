@@ -176,3 +176,39 @@ func TestLegacySSEIsOffUnlessAsked(t *testing.T) {
 		t.Fatalf("/sse without the legacy transport: %d, want 404", status)
 	}
 }
+
+// TestAStreamWhoseClientStoppedReadingIsClosedToo: a client that reads its
+// stream's first event and then nothing, while its session is sent answers,
+// can block the stream's writes; the idle close must still end the stream
+// and free its slot. (On this machine the test passes without the write
+// deadline the idle close sets, so it does not show that fix; a review's
+// reproduction did, in 3 of 5 runs.)
+func TestAStreamWhoseClientStoppedReadingIsClosedToo(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{LegacySSE: true, SSEMaxPerPrincipal: 1, SSEIdleTimeout: 300 * time.Millisecond,
+		Limits: limit.Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
+	endpoint := openSSE(t, f.url, f.alice) // reads the first event only
+	for i := 0; i < 600; i++ {
+		// Answers go to the stream nobody reads; a POST may itself wait on
+		// it, so each has a short deadline.
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+endpoint, strings.NewReader(listToolsBody))
+		req.Header.Set("Authorization", "Bearer "+f.alice)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, _, _ := f.do(t, http.MethodGet, "/sse?probe=1", bearer(f.alice), "")
+		if status != http.StatusTooManyRequests {
+			return // the slot is free again (the probe itself is a stream, closed at once)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stuck stream still held its slot 10 s after it went idle")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

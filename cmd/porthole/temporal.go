@@ -149,9 +149,9 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	if cfg.PlaintextBeyondLoopback() {
 		// Said at every start: what porthole reads from Temporal crosses
 		// a network unencrypted.
-		why := "set TEMPORAL_TLS=true (or give a CA, a client certificate or an API key) to encrypt it, or TEMPORAL_TLS=false to say plaintext is deliberate"
+		why := "set TEMPORAL_TLS=true (or give a CA, a client certificate or an API key) to encrypt it; TEMPORAL_TLS=false records that plaintext is deliberate, and this warning stays"
 		if cfg.TLSDisabled {
-			why = "TEMPORAL_TLS=false says this is deliberate"
+			why = "TEMPORAL_TLS=false says this is deliberate; this warning is given at every start all the same"
 		}
 		c.log.Warn("WARNING: the connection to Temporal at "+cfg.Address+" is plaintext and the address is not loopback; "+why, zap.String("temporalAddress", cfg.Address))
 	}
