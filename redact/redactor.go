@@ -656,3 +656,70 @@ func markerLen[T string | []byte](b T, skip int) int {
 	}
 	return 0
 }
+
+// partialStarts are the texts a secret of a detector begins with, for
+// TrailingPartial: the detectors' case-sensitive starts, and Slack's "xox",
+// whose detector has hints instead. A private key's detector matches to the
+// end of a text that lost its END line, so a cut key needs no start here.
+var partialStarts = func() []string {
+	var out []string
+	for _, d := range detectors {
+		if !d.fold {
+			out = append(out, d.starts...)
+		}
+	}
+	return append(out, "xox")
+}()
+
+// MinPartialLen is the fewest characters TrailingPartial takes for the
+// start of a secret.
+const MinPartialLen = 8
+
+// TrailingPartial returns where, at the end of s, a secret may begin that
+// s holds only part of: its last MinPartialLen or more bytes that begin an
+// exact secret the redactor knows, or its last word of MinPartialLen or
+// more token characters that begins, at a word boundary, with a detector's
+// start. It returns
+// len(s) when there is none. A caller that cut s there replaces s[i:], so
+// that a cut never shows the first half of a secret that the cut made
+// unrecognisable.
+func (r *Redactor) TrailingPartial(s string) int {
+	for _, e := range r.exact {
+		for k := min(len(e)-1, len(s)); k >= MinPartialLen; k-- {
+			if strings.HasSuffix(s, e[:k]) {
+				return len(s) - k
+			}
+		}
+	}
+	w := len(s)
+	for w > 0 && isTokenByte(s[w-1]) {
+		w--
+	}
+	word := s[w:]
+	best := len(s)
+	for _, st := range partialStarts {
+		for off := 0; ; {
+			j := strings.Index(word[off:], st)
+			if j < 0 {
+				break
+			}
+			i := off + j
+			off = i + 1
+			// Only at a word boundary, as the detectors' \b has it, and
+			// the JWT's "eyJ" too: in "graph_" or "keyJar" it starts no
+			// token.
+			if len(word)-i >= MinPartialLen && w+i < best && (w+i == 0 || !isWordByte(s[w+i-1])) {
+				best = w + i
+				break
+			}
+		}
+	}
+	return best
+}
+
+// isTokenByte reports whether c may appear in the credentials the
+// detectors find.
+func isTokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '_' || c == '.' || c == '+' || c == '/' || c == '=' || c == '~'
+}

@@ -119,13 +119,45 @@ func Says(s string) Text {
 	return Text{Text: s, Origin: OriginPorthole}
 }
 
-func (q Quoter) clean(s string, max int, keepLines bool) string {
-	out, cut := clean(s, max, keepLines)
+// PartialRedactor is a Redactor that can also say where, at the end of a
+// text, a secret may begin that the text holds only part of;
+// *redact.Redactor is one.
+type PartialRedactor interface {
+	Redactor
+	TrailingPartial(s string) int
+}
+
+// redactWindow is how far past a cap a value is read for redaction: longer
+// than any secret a detector finds whole (a PEM private key, a JWT), so that
+// a secret that begins before the cap is redacted whole, while a value of
+// megabytes is never redacted in full to show its first kilobyte.
+const redactWindow = 16 << 10
+
+// partialMarker stands for the start of a secret a cut left behind.
+const partialMarker = "[REDACTED:partial]"
+
+func (q Quoter) clean(s string, limit int, keepLines bool) string {
+	out, cut := clean(s, limit, keepLines)
 	if !cut || q.redactor == nil {
 		return out
 	}
-	redacted, _ := q.redactor.String(s)
-	out, _ = clean(redacted, max, keepLines)
+	window := s[:min(len(s), limit+redactWindow)]
+	redacted, _ := q.redactor.String(window)
+	out, _ = clean(redacted, limit, keepLines)
+	// What is left before the cut may still end in the first part of a
+	// secret whose rest the cut took: that part goes too.
+	if p, ok := q.redactor.(PartialRedactor); ok {
+		kept := strings.TrimSuffix(out, truncationMarker)
+		if i := p.TrailingPartial(kept); i < len(kept) {
+			// The marker fits within the cap: what it replaces, and
+			// if need be a little more, goes.
+			i = max(0, min(i, limit-len(partialMarker)))
+			for i > 0 && !utf8.RuneStart(kept[i]) {
+				i--
+			}
+			out = kept[:i] + partialMarker + truncationMarker
+		}
+	}
 	return out
 }
 
