@@ -657,19 +657,40 @@ func markerLen[T string | []byte](b T, skip int) int {
 	return 0
 }
 
-// partialStarts are the texts a secret of a detector begins with, for
-// TrailingPartial: the detectors' case-sensitive starts, and Slack's "xox",
-// whose detector has hints instead. A private key's detector matches to the
-// end of a text that lost its END line, so a cut key needs no start here.
-var partialStarts = func() []string {
-	var out []string
-	for _, d := range detectors {
-		if !d.fold {
-			out = append(out, d.starts...)
+// partialStarts are how the secrets of the case-sensitive detectors begin,
+// for TrailingPartial: each start, the bytes that may follow it in such a
+// secret, and how long the secret can be at most (0: no bound). A private
+// key's detector matches to the end of a text that lost its END line, so a
+// cut key needs no entry here.
+var partialStarts = func() []partialStart {
+	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	upperDigit := func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	withUnderscore := func(c byte) bool { return alnum(c) || c == '_' }
+	withDash := func(c byte) bool { return alnum(c) || c == '_' || c == '-' }
+	jwt := func(c byte) bool { return alnum(c) || c == '_' || c == '-' || c == '.' }
+	slack := func(c byte) bool { return alnum(c) || c == '-' }
+	var out []partialStart
+	for _, p := range awsKeyPrefixes {
+		out = append(out, partialStart{p, upperDigit, 20})
+	}
+	for _, p := range githubPrefixes {
+		if p == "github_pat_" {
+			out = append(out, partialStart{p, withUnderscore, 0})
+		} else {
+			out = append(out, partialStart{p, alnum, 0})
 		}
 	}
-	return append(out, "xox")
+	return append(out,
+		partialStart{"glpat-", withDash, 0}, partialStart{"ph_", withDash, 46},
+		partialStart{"eyJ", jwt, 0}, partialStart{"xox", slack, 0})
 }()
+
+// partialStart is how one kind of secret begins.
+type partialStart struct {
+	text   string
+	follow func(byte) bool
+	max    int
+}
 
 // MinPartialLen is the fewest characters TrailingPartial takes for the
 // start of a secret.
@@ -677,49 +698,61 @@ const MinPartialLen = 8
 
 // TrailingPartial returns where, at the end of s, a secret may begin that
 // s holds only part of: its last MinPartialLen or more bytes that begin an
-// exact secret the redactor knows, or its last word of MinPartialLen or
-// more token characters that begins, at a word boundary, with a detector's
-// start. It returns
-// len(s) when there is none. A caller that cut s there replaces s[i:], so
-// that a cut never shows the first half of a secret that the cut made
-// unrecognisable.
+// exact secret the redactor knows, or its last MinPartialLen or more bytes
+// when they begin, at a word boundary, the way a detector's secret begins
+// and hold only what such a secret may hold (ghp_ then letters and digits,
+// say). It returns len(s) when there is none. A caller that cut s there
+// replaces s[i:], so that a cut never shows the first part of a secret that
+// the cut made unrecognisable.
 func (r *Redactor) TrailingPartial(s string) int {
+	if r == nil {
+		r = &Redactor{}
+	}
+	best := len(s)
 	for _, e := range r.exact {
 		for k := min(len(e)-1, len(s)); k >= MinPartialLen; k-- {
 			if strings.HasSuffix(s, e[:k]) {
-				return len(s) - k
+				best = min(best, len(s)-k)
+				break
 			}
 		}
 	}
-	w := len(s)
-	for w > 0 && isTokenByte(s[w-1]) {
-		w--
-	}
-	word := s[w:]
-	best := len(s)
 	for _, st := range partialStarts {
-		for off := 0; ; {
-			j := strings.Index(word[off:], st)
-			if j < 0 {
-				break
+		// The candidate runs to the end of s: look back no further than
+		// the longest such secret could reach, or the start of the run
+		// of bytes it may hold.
+		for i := strings.LastIndex(s, st.text); i >= 0; i = strings.LastIndex(s[:i], st.text) {
+			tail := s[i+len(st.text):]
+			if !allBytes(tail, st.follow) {
+				break // an earlier start would hold this one's stopper too
 			}
-			i := off + j
-			off = i + 1
-			// Only at a word boundary, as the detectors' \b has it, and
-			// the JWT's "eyJ" too: in "graph_" or "keyJar" it starts no
-			// token.
-			if len(word)-i >= MinPartialLen && w+i < best && (w+i == 0 || !isWordByte(s[w+i-1])) {
-				best = w + i
-				break
+			if len(s)-i >= MinPartialLen && (st.max == 0 || len(s)-i <= st.max) && atBoundary(s, i) {
+				best = min(best, i)
 			}
 		}
 	}
 	return best
 }
 
-// isTokenByte reports whether c may appear in the credentials the
-// detectors find.
-func isTokenByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '_' || c == '.' || c == '+' || c == '/' || c == '=' || c == '~'
+func allBytes(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// atBoundary reports whether s[i] begins a word, as \b has it: at the
+// start, after a byte that is not a word character, or after a \uXXXX
+// escape, which stands for a character that is not one.
+func atBoundary(s string, i int) bool {
+	if i == 0 || !isWordByte(s[i-1]) {
+		return true
+	}
+	return i >= 6 && s[i-6] == '\\' && s[i-5] == 'u' && allBytes(s[i-4:i], isHexByte)
+}
+
+func isHexByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

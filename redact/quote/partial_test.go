@@ -24,6 +24,9 @@ func TestACutShowsNoPartOfASecret(t *testing.T) {
 		{"the start of the API key the text holds only part of", strings.Repeat("x", 240) + " " + apiKey[:22] + "zzzzzzzzzzzzzzzzzzzzzz", apiKey[:8]},
 		{"the start of a token too short to be one", strings.Repeat("x", 240) + " ghp_" + strings.Repeat("Q", 30) + "!", "ghp_QQ"},
 		{"a JWT cut at its start", strings.Repeat("x", 245) + " eyJhbGciOiJIUzI1NiJ9", "eyJhbGci"},
+		{"a token start after a tab, which is escaped", strings.Repeat("x", 230) + "\tghp_" + strings.Repeat("Q", 30) + "!", "ghp_QQ"},
+		{"a token start before the start of the API key", " ghp_" + strings.Repeat("a", 200) + apiKey[:21] + strings.Repeat("z", 40), "ghp_aaaa"},
+		{"the start of the API key after a token start", strings.Repeat("x", 200) + " ghp_" + strings.Repeat("b", 30) + " " + apiKey[:30] + "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", apiKey[:8]},
 	}
 	for _, tc := range cases {
 		got := q.EscapeIdentifier(tc.in)
@@ -49,6 +52,10 @@ func TestOrdinaryIdentifiersSurviveACut(t *testing.T) {
 		"01a23124-537a-7ae8-ac1a-36fa81312375" + strings.Repeat("-retry-7", 40),
 		"PaymentsWorkflowV2_" + strings.Repeat("keyJar", 60),
 		"porthole-demo." + strings.Repeat("queue.shard-42.", 30),
+		"tenant-ASIA-" + strings.Repeat("customer-12345-", 30),
+		"eu.ACCA-ledger-" + strings.Repeat("entry-", 60),
+		"billing/AIDA-cruise-" + strings.Repeat("leg-", 80),
+		strings.Repeat("sensor-", 40) + "ph_sensor_1-" + strings.Repeat("a", 40),
 	} {
 		if got, want := q.EscapeIdentifier(id), quote.New(nil).EscapeIdentifier(id); got != want {
 			t.Errorf("an ordinary id changed at its cut:\n got %q\nwant %q", got[200:], want[200:])
@@ -56,5 +63,21 @@ func TestOrdinaryIdentifiersSurviveACut(t *testing.T) {
 		if short := id[:100]; q.EscapeIdentifier(short) != short {
 			t.Errorf("an ordinary id under the cap changed: %q", short)
 		}
+	}
+}
+
+// TestAWindowThatRedactionShortensStillReachesTheCut: secrets before the cap
+// shrink to their markers, so a window of the cap plus its margin can end
+// before the cut once redacted. The window grows until it reaches the cut,
+// and a URL password just past the margin is still redacted.
+func TestAWindowThatRedactionShortensStillReachesTheCut(t *testing.T) {
+	t.Parallel()
+	red, _ := redact.New()
+	q := quote.New(red)
+	key := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat("MIIEpAIBAAKCAQEA7bq98\n", 200) + "-----END RSA PRIVATE KEY-----\n"
+	in := "x " + strings.Repeat(key, 4) + strings.Repeat("y", 300) + " https://admin:S3cretPassw0rd@db.internal/x " + strings.Repeat("z", 4000)
+	got := q.Of(quote.OriginTemporal, in).Text
+	if strings.Contains(got, "S3cretPassw0rd") || !strings.HasSuffix(got, "…[truncated by porthole]") {
+		t.Fatalf("%d bytes ending %q; want the password redacted and the cut marked", len(got), got[max(0, len(got)-120):])
 	}
 }

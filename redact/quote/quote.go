@@ -84,8 +84,10 @@ type Redactor interface {
 //
 // Security: a value cut at its cap can end inside a secret, and half a
 // secret is nothing a redactor that reads the answer later recognises. So a
-// value that would be cut is redacted whole first, then cleaned and cut; a
-// value that fits is left to the redaction every answer passes through.
+// value that would be cut is redacted first (a window of it that reaches
+// past the cut), then cleaned and cut, and the start of a secret the cut
+// left behind is replaced too; a value that fits is left to the redaction
+// every answer passes through.
 type Quoter struct {
 	redactor Redactor
 }
@@ -141,17 +143,30 @@ func (q Quoter) clean(s string, limit int, keepLines bool) string {
 	if !cut || q.redactor == nil {
 		return out
 	}
-	window := s[:min(len(s), limit+redactWindow)]
-	redacted, _ := q.redactor.String(window)
-	out, _ = clean(redacted, limit, keepLines)
+	// Redaction shortens what it replaces, so a window that ended before
+	// the cut once redacted is read again, twice as long, up to the whole.
+	for window := limit + redactWindow; ; window *= 2 {
+		w := s[:min(len(s), window)]
+		redacted, _ := q.redactor.String(w)
+		out, cut = clean(redacted, limit, keepLines)
+		if cut || len(w) == len(s) {
+			break
+		}
+	}
+	if !cut {
+		return out
+	}
 	// What is left before the cut may still end in the first part of a
 	// secret whose rest the cut took: that part goes too.
 	if p, ok := q.redactor.(PartialRedactor); ok {
 		kept := strings.TrimSuffix(out, truncationMarker)
 		if i := p.TrailingPartial(kept); i < len(kept) {
+			if limit < len(partialMarker) {
+				return kept[:i] + truncationMarker
+			}
 			// The marker fits within the cap: what it replaces, and
 			// if need be a little more, goes.
-			i = max(0, min(i, limit-len(partialMarker)))
+			i = min(i, limit-len(partialMarker))
 			for i > 0 && !utf8.RuneStart(kept[i]) {
 				i--
 			}
