@@ -81,3 +81,17 @@ func TestAWindowThatRedactionShortensStillReachesTheCut(t *testing.T) {
 		t.Fatalf("%d bytes ending %q; want the password redacted and the cut marked", len(got), got[max(0, len(got)-120):])
 	}
 }
+
+// TestAPartialSecretIsFoundInTheTextAsWritten: the start of an exact secret
+// holding a tab, which an identifier shows as \u0009, is still found at a
+// cut: the check reads the text as written, not as escaped.
+func TestAPartialSecretIsFoundInTheTextAsWritten(t *testing.T) {
+	t.Parallel()
+	secret := "abcdefgh\tXYZ0123456789"
+	red, _ := redact.New(secret)
+	in := strings.Repeat("x", 240) + " " + secret[:14] + strings.Repeat("z", 20)
+	got := quote.New(red).EscapeIdentifier(in)
+	if strings.Contains(got, "abcdefgh") || !strings.Contains(got, "[REDACTED:partial]") {
+		t.Fatalf("%q", got[200:])
+	}
+}

@@ -139,16 +139,18 @@ const redactWindow = 16 << 10
 const partialMarker = "[REDACTED:partial]"
 
 func (q Quoter) clean(s string, limit int, keepLines bool) string {
-	out, cut := clean(s, limit, keepLines)
+	out, cut, _ := clean(s, limit, keepLines)
 	if !cut || q.redactor == nil {
 		return out
 	}
 	// Redaction shortens what it replaces, so a window that ended before
 	// the cut once redacted is read again, twice as long, up to the whole.
+	var redacted string
+	var consumed int
 	for window := limit + redactWindow; ; window *= 2 {
 		w := s[:min(len(s), window)]
-		redacted, _ := q.redactor.String(w)
-		out, cut = clean(redacted, limit, keepLines)
+		redacted, _ = q.redactor.String(w)
+		out, cut, consumed = clean(redacted, limit, keepLines)
 		if cut || len(w) == len(s) {
 			break
 		}
@@ -157,32 +159,35 @@ func (q Quoter) clean(s string, limit int, keepLines bool) string {
 		return out
 	}
 	// What is left before the cut may still end in the first part of a
-	// secret whose rest the cut took: that part goes too.
-	if p, ok := q.redactor.(PartialRedactor); ok {
-		kept := strings.TrimSuffix(out, truncationMarker)
-		if i := p.TrailingPartial(kept); i < len(kept) {
-			if limit < len(partialMarker) {
-				return kept[:i] + truncationMarker
-			}
-			// The marker fits within the cap: what it replaces, and
-			// if need be a little more, goes.
-			i = min(i, limit-len(partialMarker))
-			for i > 0 && !utf8.RuneStart(kept[i]) {
-				i--
-			}
-			out = kept[:i] + partialMarker + truncationMarker
-		}
+	// secret whose rest the cut took: that part goes too. It is found in
+	// the text as written (where a tab is a tab, not an escape), and what
+	// comes before it is cleaned again, leaving room for the marker.
+	p, ok := q.redactor.(PartialRedactor)
+	if !ok {
+		return out
 	}
-	return out
+	kept := redacted[:consumed]
+	i := p.TrailingPartial(kept)
+	if i == len(kept) {
+		return out
+	}
+	if limit < len(partialMarker) {
+		head, _, _ := clean(kept[:i], limit, keepLines)
+		return strings.TrimSuffix(head, truncationMarker) + truncationMarker
+	}
+	head, _, _ := clean(kept[:i], limit-len(partialMarker), keepLines)
+	return strings.TrimSuffix(head, truncationMarker) + partialMarker + truncationMarker
 }
 
 // clean escapes what can hide instructions or forge structure (C0 and C1
 // controls, ANSI escape sequences, bidi controls, zero-width and other format
 // characters), replaces malformed UTF-8 and cuts the result at max bytes.
 // cut says it was cut.
-func clean(s string, max int, keepLines bool) (out string, cut bool) {
+//
+// consumed is how many bytes of s the output holds, up to the cut.
+func clean(s string, max int, keepLines bool) (out string, cut bool, consumed int) {
 	if isPlain(s) && len(s) <= max {
-		return s, false
+		return s, false, len(s)
 	}
 	var b strings.Builder
 	for i, w := 0, 0; i < len(s); i += w {
@@ -209,11 +214,11 @@ func clean(s string, max int, keepLines bool) (out string, cut bool) {
 		}
 		if b.Len()+len(piece) > max {
 			b.WriteString(truncationMarker)
-			return b.String(), true
+			return b.String(), true, i
 		}
 		b.WriteString(piece)
 	}
-	return b.String(), false
+	return b.String(), false, len(s)
 }
 
 // isPlain reports whether s is printable ASCII, the common case that needs no
