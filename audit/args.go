@@ -56,14 +56,15 @@ func ArgsFromJSON(raw json.RawMessage, redact Redactor) CallArgs {
 	size := 0
 	for i, name := range names {
 		s := argText(obj[name])
-		a := newArg(name, s)
-		if len(out.Args) == MaxArgs || size+len(a.Name)+len(a.Value) > MaxArgsBytes {
+		// The budget is judged on the capped sizes before redaction, which
+		// are never smaller than capBytes' results: no argument is built twice.
+		if len(out.Args) == MaxArgs || size+min(len(name), MaxToolBytes)+min(len(s), MaxArgBytes) > MaxArgsBytes {
 			out.Omitted, out.OmittedSHA256 = len(names)-i, omittedDigest(obj, names[i:], redact)
 			break
 		}
 		v, n := redact(s)
 		out.Redactions += n
-		a = newArg(name, v)
+		a := newArg(name, v)
 		size += len(a.Name) + len(a.Value)
 		out.Args = append(out.Args, a)
 	}

@@ -236,8 +236,16 @@ func (g *Server) grantsNow() *policy.Grants {
 // attributes when one is watched.
 func (g *Server) queryRules() policy.QueryRules {
 	rules := g.opts.QueryRules
-	if g.opts.Policy != nil {
-		rules.CustomAttributes = append(slices.Clip(rules.CustomAttributes), g.opts.Policy.QueryAttributes()...)
+	if g.opts.Policy == nil {
+		return rules
+	}
+	// Most deployments list custom attributes in one place only; only a
+	// list in both costs an allocation per query.
+	switch fromFile := g.opts.Policy.QueryAttributes(); {
+	case len(rules.CustomAttributes) == 0:
+		rules.CustomAttributes = fromFile
+	case len(fromFile) > 0:
+		rules.CustomAttributes = append(slices.Clip(rules.CustomAttributes), fromFile...)
 	}
 	return rules
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 )
 
@@ -42,17 +41,8 @@ type Grants struct {
 	all   map[string]bool // principals granted "*"
 }
 
-// LoadFile reads and checks a policy file. extra names the tools porthole
+// ParseFile checks a policy file's content. extra names the tools porthole
 // serves beyond its own (upstream tools), which the file may grant.
-func LoadFile(path string, extra ...string) (*File, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the policy file: %w", err)
-	}
-	return ParseFile(b, extra...)
-}
-
-// ParseFile checks a policy file's content; extra is as for LoadFile.
 func ParseFile(b []byte, extra ...string) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
