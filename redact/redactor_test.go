@@ -532,3 +532,62 @@ func mustMarshal(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// BenchmarkRedactAnswer12KiB is the cost per KiB of redacting a 12 KiB
+// list_workflows answer as a tool result carries it, clean and holding
+// secrets (an exact secret, a token, URL credentials), with an exact
+// Temporal API key configured: the figures docs/performance.md compares.
+func BenchmarkRedactAnswer12KiB(b *testing.B) {
+	const apiKey = "tmprl-api-key-0123456789abcdef"
+	for _, c := range []struct {
+		name    string
+		secrets []string
+	}{
+		{"clean", nil},
+		{"secrets", []string{apiKey, samples["github-token"], samples["url-credentials"], samples["jwt"]}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r, _ := New(apiKey)
+			doc := answer12KiB(c.secrets)
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.JSON(doc)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N)/(float64(len(doc))/1024), "µs/KiB")
+		})
+	}
+}
+
+// answer12KiB is a list_workflows answer of about 12 KiB, structured and
+// quoted as text, with each of secrets in one workflow's message.
+func answer12KiB(secrets []string) []byte {
+	rng := rand.New(rand.NewSource(1))
+	var items []map[string]any
+	for i := 0; len(items) < 200; i++ {
+		text := "carrier refused the booking"
+		if i < len(secrets) {
+			text = "carrier said " + secrets[i]
+		}
+		items = append(items, map[string]any{
+			"workflowId": "order-" + strings.Repeat("x", rng.Intn(20)), "runId": "01a22af9-c974-736a-8261-a5884297c08f", "status": "Running",
+			"message": map[string]string{"text": text, "origin": "porthole-quoting-temporal"},
+		})
+		inner, _ := json.Marshal(map[string]any{"workflows": items})
+		if len(inner) > 5500 {
+			break
+		}
+	}
+	inner, _ := json.Marshal(map[string]any{"workflows": items})
+	doc, _ := json.Marshal(map[string]any{"structuredContent": json.RawMessage(inner), "content": []any{map[string]string{"type": "text", "text": string(inner)}}})
+	return doc
+}
+
+func TestTheBenchmarkAnswerIsAbout12KiB(t *testing.T) {
+	t.Parallel()
+	for _, secrets := range [][]string{nil, {"x"}} {
+		if n := len(answer12KiB(secrets)); n < 11*1024 || n > 13*1024 {
+			t.Errorf("the benchmark's answer is %d bytes", n)
+		}
+	}
+}
