@@ -1,7 +1,8 @@
 package redact
 
 import (
-	"bytes"
+	"slices"
+
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -25,8 +26,7 @@ import (
 // Redacting twice gives what redacting once gave: no replacement matches a
 // detector. A Redactor is safe for concurrent use.
 type Redactor struct {
-	exact      []string // longest first, so a secret that contains another wins
-	exactBytes [][]byte // the same, for searching documents
+	exact []string // longest first, so a secret that contains another wins
 	// probes stand for the exact secrets a document may hold only
 	// escaped: those with a character JSON writes as an escape (a quote,
 	// a backslash, a control character) or may write as a \u escape (one
@@ -36,13 +36,17 @@ type Redactor struct {
 	// a \/ in it, which the fast path takes as a reason to look closer
 	// anyway. A document holding a probe goes down the slow path, which
 	// decodes each literal. (A PEM key's probe is one of its lines.)
-	probes      []string
-	probesBytes [][]byte
+	probes []string
 	// nonASCIIExact and escapedExact are set for an exact secret too
 	// short in such runs to have a probe: the first makes any \u escape
 	// a reason to look closer, the second any backslash at all.
 	nonASCIIExact bool
 	escapedExact  bool
+	// pairs are hintPairs and the first two bytes of every exact secret
+	// and probe, which byFirst holds by their first byte: the fast path
+	// looks for hints and secrets in one pass. Nil when there are none.
+	pairs   *[256][4]uint64
+	byFirst *[256][]string
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -66,6 +70,12 @@ func New(secrets ...string) (*Redactor, []string) {
 		}
 		seen[s] = true
 		r.exact = append(r.exact, s)
+		for _, v := range encodings(s) {
+			if !seen[v] {
+				seen[v] = true
+				r.exact = append(r.exact, v)
+			}
+		}
 		// A secret spread over lines (a PEM key) is also looked for line by
 		// line, so a fragment quoted alone is caught.
 		for _, line := range strings.Split(s, "\n") {
@@ -77,13 +87,11 @@ func New(secrets ...string) (*Redactor, []string) {
 	}
 	sortLongestFirst(r.exact)
 	for _, s := range r.exact {
-		r.exactBytes = append(r.exactBytes, []byte(s))
 		run, plain := longestPlainRun(s)
 		switch {
 		case plain:
 		case len(run) >= MinExactSecretLen:
 			r.probes = append(r.probes, run)
-			r.probesBytes = append(r.probesBytes, []byte(run))
 		default:
 			for i := 0; i < len(s); i++ {
 				if s[i] < 0x20 || s[i] >= 0x7f {
@@ -95,7 +103,21 @@ func New(secrets ...string) (*Redactor, []string) {
 			}
 		}
 	}
+	r.indexSecrets()
 	return r, tooShort
+}
+
+// indexSecrets makes pairs and byFirst from the exact secrets and probes.
+func (r *Redactor) indexSecrets() {
+	if len(r.exact)+len(r.probes) == 0 {
+		return
+	}
+	pairs, byFirst := hintPairs, [256][]string{}
+	for _, e := range append(slices.Clone(r.exact), r.probes...) {
+		pairs[e[0]][e[1]>>6] |= 1 << (e[1] & 63)
+		byFirst[e[0]] = append(byFirst[e[0]], e)
+	}
+	r.pairs, r.byFirst = &pairs, &byFirst
 }
 
 // longestPlainRun is s's longest run of printable ASCII other than a quote
@@ -182,42 +204,6 @@ func indexFold(s, sub string) int {
 	}
 	return -1
 }
-
-var detectors = []detector{
-	{kind: "private-key", hints: []string{"PRIVATE KEY"},
-		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`)},
-	{kind: "jwt", starts: []string{"eyJ"},
-		re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}`)},
-	{kind: "bearer", starts: []string{"bearer"}, fold: true, wordStart: true,
-		re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1,
-		// "bearer instruments" is English; a credential has a digit or a
-		// punctuation character in it.
-		accept: func(s string) bool { return strings.ContainsAny(s, "0123456789-._~+/=") }},
-	{kind: "aws-access-key-id", starts: awsKeyPrefixes, wordStart: true,
-		re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	// The hint is "ecret", not "secret": (?i) lets the regexp's s match
-	// U+017F (long s) and its k the Kelvin sign, which an ASCII-folded hint
-	// of "secret" would not find, so the fast path would pass
-	// "aws_\u017fecret_access_key=..." that the regexp redacts. No letter of
-	// "ecret" folds to anything beyond ASCII.
-	{kind: "aws-secret-access-key", hints: []string{"ecret"}, fold: true,
-		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
-	{kind: "github-token", starts: githubPrefixes, wordStart: true,
-		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
-	{kind: "gitlab-token", starts: []string{"glpat-"}, wordStart: true,
-		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
-	{kind: "slack-token", hints: []string{"xox", "hooks.slack.com"},
-		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+`)},
-	{kind: "porthole-token", starts: []string{"ph_"}, wordStart: true,
-		re: regexp.MustCompile(`\bph_[A-Za-z0-9_-]{43}`)},
-	{kind: "url-credentials", hints: []string{"://"},
-		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\[\]]+:[^/\s@"'<>\[\]]+)@`), group: 1},
-}
-
-var (
-	awsKeyPrefixes = []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"}
-	githubPrefixes = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}
-)
 
 func init() {
 	for i := range detectors {
@@ -329,7 +315,9 @@ func (r *Redactor) replace(s string) (string, int) {
 					lo, hi = sub[2*d.group], sub[2*d.group+1]
 				}
 			}
-			if d.accept != nil && !d.accept(m[lo:hi]) {
+			// A secret that is already a marker (password=[REDACTED:password])
+			// was redacted before: redacting twice gives what once gave.
+			if d.accept != nil && !d.accept(m[lo:hi]) || markerLen(m[lo:hi], 0) == hi-lo {
 				return m
 			}
 			n++
@@ -424,7 +412,8 @@ func literalEnd(b []byte, start int) int {
 // docMayHoldSecret is the fast path for a whole document: without an escape
 // that could hide a character of a hint or secret, no detector's hint and no
 // exact secret anywhere in it, at any depth of nesting, there is nothing to
-// redact. It reads the document once, plus once per exact secret.
+// redact. It reads the document once (twice when an exact secret has
+// no probe and JSON writes it with escapes, to look for a backslash).
 func (r *Redactor) docMayHoldSecret(b []byte) bool { return mayHold(r, b) }
 
 // mayHold is docMayHoldSecret over a document or a decoded string. A
@@ -441,47 +430,38 @@ func mayHold[T string | []byte](r *Redactor, b T) bool {
 	return holdsExact(r, b) || holdsHint(r, b)
 }
 
-// holdsExact reports whether b holds one of the exact secrets, or a probe
-// of one, or (when an exact secret is one JSON writes with escapes) a
-// backslash. Strings and documents each search their own copies of the
-// secrets, so that neither is converted to the other.
+// holdsExact reports whether, when an exact secret is one JSON writes with
+// escapes and has no probe, b holds a backslash. (The secrets and probes
+// themselves are looked for by holdsHint, in the same pass as the hints.)
 func holdsExact[T string | []byte](r *Redactor, b T) bool {
-	switch v := any(b).(type) {
-	case string:
-		return containsAny(v, r.exact) || containsAny(v, r.probes) || r.escapedExact && strings.IndexByte(v, '\\') >= 0
-	case []byte:
-		return containsAnyBytes(v, r.exactBytes) || containsAnyBytes(v, r.probesBytes) || r.escapedExact && bytes.IndexByte(v, '\\') >= 0
+	if !r.escapedExact {
+		return false
 	}
-	return false
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' {
 			return true
 		}
 	}
 	return false
 }
 
-func containsAnyBytes(b []byte, subs [][]byte) bool {
-	for _, sub := range subs {
-		if bytes.Contains(b, sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// holdsHint reports whether a detector's hint, or a \u escape that could
-// spell one, begins anywhere in b.
+// holdsHint reports whether a detector's hint, an exact secret or a probe
+// of one, or a \u escape that could spell a hint, begins anywhere in b.
 func holdsHint[T string | []byte](r *Redactor, b T) bool {
+	pairs := r.pairs
+	if pairs == nil {
+		pairs = &hintPairs
+	}
 	for i := 0; i+1 < len(b); i++ {
-		// Every hint has two bytes or more: a table of the pairs that
-		// begin one rules out almost every position with one lookup.
+		// Every hint and secret has two bytes or more: a table of the
+		// pairs that begin one rules out almost every position with one
+		// lookup.
 		c, next := b[i], b[i+1]
-		if hintPairs[c][next>>6]&(1<<(next&63)) == 0 {
+		if pairs[c][next>>6]&(1<<(next&63)) == 0 {
 			continue
+		}
+		if r.byFirst != nil && secretAt(r.byFirst[c], b, i) {
+			return true
 		}
 		if c == '\\' && next == 'u' {
 			if r.nonASCIIExact || !escapesBeyondASCII(b, i) {
@@ -490,6 +470,16 @@ func holdsHint[T string | []byte](r *Redactor, b T) bool {
 			continue
 		}
 		if hintAt(b, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretAt reports whether one of secrets begins at b[i].
+func secretAt[T string | []byte](secrets []string, b T, i int) bool {
+	for _, e := range secrets {
+		if len(b)-i >= len(e) && string(b[i:i+len(e)]) == e {
 			return true
 		}
 	}
@@ -657,41 +647,6 @@ func markerLen[T string | []byte](b T, skip int) int {
 	return 0
 }
 
-// partialStarts are how the secrets of the case-sensitive detectors begin,
-// for TrailingPartial: each start, the bytes that may follow it in such a
-// secret, and how long the secret can be at most (0: no bound). A private
-// key's detector matches to the end of a text that lost its END line, so a
-// cut key needs no entry here.
-var partialStarts = func() []partialStart {
-	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
-	upperDigit := func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
-	withUnderscore := func(c byte) bool { return alnum(c) || c == '_' }
-	withDash := func(c byte) bool { return alnum(c) || c == '_' || c == '-' }
-	jwt := func(c byte) bool { return alnum(c) || c == '_' || c == '-' || c == '.' }
-	slack := func(c byte) bool { return alnum(c) || c == '-' }
-	var out []partialStart
-	for _, p := range awsKeyPrefixes {
-		out = append(out, partialStart{p, upperDigit, 20})
-	}
-	for _, p := range githubPrefixes {
-		if p == "github_pat_" {
-			out = append(out, partialStart{p, withUnderscore, 0})
-		} else {
-			out = append(out, partialStart{p, alnum, 0})
-		}
-	}
-	return append(out,
-		partialStart{"glpat-", withDash, 0}, partialStart{"ph_", withDash, 46},
-		partialStart{"eyJ", jwt, 0}, partialStart{"xox", slack, 0})
-}()
-
-// partialStart is how one kind of secret begins.
-type partialStart struct {
-	text   string
-	follow func(byte) bool
-	max    int
-}
-
 // MinPartialLen is the fewest characters TrailingPartial takes for the
 // start of a secret.
 const MinPartialLen = 8
@@ -726,7 +681,7 @@ func (r *Redactor) TrailingPartial(s string) int {
 			if !allBytes(tail, st.follow) {
 				break // an earlier start would hold this one's stopper too
 			}
-			if len(s)-i >= MinPartialLen && (st.max == 0 || len(s)-i <= st.max) && atBoundary(s, i) {
+			if len(s)-i >= MinPartialLen && (st.max == 0 || len(s)-i <= st.max) && atBoundary(s, i) && (st.accept == nil || st.accept(tail)) {
 				best = min(best, i)
 			}
 		}

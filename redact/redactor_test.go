@@ -19,6 +19,18 @@ var samples = map[string]string{
 	"private-key":           "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAsecretsecret\n-----END RSA PRIVATE KEY-----",
 	"url-credentials":       "postgres://admin:hunter2hunter2@db.internal:5432/orders",
 	"porthole-token":        "ph_" + strings.Repeat("Ab3_", 10) + "xyz",
+	"basic-auth":            "Authorization: Basic ZGVwbG95Omh1bnRlcjJodW50ZXIy",
+	"google-api-key":        "AIza" + strings.Repeat("Sy9-", 8) + "abc",
+	"stripe-key":            "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+	"anthropic-key":         "sk-ant-api03-" + strings.Repeat("Ab1_", 10),
+	"openai-key":            "sk-proj-" + strings.Repeat("T3Bl", 10) + "bkFJ9x",
+	"npm-token":             "npm_" + strings.Repeat("a1B2", 9),
+	"sendgrid-key":          "SG." + strings.Repeat("aB3_", 5) + "xy." + strings.Repeat("Zz9-", 10) + "abc",
+	"huggingface-token":     "hf_" + strings.Repeat("aBcD", 8) + "eF",
+	"digitalocean-token":    "dop_v1_" + strings.Repeat("0123456789abcdef", 4),
+	"azure-key":             "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + strings.Repeat("Zm9vYmFy", 11) + "==;EndpointSuffix=core.windows.net",
+	"azure-sas":             "https://acct.blob.core.windows.net/c?sv=2022-11-02&sr=c&sig=dGhpcyBpcyBub3QgYSByZWFsIHNpZw%3D%3D",
+	"password":              "Server=db;User Id=app;Password=hunter2hunter2;",
 }
 
 // secretPart is the part of each sample that must not survive.
@@ -32,6 +44,14 @@ func secretPart(kind, sample string) string {
 		return "hunter2hunter2"
 	case "private-key":
 		return "MIIEpAIBAAKCAQEAsecretsecret"
+	case "basic-auth":
+		return "ZGVwbG95Omh1bnRlcjJodW50ZXIy"
+	case "azure-key":
+		return strings.Repeat("Zm9vYmFy", 11)
+	case "azure-sas":
+		return "dGhpcyBpcyBub3QgYSByZWFsIHNpZw"
+	case "password":
+		return "hunter2hunter2"
 	}
 	return sample
 }
@@ -172,9 +192,6 @@ func FuzzRedactJSON(f *testing.F) {
 		if int(which)%(len(kinds)+1) < len(kinds) {
 			k := kinds[int(which)%(len(kinds)+1)]
 			secret = samples[k]
-			if k == "bearer" || k == "aws-secret-access-key" || k == "url-credentials" || k == "private-key" {
-				secret = samples[k] // keep its context: the detector needs it
-			}
 		}
 		v = plant(v, " "+secret+" ", int(at))
 		in, _ := json.Marshal(v)
