@@ -59,6 +59,7 @@ check: $(STATICCHECK)
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzClean ./redact/quote/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzOfJSON ./redact/quote/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRedactJSON ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzFastPathSkipsNothing ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzDetectorsMatchOnlyAtTheirStarts ./redact/ $(FUZZTIME)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,15 @@ func hostileUpstream(t *testing.T) string {
 // upstream defines it now.
 func pinnedRoster(t *testing.T, url string, tools ...string) *upstream.Roster {
 	t.Helper()
+	return pinnedRosterWith(t, url, "    maxResultBytes: 1024\n    cost: 5\n", tools...)
+}
+
+// pinnedRosterWith is pinnedRoster with more fields for the entry: YAML
+// lines indented as the entry's fields are.
+func pinnedRosterWith(t *testing.T, url, fields string, tools ...string) *upstream.Roster {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "upstreams:\n  - name: up\n    url: %s\n    maxResultBytes: 1024\n    cost: 5\n    tools:\n", url)
+	fmt.Fprintf(&b, "upstreams:\n  - name: up\n    url: %s\n%s    tools:\n", url, fields)
 	for _, tool := range tools {
 		fmt.Fprintf(&b, "      - name: %s\n", tool)
 	}
@@ -96,7 +104,7 @@ func TestUpstreamToolsGoThroughGrantsLimitsAuditAndRedaction(t *testing.T) {
 	}
 	f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 0.001, PerPrincipalBurst: 16, Global: 0.001, GlobalBurst: 1, Costs: roster.Costs()}},
 		func(o *Options) { o.Grants, o.Roster = pf.Grants(), roster })
-	startFrontUpstreams(t, f)
+	startFrontUpstreams(t, f, "up__lookup", "up__picture")
 
 	_, _, body := f.do(t, "POST", "/mcp", bearer(f.alice), listToolsBody)
 	if strings.Count(body, `"name":"`) != 2 || !strings.Contains(body, `"up__lookup"`) || strings.Contains(body, "up__picture") {
@@ -173,15 +181,15 @@ func TestUpstreamToolsGoThroughGrantsLimitsAuditAndRedaction(t *testing.T) {
 }
 
 // startFrontUpstreams starts the upstreams of the server behind a front and
-// waits until its tools are served.
-func startFrontUpstreams(t *testing.T, f *front) {
+// waits until the named tools are served.
+func startFrontUpstreams(t *testing.T, f *front, tools ...string) {
 	t.Helper()
 	stop := f.server.StartUpstreams(context.Background())
 	t.Cleanup(stop)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		_, _, body := f.do(t, "POST", "/mcp", bearer(f.bob), listToolsBody)
-		if strings.Contains(body, "up__lookup") && strings.Contains(body, "up__picture") {
+		if !slices.ContainsFunc(tools, func(tool string) bool { return !strings.Contains(body, `"`+tool+`"`) }) {
 			return
 		}
 		if time.Now().After(deadline) {

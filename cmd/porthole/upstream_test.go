@@ -195,13 +195,18 @@ upstreams:
 	}
 
 	// What is not text is withheld with a sentence; structured content
-	// passes where the entry declares it.
+	// passes where the entry declares it, quoted with the upstream's origin.
 	a, _ = callUpstream(t, cs, "everything__get-tiny-image", nil)
 	if last := a.Content[len(a.Content)-1]; last.Origin != "porthole" || !strings.Contains(last.Text, "image") {
 		t.Errorf("get-tiny-image answered %+v", a)
 	}
 	a, _ = callUpstream(t, cs, "web__get-structured-content", map[string]any{"location": "New York"})
-	if !bytes.Contains(a.Structured, []byte("temperature")) {
+	var structured struct {
+		Origin string
+		Value  json.RawMessage
+	}
+	decode(t, a.Structured, &structured)
+	if structured.Origin != "porthole-quoting-upstream:web" || !bytes.Contains(structured.Value, []byte("temperature")) {
 		t.Errorf("structured content: %s", a.Structured)
 	}
 

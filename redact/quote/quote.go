@@ -7,7 +7,7 @@
 // Every string that came out of Temporal, or out of an upstream MCP server,
 // was written by somebody porthole does not trust: a workflow author, a
 // worker, an operator who typed a schedule note. Such a string reaches a
-// client in one of two shapes only:
+// client in one of three shapes only:
 //
 //   - an identifier (workflow id, run id, type names, task queue, activity id,
 //     schedule id): a plain string, cut at [MaxIdentifierLen] bytes, with every
@@ -17,14 +17,19 @@
 //   - free text (failure messages, worker identities, schedule notes): a
 //     [Text] value that names its origin, cleaned the same way and cut at
 //     [MaxQuotedLen] bytes with a visible marker ([Quoter.Of],
-//     [Quoter.OfUpTo]).
+//     [Quoter.OfUpTo]);
+//   - a JSON value (an upstream tool's structured content): a [JSON] value
+//     that names its origin, every string in it cleaned the same way, and no
+//     object in it claiming porthole's origins ([OfJSON]).
 //
 // Sentences porthole writes itself carry [OriginPorthole] ([Says]). A client
-// shows a quoted [Text] as evidence and never lifts it into instructions.
+// shows a quoted [Text] or [JSON] as evidence and never lifts it into
+// instructions.
 //
 // Cleaning never fails: malformed UTF-8 becomes U+FFFD, and what cannot be
 // shown safely is escaped rather than dropped, so the reader can see that
-// something was there.
+// something was there. Only [OfJSON] refuses: what is not one JSON value,
+// and a value past its cap once cleaned, since a JSON value cut is not JSON.
 //
 // Quoting is not redaction: secrets in quoted text are removed by package
 // redact, on the rendered result and again where bytes leave the process.
@@ -67,7 +72,8 @@ const (
 const truncationMarker = "…[truncated by porthole]"
 
 // Text is free text together with who wrote it. It is the only type that
-// carries free text in porthole's results.
+// carries free text in porthole's results, besides the strings of a [JSON]
+// value.
 type Text struct {
 	Text   string `json:"text" jsonschema:"the words, cleaned of control and invisible characters and length-capped"`
 	Origin Origin `json:"origin" jsonschema:"who wrote the words: porthole, porthole-quoting-temporal for text taken from Temporal, or porthole-quoting-upstream:NAME for text from an upstream MCP server"`
