@@ -24,6 +24,8 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 		zap.String("time", now.UTC().Format(time.RFC3339Nano)),
 		zap.Uint64("seq", seq),
 		zap.String("prev", prev),
+		zap.Int("v", SchemaVersion),
+		zap.String("kid", KeyID(testKey)),
 		zap.String("kind", string(r.Kind)),
 	}
 	str := func(key, v string) {
@@ -74,6 +76,21 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 	str("previousFile", r.PreviousFile)
 	if r.PreviousLastSeq != 0 {
 		f = append(f, zap.Uint64("previousLastSeq", r.PreviousLastSeq))
+	}
+	str("chain", r.Chain)
+	if r.MissingTo != 0 {
+		f = append(f, zap.Uint64("missingFrom", r.MissingFrom), zap.Uint64("missingTo", r.MissingTo))
+	}
+	if r.Checkpoint != nil {
+		f = append(f, zap.Object("checkpoint", zapcore.ObjectMarshalerFunc(func(o zapcore.ObjectEncoder) error {
+			o.AddString("chain", r.Checkpoint.Chain)
+			o.AddUint64("seq", r.Checkpoint.Seq)
+			o.AddString("hash", r.Checkpoint.Hash)
+			o.AddString("time", r.Checkpoint.Time.Format(time.RFC3339Nano))
+			o.AddString("kid", r.Checkpoint.KeyID)
+			o.AddString("sig", r.Checkpoint.Sig)
+			return nil
+		})))
 	}
 	buf, err := zapcore.NewJSONEncoder(referenceEncoderConfig).EncodeEntry(zapcore.Entry{}, f)
 	if err != nil {
@@ -134,8 +151,9 @@ func (a referenceArg) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 	f.Add(uint8(0), "alice", "describe_workflow", "workflowId", "order-1", "curl/8", "r1", "refused\t\"x\"\\", int64(1234567), 42, true)
 	f.Add(uint8(1), "", "", "", "\u2028\xff", "\x1b[2J", "", "", int64(0), 0, false)
+	f.Add(uint8(8), "carol", "list_workflows", "q", "x", "ua", "0123abcd", "ok", int64(99), 7, false)
 	f.Add(uint8(2), "bob", "\u202e", "é", "\"}", "", "id", "Host not allowed", int64(-5), 403, false)
-	kinds := []Kind{KindCall, KindResult, KindDenial, KindChainStart, KindAnchor, KindClose, KindToolChange, KindDenials}
+	kinds := []Kind{KindCall, KindResult, KindDenial, KindChainStart, KindAnchor, KindClose, KindToolChange, KindDenials, KindCheckpoint}
 	f.Fuzz(func(t *testing.T, kind uint8, principal, tool, argName, argValue, ua, requestID, reason string, micros int64, n int, flag bool) {
 		if !isASCII(requestID) || !isASCII(reason) {
 			return
@@ -152,6 +170,11 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 		if flag {
 			rec.Args = nil
 		}
+		if isHex(requestID) {
+			// The writer's own fields: hex, numbers and a time.
+			rec.Chain, rec.MissingFrom, rec.MissingTo = requestID, uint64(n), uint64(n)
+			rec.Checkpoint = &Checkpoint{Chain: requestID, Seq: uint64(n), Hash: requestID, Time: time.Unix(int64(n), micros%1e9).UTC(), KeyID: requestID, Sig: requestID}
+		}
 		now := time.Unix(1764486000, micros%1e9).In(time.FixedZone("x", 3600))
 		l := newLog(Config{Key: testKey, Now: func() time.Time { return now }}, &memSink{}, false, 6, "abc")
 		got := l.encode(&rec)
@@ -160,6 +183,15 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 			t.Fatalf("encoded\n%s\nzap wrote\n%s", got, want)
 		}
 	})
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCII(s string) bool {

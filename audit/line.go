@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
 	"time"
 )
@@ -41,6 +42,8 @@ type Entry struct {
 	Time       time.Time `json:"time"`
 	Seq        uint64    `json:"seq"`
 	Prev       string    `json:"prev"`
+	V          int       `json:"v"`   // 0 for records written before versions (1)
+	KeyID      string    `json:"kid"` // the HMAC key's KeyID; "" before version 2
 	Kind       Kind      `json:"kind"`
 	RequestID  string    `json:"requestId"`
 	Principal  string    `json:"principal"`
@@ -73,19 +76,50 @@ type Entry struct {
 		Status  int     `json:"status"`
 		Reason  string  `json:"reason"`
 	} `json:"groups"`
-	PreviousFile    string `json:"previousFile"`
-	PreviousLastSeq uint64 `json:"previousLastSeq"`
-	MAC             string `json:"mac"`
+	PreviousFile    string      `json:"previousFile"`
+	PreviousLastSeq uint64      `json:"previousLastSeq"`
+	Chain           string      `json:"chain"`
+	MissingFrom     uint64      `json:"missingFrom"`
+	MissingTo       uint64      `json:"missingTo"`
+	Checkpoint      *Checkpoint `json:"checkpoint"`
+	MAC             string      `json:"mac"`
 }
 
 var (
 	errNotARecord = errors.New("not an audit record")
 	errBadMAC     = errors.New("the HMAC does not match")
+	errNoKey      = errors.New("the record names an HMAC key the verifier was not given")
 )
 
-// parseLine reads one line (without its newline). With a key it checks the
-// HMAC; without one it checks only the shape.
-func parseLine(line, key []byte) (Entry, error) {
+// parseLine reads one line (without its newline). With HMAC keys in the
+// ring it checks the HMAC, with the key the record names (a record written
+// before records named their key: with each key until one matches); without
+// any, it checks only the shape.
+func parseLine(line []byte, ring *Keyring) (Entry, error) {
+	if !ring.hasHMAC() {
+		return parseLineKey(line, nil)
+	}
+	e, err := parseLineKey(line, nil)
+	if err != nil {
+		return e, err
+	}
+	if e.KeyID != "" {
+		key, ok := ring.hmac[e.KeyID]
+		if !ok {
+			return e, fmt.Errorf("%w (key id %q)", errNoKey, e.KeyID)
+		}
+		return parseLineKey(line, key)
+	}
+	for _, key := range ring.hmac {
+		if e, err = parseLineKey(line, key); err == nil {
+			return e, nil
+		}
+	}
+	return e, err
+}
+
+// parseLineKey is parseLine with one key, or none.
+func parseLineKey(line, key []byte) (Entry, error) {
 	var e Entry
 	i := bytes.LastIndex(line, []byte(macSuffix))
 	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-i != len(macSuffix)+64+2 {

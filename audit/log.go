@@ -3,9 +3,11 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -59,7 +61,27 @@ type Config struct {
 	MaxBytes int64
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+
+	// Signer, when set, signs a checkpoint every CheckpointEvery records
+	// (default 1000), every CheckpointInterval (default 1m) when records
+	// were written since the last, and at Close: a checkpoint record in the
+	// log, a line appended to CheckpointPath (when set; synced before the
+	// loop goes on), and a call of OnCheckpoint (when set), with the error
+	// of the witness write, which porthole logs. See Checkpoint.
+	Signer             ed25519.PrivateKey
+	CheckpointPath     string
+	CheckpointEvery    int
+	CheckpointInterval time.Duration
+	OnCheckpoint       func(c Checkpoint, witnessErr error)
 }
+
+// Checkpoint defaults: a tail cut or a lost newest file goes unproven for
+// at most a minute or a thousand records, for one signature (tens of
+// microseconds) and one synced append to the witness file per checkpoint.
+const (
+	DefaultCheckpointEvery    = 1000
+	DefaultCheckpointInterval = time.Minute
+)
 
 // MinKeyBytes is the shortest audit key accepted.
 const MinKeyBytes = 32
@@ -119,6 +141,12 @@ type Log struct {
 	writeFailed  bool
 	syncLost     bool // an interval sync failed; the next record says so
 	lastWriteErr error
+
+	kid             string   // KeyID of cfg.Key, in every record
+	chain           string   // the chain's identity
+	witness         *os.File // CheckpointPath, open for appending
+	sinceCheckpoint int      // records written since the last checkpoint
+	lastCheckpoint  time.Time
 }
 
 type request struct {
@@ -140,18 +168,15 @@ func Open(cfg Config) (*Log, error) {
 	}
 	var s sink
 	rotatable := false
-	reason := ""
-	var seq uint64
-	prev := ""
+	var st resumed
 	switch cfg.Path {
 	case "", "stderr":
-		s, reason = streamSink{f: os.Stderr}, "writing to stderr: a chain on a stream cannot be continued after a restart"
+		s, st.reason = streamSink{f: os.Stderr}, "writing to stderr: a chain on a stream cannot be continued after a restart"
 	case "stdout":
-		s, reason = streamSink{f: os.Stdout}, "writing to stdout: a chain on a stream cannot be continued after a restart"
+		s, st.reason = streamSink{f: os.Stdout}, "writing to stdout: a chain on a stream cannot be continued after a restart"
 	default:
 		var err error
-		var partial bool
-		if st, serr := os.Stat(cfg.Path); serr == nil && !st.Mode().IsRegular() {
+		if fi, serr := os.Stat(cfg.Path); serr == nil && !fi.Mode().IsRegular() {
 			// A pipe or a device (a log shipper's FIFO, /dev/stdout):
 			// there is nothing to read back. It is a stream: a new chain
 			// each start. O_NONBLOCK makes opening a FIFO nobody reads
@@ -163,10 +188,10 @@ func Open(cfg Config) (*Log, error) {
 			if err != nil {
 				return nil, fmt.Errorf("opening the audit log: %w", err)
 			}
-			s, reason = streamSink{f: f, close: true}, "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
+			s, st.reason = streamSink{f: f, close: true}, "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
 			break
 		}
-		seq, prev, reason, partial, err = resume(cfg.Path, cfg.Key)
+		st, err = resume(cfg.Path, cfg.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +199,7 @@ func Open(cfg Config) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening the audit log: %w", err)
 		}
-		if partial {
+		if st.partial {
 			// End the torn line so that the next record starts a line of
 			// its own; the torn line stays, and verify reports it.
 			if _, err := f.Write([]byte("\n")); err != nil {
@@ -184,15 +209,64 @@ func Open(cfg Config) (*Log, error) {
 		}
 		s, rotatable = f, true
 	}
-	l := newLog(cfg, s, rotatable, seq, prev)
-	if reason != "" {
-		if err := l.write(Record{Kind: KindChainStart, Reason: reason}); err != nil {
-			s.Close()
+	witness, err := openWitness(cfg, &st)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	l := newLog(cfg, s, rotatable, st.seq, st.prev)
+	l.chain, l.witness = st.chain, witness
+	if st.reason != "" {
+		rec := Record{Kind: KindChainStart, Reason: st.reason, MissingFrom: st.missingFrom, MissingTo: st.missingTo}
+		if err := l.write(rec); err != nil {
+			l.closeFiles()
 			return nil, err
 		}
 	}
 	go l.loop()
 	return l, nil
+}
+
+// closeFiles closes the sink and the witness file.
+func (l *Log) closeFiles() error {
+	err := l.sink.Close()
+	if l.witness != nil {
+		if werr := l.witness.Close(); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// openWitness reads the latest checkpoint of the witness file, which
+// decides where the chain continues (see continueFrom), and opens the file
+// for appending.
+func openWitness(cfg Config, st *resumed) (*os.File, error) {
+	if cfg.Signer == nil || cfg.CheckpointPath == "" {
+		st.settleChain(nil)
+		return nil, nil
+	}
+	cp, err := latestCheckpoint(cfg.CheckpointPath, cfg.Signer.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit checkpoint file: %w", err)
+	}
+	st.settleChain(cp)
+	f, err := os.OpenFile(cfg.CheckpointPath, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit checkpoint file: %w", err)
+	}
+	// A witness write cut short leaves a torn line: end it, so the next
+	// checkpoint is a line of its own.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			if _, err := f.Write([]byte("\n")); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the audit checkpoint file: %w", err)
+			}
+		}
+	}
+	return f, nil
 }
 
 func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
@@ -208,9 +282,19 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = DefaultCheckpointInterval
+	}
 	l := &Log{
 		cfg: cfg, reqs: make(chan request), quit: make(chan struct{}), done: make(chan struct{}),
 		sink: s, rotatable: rotatable, mac: hmac.New(sha256.New, cfg.Key), seq: seq, prev: prev,
+		kid: KeyID(cfg.Key),
+	}
+	if cfg.Signer != nil {
+		l.lastCheckpoint = cfg.Now()
 	}
 	if f, ok := s.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
@@ -220,52 +304,126 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 	return l
 }
 
-// resume reads the last line of an existing log. When it verifies, the chain
-// continues from it; otherwise reason says why a new chain starts.
-func resume(path string, key []byte) (seq uint64, prev, reason string, partial bool, err error) {
+// resumed is where a log found on disk leaves the chain: the last record's
+// sequence number and line hash, the chain's identity (from the file's
+// first record), and, when the chain cannot simply go on, the reason for
+// the chain-start that says so.
+type resumed struct {
+	seq                    uint64
+	prev, reason, chain    string
+	partial                bool // the file ends in a torn line
+	missingFrom, missingTo uint64
+}
+
+// settleChain decides, with the latest witnessed checkpoint (or nil),
+// where the chain continues: from the larger of the log's last sequence
+// number and the checkpoint's, so that no sequence number is used twice.
+// A log shorter than its checkpoint (its tail cut, or the log deleted)
+// gets a chain-start naming the missing records. A chain with no identity
+// gets the checkpoint's, or a new one.
+func (st *resumed) settleChain(cp *Checkpoint) {
+	if cp != nil && (st.chain == "" || st.chain == cp.Chain) && cp.Seq > st.seq {
+		st.reason = fmt.Sprintf("the log ends at seq %d, but a checkpoint witnessed seq %d: records %d to %d are missing", st.seq, cp.Seq, st.seq+1, cp.Seq)
+		st.missingFrom, st.missingTo, st.chain = st.seq+1, cp.Seq, cp.Chain
+		if st.prev == "" {
+			st.prev = cp.Hash
+		}
+		st.seq = cp.Seq
+	}
+	if cp != nil && st.chain != "" && st.chain != cp.Chain && st.reason == "" {
+		st.reason = fmt.Sprintf("the checkpoint file's latest checkpoint is of chain %s, not of this log's chain %s", cp.Chain, st.chain)
+	}
+	if st.chain == "" {
+		st.chain = newChainID()
+		if st.reason == "" {
+			st.reason = "the log names no chain identity (it was written before schema version 2): this chain-start gives it one"
+		}
+	}
+}
+
+func newChainID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// resume reads the first and last lines of an existing log. When the last
+// verifies, the chain continues from it; otherwise reason says why a new
+// chain starts.
+func resume(path string, key []byte) (resumed, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, "", "a new audit log", false, nil
+		return resumed{reason: "a new audit log"}, nil
 	}
 	if err != nil {
-		return 0, "", "", false, fmt.Errorf("reading the audit log: %w", err)
+		return resumed{}, fmt.Errorf("reading the audit log: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
-		return 0, "", "", false, err
+		return resumed{}, err
 	}
-	if st.Size() == 0 {
-		return 0, "", "a new audit log", false, nil
+	if fi.Size() == 0 {
+		return resumed{reason: "a new audit log"}, nil
 	}
 	const tail = 64 << 10
-	off := max(0, st.Size()-tail)
-	buf := make([]byte, st.Size()-off)
+	off := max(0, fi.Size()-tail)
+	buf := make([]byte, fi.Size()-off)
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return 0, "", "", false, fmt.Errorf("reading the audit log: %w", err)
+		return resumed{}, fmt.Errorf("reading the audit log: %w", err)
 	}
-	partial = buf[len(buf)-1] != '\n'
+	st := resumed{chain: firstChain(f), partial: buf[len(buf)-1] != '\n'}
 	lines := bytes.Split(bytes.TrimSuffix(buf, []byte("\n")), []byte("\n"))
-	if partial {
-		if len(lines) < 2 {
-			return 0, "", "the audit log ended in a torn line and holds no complete record to continue from", true, nil
-		}
-		last := lines[len(lines)-2]
-		e, perr := parseLine(last, key)
-		if perr != nil {
-			return 0, lineHash(last), "the audit log ended in a torn line after a record that does not verify", true, nil
-		}
-		return e.Seq, lineHash(last), "the audit log ended in a torn line (a write was cut short)", true, nil
-	}
 	last := lines[len(lines)-1]
-	e, perr := parseLine(last, key)
-	switch {
-	case errors.Is(perr, errBadMAC):
-		return e.Seq, lineHash(last), "the last record does not verify with this key (another key, or an edit)", false, nil
-	case perr != nil:
-		return 0, lineHash(last), "the last line is not an audit record", false, nil
+	if st.partial {
+		if len(lines) < 2 {
+			st.reason = "the audit log ended in a torn line and holds no complete record to continue from"
+			return st, nil
+		}
+		last = lines[len(lines)-2]
 	}
-	return e.Seq, lineHash(last), "", false, nil
+	e, perr := parseLineKey(last, key)
+	st.seq, st.prev = e.Seq, lineHash(last)
+	switch {
+	case perr == nil && st.partial:
+		st.reason = "the audit log ended in a torn line (a write was cut short)"
+	case perr == nil:
+	case st.partial:
+		st.seq, st.reason = lastSeq(lines), "the audit log ended in a torn line after a record that does not verify"
+	case errors.Is(perr, errBadMAC) && e.KeyID != "" && e.KeyID != KeyID(key):
+		st.reason = fmt.Sprintf("the last record was written under HMAC key %s and this is key %s: the key was rotated", e.KeyID, KeyID(key))
+	case errors.Is(perr, errBadMAC):
+		st.reason = "the last record does not verify with this key (another key, or an edit)"
+	default:
+		st.seq, st.reason = lastSeq(lines), "the last line is not an audit record"
+	}
+	return st, nil
+}
+
+// lastSeq is the largest sequence number among lines that have a record's
+// shape, whatever their HMAC: a chain that cannot continue from its last
+// line still never uses a sequence number twice.
+func lastSeq(lines [][]byte) uint64 {
+	var seq uint64
+	for _, line := range lines {
+		if e, err := parseLineKey(line, nil); err == nil {
+			seq = max(seq, e.Seq)
+		}
+	}
+	return seq
+}
+
+// firstChain is the chain identity the first record of a log names (its
+// genesis chain-start, or the anchor of a rotated-into file), or "".
+func firstChain(f *os.File) string {
+	buf := make([]byte, 4<<10)
+	n, _ := f.ReadAt(buf, 0)
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	e, err := parseLineKey(line, nil)
+	if err != nil {
+		return ""
+	}
+	return e.Chain
 }
 
 // Write writes rec and returns once it is in the sink, or ErrUnavailable
@@ -315,8 +473,15 @@ func (l *Log) loop() {
 	for {
 		select {
 		case r := <-l.reqs:
-			r.reply <- l.write(r.rec)
+			err := l.write(r.rec)
+			r.reply <- err
+			if err == nil && l.sinceCheckpoint >= l.cfg.CheckpointEvery {
+				l.checkpoint()
+			}
 		case <-tick.C:
+			if l.cfg.Signer != nil && l.sinceCheckpoint > 0 && l.cfg.Now().Sub(l.lastCheckpoint) >= l.cfg.CheckpointInterval {
+				l.checkpoint()
+			}
 			if l.syncFailed.Swap(false) {
 				// Linux may drop the pages a failed fsync could not write
 				// and report the next fsync clean: retrying is not enough.
@@ -339,10 +504,15 @@ func (l *Log) loop() {
 			}
 		case <-l.quit:
 			l.lastWriteErr = l.write(Record{Kind: KindClose})
+			if l.lastWriteErr == nil {
+				// The close record is witnessed too, so that a clean
+				// shutdown is proven complete to its last record.
+				l.lastWriteErr = l.checkpoint()
+			}
 			if err := l.sink.Sync(); err != nil && l.lastWriteErr == nil {
 				l.lastWriteErr = err
 			}
-			if err := l.sink.Close(); err != nil && l.lastWriteErr == nil {
+			if err := l.closeFiles(); err != nil && l.lastWriteErr == nil {
 				l.lastWriteErr = err
 			}
 			return
@@ -369,6 +539,10 @@ func (l *Log) write(rec Record) error {
 			return err
 		}
 	}
+	switch rec.Kind {
+	case KindChainStart, KindAnchor, KindCheckpoint:
+		rec.Chain = l.chain
+	}
 	line := l.encode(&rec)
 	if l.rotatable && l.cfg.MaxBytes > 0 && l.size > 0 && l.size+int64(len(line)) > l.cfg.MaxBytes && rec.Kind != KindAnchor {
 		if err := l.rotate(); err != nil {
@@ -385,6 +559,9 @@ func (l *Log) write(rec Record) error {
 	l.writeFailed = false
 	l.seq++
 	l.prev = lineHash(line)
+	if rec.Kind != KindCheckpoint {
+		l.sinceCheckpoint++
+	}
 	if l.cfg.Fsync == FsyncAlways {
 		if err := l.sink.Sync(); err != nil {
 			return fmt.Errorf("%w: syncing: %v", ErrUnavailable, err)
@@ -400,9 +577,39 @@ func (l *Log) encode(rec *Record) []byte {
 	b = l.cfg.Now().UTC().AppendFormat(b, time.RFC3339Nano)
 	b = strconv.AppendUint(append(b, `","seq":`...), l.seq+1, 10)
 	b = appendString(append(b, `,"prev":`...), l.prev)
+	b = strconv.AppendInt(append(b, `,"v":`...), SchemaVersion, 10)
+	b = appendString(append(b, `,"kid":`...), l.kid)
 	b = append(rec.appendFields(b), '}')
 	l.body = b
 	return seal(l.mac, b)
+}
+
+// checkpoint signs a checkpoint of the last record and writes it: into the
+// log, to the witness file, and to OnCheckpoint. Without a signer it does
+// nothing. The error is the log's own write's; a witness that cannot be
+// written is reported to OnCheckpoint (the log's checkpoint still stands,
+// but a tail cut after it can no longer be proven).
+func (l *Log) checkpoint() error {
+	if l.cfg.Signer == nil || l.seq == 0 {
+		return nil
+	}
+	now := l.cfg.Now()
+	cp := Checkpoint{Chain: l.chain, Seq: l.seq, Hash: l.prev, Time: now.UTC()}
+	cp.sign(l.cfg.Signer)
+	l.sinceCheckpoint, l.lastCheckpoint = 0, now
+	if err := l.write(Record{Kind: KindCheckpoint, Checkpoint: &cp}); err != nil {
+		return err
+	}
+	var werr error
+	if l.witness != nil {
+		if _, werr = l.witness.Write(cp.MarshalLine()); werr == nil {
+			werr = l.witness.Sync()
+		}
+	}
+	if l.cfg.OnCheckpoint != nil {
+		l.cfg.OnCheckpoint(cp, werr)
+	}
+	return nil
 }
 
 // rotate renames the current file aside and starts a new one with an anchor

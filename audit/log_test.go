@@ -143,7 +143,7 @@ func FuzzAuditLine(f *testing.F) {
 			t.Fatalf("not exactly one line: %q", out)
 		}
 		checkLine(t, strings.TrimSuffix(out, "\n"))
-		e, err := parseLine([]byte(strings.TrimSuffix(out, "\n")), testKey)
+		e, err := parseLineKey([]byte(strings.TrimSuffix(out, "\n")), testKey)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 	"unicode/utf16"
@@ -20,7 +21,17 @@ const (
 	// KindToolChange: an upstream changed the definition of a pinned tool,
 	// which porthole withholds until it is re-pinned.
 	KindToolChange Kind = "tool-change"
+	// KindCheckpoint holds a signed Checkpoint of the record before it.
+	KindCheckpoint Kind = "checkpoint"
 )
+
+// SchemaVersion is the version of the record format porthole writes, in
+// every record's "v". Records without one were written before versions
+// existed (version 1) and are read as they always were. Version 2 added
+// "v", "kid" (the HMAC key's KeyID), the chain identity ("chain") on
+// chain-start, anchor and checkpoint records, the gap a chain-start names
+// ("missingFrom", "missingTo") and checkpoint records.
+const SchemaVersion = 2
 
 // Outcome is how a call or request ended.
 type Outcome string
@@ -72,6 +83,15 @@ type Record struct {
 	// For chain-start and anchor records.
 	PreviousFile    string
 	PreviousLastSeq uint64
+
+	// The writer sets these. Chain is the chain's identity, on chain-start,
+	// anchor and checkpoint records; MissingFrom and MissingTo are the
+	// sequence numbers a chain-start says are missing (a log found shorter
+	// than its latest witnessed checkpoint); Checkpoint is a checkpoint
+	// record's statement.
+	Chain                  string
+	MissingFrom, MissingTo uint64
+	Checkpoint             *Checkpoint
 }
 
 // Arg is one argument of a call, as the client sent it.
@@ -167,6 +187,15 @@ func (r *Record) appendFields(b []byte) []byte {
 	b = appendStringField(b, "previousFile", r.PreviousFile)
 	if r.PreviousLastSeq != 0 {
 		b = strconv.AppendUint(append(b, `,"previousLastSeq":`...), r.PreviousLastSeq, 10)
+	}
+	b = appendStringField(b, "chain", r.Chain)
+	if r.MissingTo != 0 {
+		b = strconv.AppendUint(append(b, `,"missingFrom":`...), r.MissingFrom, 10)
+		b = strconv.AppendUint(append(b, `,"missingTo":`...), r.MissingTo, 10)
+	}
+	if r.Checkpoint != nil {
+		// Hex, base64, a number and a time: nothing to escape.
+		b = append(append(b, `,"checkpoint":`...), bytes.TrimSuffix(r.Checkpoint.MarshalLine(), []byte("\n"))...)
 	}
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 )
 
 // Problem is the first place where a log's chain breaks.
@@ -25,8 +26,18 @@ type Verification struct {
 	FirstSeq uint64   `json:"firstSeq"`
 	LastSeq  uint64   `json:"lastSeq"`
 	Keyed    bool     `json:"keyed"`
+	// Chain is the chain's identity, when its records name one.
+	Chain string `json:"chain,omitempty"`
+	// Signed says checkpoint signatures were checked with public keys.
+	Signed bool `json:"signed"`
+	// Checkpoints counts the witnessed checkpoints the series was held to;
+	// ProvenTo is the latest of them: every record from FirstSeq to it is
+	// proven present and unchanged. 0 when no checkpoint was given.
+	Checkpoints int    `json:"checkpoints"`
+	ProvenTo    uint64 `json:"provenTo"`
 	// Notes are chain events a reviewer should know of: chain starts and
-	// their reasons, torn writes porthole acknowledged, a missing close.
+	// their reasons, torn writes porthole acknowledged, a missing close,
+	// and what could not be proven.
 	Notes []string `json:"notes"`
 	// Problem is the first break, or nil when the chain holds.
 	Problem *Problem `json:"problem,omitempty"`
@@ -42,15 +53,53 @@ type logFile struct {
 	first   uint64
 }
 
-// Verify checks one log or a rotated series of logs, in any order: files are
-// put in chain order by the sequence number of their first record. With a
-// key it checks every record's HMAC; without one, only the links, which
-// anyone able to edit the files could rewrite. An error means a file could
-// not be read; a broken chain is reported in the result.
+// VerifyOptions are what a verifier holds besides the logs.
+type VerifyOptions struct {
+	// Keys are the HMAC keys (every key the log was written under, across
+	// rotations) and the public keys of the checkpoint signing keys. With
+	// no HMAC key only the links are checked, which anyone able to edit the
+	// files could rewrite; with no public key, checkpoints are not checked.
+	Keys *Keyring
+	// Checkpoints are witnessed checkpoints (the witness file, or lines
+	// collected from the operations log). Each must be signed by a public
+	// key of Keys and be of the series' chain; each one the series reaches
+	// must match the record it names; and the series must reach the
+	// latest: so no record up to the latest checkpoint is missing.
+	Checkpoints []Checkpoint
+	// FromCheckpoint, when not 0, is the sequence number of a signed
+	// checkpoint (in Checkpoints, or a checkpoint record of the log) where
+	// verification begins; records before it are not checked. When 0 the
+	// series must begin at its chain's genesis, a new log's first record.
+	FromCheckpoint uint64
+}
+
+// Verify checks one log or a rotated series with one HMAC key (nil for
+// none). See VerifyWith.
 func Verify(paths []string, key []byte) (*Verification, error) {
-	v := &Verification{Keyed: key != nil, Notes: []string{}}
-	if key == nil {
+	var ring *Keyring
+	if key != nil {
+		ring = NewKeyring([][]byte{key}, nil)
+	}
+	return VerifyWith(paths, VerifyOptions{Keys: ring})
+}
+
+// VerifyWith checks one log or a rotated series of logs, in any order:
+// files are put in chain order by the sequence number of their first
+// record. It reports the first record that was edited, deleted, reordered,
+// inserted or truncated; a series that does not begin at its genesis (or at
+// the checkpoint named); a checkpoint that is forged, signed by an unknown
+// key, of another chain, or that names a record the log does not hold as
+// witnessed. An error means a file could not be read; a broken chain is
+// reported in the result.
+func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
+	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}
+	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
+	}
+	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}}
+	if p := w.indexCheckpoints(opts.Checkpoints); p != nil {
+		v.Problem = p
+		return v, nil
 	}
 	files, problem, err := readChainOrder(paths)
 	if err != nil {
@@ -60,8 +109,10 @@ func Verify(paths []string, key []byte) (*Verification, error) {
 		v.Problem = problem
 		return v, nil
 	}
-	w := &chainWalk{v: v, key: key}
 	v.Problem = w.walk(files)
+	if v.Problem == nil {
+		v.Problem = w.finish()
+	}
 	return v, nil
 }
 
@@ -96,7 +147,7 @@ func readLogFile(path string) (f *logFile, hasRecord bool, err error) {
 		f.lines = bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	}
 	for _, l := range f.lines {
-		if e, err := parseLine(l, nil); err == nil {
+		if e, err := parseLineKey(l, nil); err == nil {
 			f.first = e.Seq
 			return f, true, nil
 		}
@@ -108,17 +159,57 @@ func readLogFile(path string) (f *logFile, hasRecord bool, err error) {
 // filling in v and stopping at the first break.
 type chainWalk struct {
 	v         *Verification
-	key       []byte
+	ring      *Keyring
 	started   bool // a record has been accepted
 	expectSeq uint64
 	lastHash  string
 	last      Entry
+	// lastSubstantive and lastSubstantiveSeq are the kind and sequence
+	// number of the last record that is not a checkpoint or an anchor:
+	// porthole witnesses its close record with a checkpoint after it,
+	// which a rotation may precede with an anchor.
+	lastSubstantive    Kind
+	lastSubstantiveSeq uint64
 	// A line that is not a record may be a torn write that porthole
 	// acknowledged with a chain-start on the next line; it is held here
 	// until that line decides. tornAt is 0 when none is held.
 	tornAt     int
 	tornFile   string
 	tornBefore string // hash of the line before the torn one
+
+	chain string // the chain's identity, once a record names it
+	// witnessed are the checkpoints given, by sequence number; latest is
+	// the largest sequence number among them.
+	witnessed map[uint64]Checkpoint
+	latest    uint64
+	// from is the checkpoint verification begins at (0: genesis); fromOK
+	// says a signed checkpoint of it matched.
+	from   uint64
+	fromOK bool
+	// recent are the line hashes of the last records, by sequence number,
+	// which the log's own checkpoint records are held to.
+	recent map[uint64]string
+}
+
+// indexCheckpoints checks each witnessed checkpoint's signature and
+// indexes them by sequence number.
+func (w *chainWalk) indexCheckpoints(cps []Checkpoint) *Problem {
+	w.witnessed = map[uint64]Checkpoint{}
+	for i, c := range cps {
+		if !w.ring.hasSigning() {
+			return &Problem{"checkpoints", i + 1, "checkpoints were given without a public key (--public-key) to check their signatures"}
+		}
+		if err := c.check(w.ring); err != nil {
+			return &Problem{"checkpoints", i + 1, fmt.Sprintf("the checkpoint of seq %d is not genuine: %v", c.Seq, err)}
+		}
+		if prev, ok := w.witnessed[c.Seq]; ok && (prev.Hash != c.Hash || prev.Chain != c.Chain) {
+			return &Problem{"checkpoints", i + 1, fmt.Sprintf("two signed checkpoints of seq %d disagree: the log was forked", c.Seq)}
+		}
+		w.witnessed[c.Seq] = c
+		w.latest = max(w.latest, c.Seq)
+	}
+	w.v.Checkpoints = len(w.witnessed)
+	return nil
 }
 
 // walk checks every line of every file and returns the first break, or nil.
@@ -135,8 +226,38 @@ func (w *chainWalk) walk(files []*logFile) *Problem {
 	if w.tornAt != 0 {
 		return w.tornProblem()
 	}
-	if w.started && w.last.Kind != KindClose {
+	if w.started && w.lastSubstantive != KindClose {
 		w.v.Notes = append(w.v.Notes, "the log ends without a close record: porthole is still running, stopped without closing, or records were removed from the end")
+	}
+	return nil
+}
+
+// finish holds the series to what the checkpoints witnessed, and says what
+// is and is not proven.
+func (w *chainWalk) finish() *Problem {
+	if !w.started {
+		if w.from != 0 {
+			return &Problem{"", 0, fmt.Sprintf("the series does not hold the record of seq %d that --from-checkpoint names", w.from)}
+		}
+		return &Problem{"", 0, "the series holds no record"}
+	}
+	if w.from != 0 && !w.fromOK {
+		return &Problem{"", 0, fmt.Sprintf("no checkpoint signed by a key given witnesses seq %d, where --from-checkpoint begins", w.from)}
+	}
+	v := w.v
+	switch {
+	case len(w.witnessed) == 0:
+		v.Notes = append(v.Notes, "no checkpoints were given (--checkpoints): nothing proves that records were not removed from the end of the series")
+	case w.latest > v.LastSeq:
+		c := w.witnessed[w.latest]
+		return &Problem{"", 0, fmt.Sprintf("records %d to %d are missing: the checkpoint of %s witnessed seq %d (the end of the log was cut, or its newest file is missing)", v.LastSeq+1, w.latest, c.Time.UTC().Format(time.RFC3339), w.latest)}
+	case w.latest < v.FirstSeq:
+		v.Notes = append(v.Notes, "no checkpoint given witnesses a record of this series: nothing proves that records were not removed from its end")
+	default:
+		v.ProvenTo = w.latest
+		if w.lastSubstantiveSeq > w.latest {
+			v.Notes = append(v.Notes, fmt.Sprintf("records %d to %d come after the latest checkpoint: that none was removed from the end after it cannot be proven", w.latest+1, v.LastSeq))
+		}
 	}
 	return nil
 }
@@ -145,14 +266,27 @@ func (w *chainWalk) walk(files []*logFile) *Problem {
 // series' last line and lacks its newline.
 func (w *chainWalk) line(path string, i, fi int, line []byte, cutShort bool) *Problem {
 	n := i + 1
-	e, err := parseLine(line, w.key)
+	e, err := parseLine(line, w.ring)
+	if errors.Is(err, errNoKey) {
+		return &Problem{path, n, err.Error() + ": give every key the log was written under (--key-file, once per key)"}
+	}
 	if err != nil {
 		return w.notARecord(path, n, line, err, cutShort)
+	}
+	hash := lineHash(line)
+	if !w.started {
+		skip, p := w.begin(path, n, e, hash)
+		if skip || p != nil {
+			return p
+		}
 	}
 	if p := w.settleTorn(e); p != nil {
 		return p
 	}
 	if p := checkLink(path, n, i == 0, fi, w.started, e, w.expectSeq, w.lastHash); p != nil {
+		return p
+	}
+	if p := w.checkChainAndCheckpoints(path, n, e, hash); p != nil {
 		return p
 	}
 	if e.Kind == KindChainStart {
@@ -163,7 +297,91 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, cutShort bool) *Pr
 	}
 	w.v.Records++
 	w.v.LastSeq = e.Seq
-	w.expectSeq, w.lastHash, w.last = e.Seq+1, lineHash(line), e
+	if e.Kind != KindCheckpoint && e.Kind != KindAnchor {
+		w.lastSubstantive, w.lastSubstantiveSeq = e.Kind, e.Seq
+	}
+	w.expectSeq, w.lastHash, w.last = e.Seq+1, hash, e
+	w.recent[e.Seq] = hash
+	delete(w.recent, e.Seq-recentRecords)
+	return nil
+}
+
+// recentRecords is how many records back a checkpoint record may name.
+const recentRecords = 8
+
+// begin decides where verification begins: at the genesis of the chain,
+// or, with --from-checkpoint, at the record it names, skipping those
+// before it.
+func (w *chainWalk) begin(path string, n int, e Entry, hash string) (skip bool, p *Problem) {
+	if w.from == 0 {
+		if e.Kind != KindChainStart || e.Prev != "" || e.Seq != 1 {
+			return false, &Problem{path, n, fmt.Sprintf("the series begins at seq %d, not at its genesis (a new log's first record): earlier records or files are missing, or name a checkpoint to verify from (--from-checkpoint)", e.Seq)}
+		}
+		return false, nil
+	}
+	switch {
+	case e.Seq < w.from:
+		return true, nil
+	case e.Seq > w.from:
+		return false, &Problem{path, n, fmt.Sprintf("the series does not hold the record of seq %d that --from-checkpoint names", w.from)}
+	}
+	if c, ok := w.witnessed[w.from]; ok {
+		if c.Hash != hash {
+			return false, &Problem{path, n, fmt.Sprintf("the record of seq %d is not the one its checkpoint witnessed", w.from)}
+		}
+		w.fromOK, w.chain = true, c.Chain
+	}
+	// The chain is taken up here: its link to what came before is not
+	// checked.
+	w.started, w.v.FirstSeq, w.lastHash, w.expectSeq = true, e.Seq, e.Prev, e.Seq
+	return false, nil
+}
+
+// checkChainAndCheckpoints holds a record to its chain's identity, to a
+// witnessed checkpoint of its sequence number, and, for a checkpoint
+// record, to its signature and the record it names; and reports the
+// records a chain-start says are missing.
+func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash string) *Problem {
+	if e.Chain != "" {
+		if w.chain != "" && e.Chain != w.chain {
+			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", e.Chain, w.chain)}
+		}
+		w.chain, w.v.Chain = e.Chain, e.Chain
+	}
+	if c, ok := w.witnessed[e.Seq]; ok {
+		if w.chain != "" && c.Chain != w.chain {
+			return &Problem{path, n, fmt.Sprintf("the checkpoint of seq %d is of chain %s, not of this series' chain %s: it witnesses another log", e.Seq, c.Chain, w.chain)}
+		}
+		if c.Hash != hash {
+			return &Problem{path, n, fmt.Sprintf("the record of seq %d is not the one the checkpoint of %s witnessed: it was edited or replaced", e.Seq, c.Time.UTC().Format(time.RFC3339))}
+		}
+	}
+	if e.MissingTo != 0 {
+		return &Problem{path, n, fmt.Sprintf("records %d to %d are missing: porthole found the log shorter than its latest witnessed checkpoint when it started (verify from a later checkpoint with --from-checkpoint)", e.MissingFrom, e.MissingTo)}
+	}
+	if e.Kind == KindCheckpoint && e.Checkpoint != nil {
+		return w.checkpointRecord(path, n, *e.Checkpoint)
+	}
+	return nil
+}
+
+// checkpointRecord checks a checkpoint record of the log itself.
+func (w *chainWalk) checkpointRecord(path string, n int, c Checkpoint) *Problem {
+	if !w.ring.hasSigning() {
+		return nil
+	}
+	if err := c.check(w.ring); err != nil {
+		return &Problem{path, n, fmt.Sprintf("the checkpoint record is not genuine: %v", err)}
+	}
+	if c.Chain != w.chain {
+		return &Problem{path, n, fmt.Sprintf("the checkpoint record is of chain %s, not %s", c.Chain, w.chain)}
+	}
+	if h, ok := w.recent[c.Seq]; !ok || h != c.Hash {
+		return &Problem{path, n, fmt.Sprintf("the checkpoint record does not witness the record of seq %d as the log holds it", c.Seq)}
+	}
+	if c.Seq == w.from {
+		w.fromOK = true
+	}
 	return nil
 }
 
@@ -214,6 +432,12 @@ func checkLink(path string, line int, firstInFile bool, fileIndex int, started b
 		}
 		if e.Prev != "" && e.Prev != lastHash {
 			return &Problem{path, line, "the chain-start does not link to the line before it: records were removed or edited"}
+		}
+		// Since schema version 2 a chain-start never reuses or skips a
+		// sequence number; one that names missing records is reported
+		// by the caller.
+		if e.V >= 2 && e.Prev != "" && e.MissingTo == 0 && e.Seq != expectSeq {
+			return &Problem{path, line, fmt.Sprintf("the chain-start has seq %d where %d was due: records were removed, or a sequence number was used twice", e.Seq, expectSeq)}
 		}
 		return nil
 	}

@@ -147,7 +147,7 @@ func TestRestartWithAnotherKeyStartsANewChainThatSaysSo(t *testing.T) {
 	other := bytes.Repeat([]byte("o"), 32)
 	writeLog(t, path, Config{Key: other}, 1)
 	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), "does not verify with this key") {
+	if !strings.Contains(string(b), "the key was rotated") {
 		t.Fatalf("no chain-start saying why:\n%s", b)
 	}
 }

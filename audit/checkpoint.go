@@ -1,0 +1,135 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// A Checkpoint is porthole's signed statement that the record of sequence
+// number Seq in the chain Chain is the line whose SHA-256 is Hash. Given
+// the checkpoint and the public key, a verifier can prove that a log holds
+// every record up to Seq unchanged, and nobody without the private key can
+// make one. porthole writes each checkpoint three times: as a record of the
+// log, to a witness file on another volume, and as a line of the operations
+// log, which a cluster's log collection keeps out of the pod's reach.
+//
+// The JSON form, one object per line, is the witness file's format and the
+// operations log's "checkpoint" field:
+//
+//	{"chain":"…","seq":120,"hash":"…","time":"2026-12-01T10:00:00Z","kid":"…","sig":"…"}
+type Checkpoint struct {
+	Chain string    `json:"chain"` // the chain's identity, made at its genesis
+	Seq   uint64    `json:"seq"`
+	Hash  string    `json:"hash"` // hex SHA-256 of the line of Seq, without its newline
+	Time  time.Time `json:"time"`
+	KeyID string    `json:"kid"` // SigningKeyID of the key that signed
+	Sig   string    `json:"sig"` // base64 Ed25519 signature of statement()
+}
+
+// statement is what a checkpoint's signature covers: every field but the
+// signature, in a fixed text form, so that re-encoding the JSON (a log
+// collector may reorder members) cannot break a signature.
+func (c *Checkpoint) statement() []byte {
+	b := []byte("porthole audit checkpoint v1\n")
+	b = append(append(append(b, "chain "...), c.Chain...), '\n')
+	b = append(strconv.AppendUint(append(b, "seq "...), c.Seq, 10), '\n')
+	b = append(append(append(b, "hash "...), c.Hash...), '\n')
+	b = append(c.Time.UTC().AppendFormat(append(b, "time "...), time.RFC3339Nano), '\n')
+	return append(append(append(b, "kid "...), c.KeyID...), '\n')
+}
+
+// sign fills in KeyID and Sig.
+func (c *Checkpoint) sign(priv ed25519.PrivateKey) {
+	c.KeyID = SigningKeyID(priv.Public().(ed25519.PublicKey))
+	c.Sig = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, c.statement()))
+}
+
+var (
+	errUnknownSigner = errors.New("signed by a key the verifier was not given")
+	errBadSignature  = errors.New("the signature does not match: the checkpoint was forged or edited")
+)
+
+// check verifies the signature with the ring's key of the checkpoint's id.
+func (c *Checkpoint) check(ring *Keyring) error {
+	pub, ok := ring.signing[c.KeyID]
+	if !ok {
+		return fmt.Errorf("%w (key id %q)", errUnknownSigner, c.KeyID)
+	}
+	sig, err := base64.StdEncoding.DecodeString(c.Sig)
+	if err != nil || !ed25519.Verify(pub, c.statement(), sig) {
+		return errBadSignature
+	}
+	return nil
+}
+
+// MarshalLine is the checkpoint as one line of its JSON form.
+func (c *Checkpoint) MarshalLine() []byte {
+	b, _ := json.Marshal(c)
+	return append(b, '\n')
+}
+
+// ReadCheckpoints reads a checkpoints file: one JSON checkpoint per line,
+// as the witness file holds them or as a reviewer collected them from the
+// operations log. Blank lines are skipped; any other line that is not a
+// checkpoint is an error naming it, so a reviewer knows what was not read.
+// A torn last line (a witness write cut short) is skipped and reported.
+func ReadCheckpoints(path string) (cps []Checkpoint, torn bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	n := 0
+	var bad error
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		if bad != nil {
+			return nil, false, bad // a bad line that is not the last
+		}
+		var c Checkpoint
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&c); err != nil || c.Chain == "" || c.Hash == "" || c.Sig == "" {
+			bad = fmt.Errorf("%s:%d: not a checkpoint", path, n)
+			continue
+		}
+		cps = append(cps, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, false, err
+	}
+	return cps, bad != nil, nil
+}
+
+// latestCheckpoint is the last checkpoint of a witness file that the
+// public key verifies, or nil when there is none or no file.
+func latestCheckpoint(path string, pub ed25519.PublicKey) (*Checkpoint, error) {
+	cps, _, err := ReadCheckpoints(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ring := NewKeyring(nil, []ed25519.PublicKey{pub})
+	for i := len(cps) - 1; i >= 0; i-- {
+		if cps[i].check(ring) == nil {
+			return &cps[i], nil
+		}
+	}
+	return nil, nil
+}
