@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
-	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +31,10 @@ type Checkpoint struct {
 	Hash  string    `json:"hash"` // hex SHA-256 of the line of Seq, without its newline
 	Time  time.Time `json:"time"`
 	KeyID string    `json:"kid"` // SigningKeyID of the key that signed
-	Sig   string    `json:"sig"` // base64 Ed25519 signature of statement()
+	// Sig is the hex Ed25519 signature of statement(): hex, so that no
+	// redactor's detector can take part of it for a credential when the
+	// operations log carries it.
+	Sig string `json:"sig"`
 }
 
 // statement is what a checkpoint's signature covers: every field but the
@@ -49,7 +52,7 @@ func (c *Checkpoint) statement() []byte {
 // sign fills in KeyID and Sig.
 func (c *Checkpoint) sign(priv ed25519.PrivateKey) {
 	c.KeyID = SigningKeyID(priv.Public().(ed25519.PublicKey))
-	c.Sig = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, c.statement()))
+	c.Sig = hex.EncodeToString(ed25519.Sign(priv, c.statement()))
 }
 
 var (
@@ -63,7 +66,7 @@ func (c *Checkpoint) check(ring *Keyring) error {
 	if !ok {
 		return fmt.Errorf("%w (key id %q)", errUnknownSigner, c.KeyID)
 	}
-	sig, err := base64.StdEncoding.DecodeString(c.Sig)
+	sig, err := hex.DecodeString(c.Sig)
 	if err != nil || !ed25519.Verify(pub, c.statement(), sig) {
 		return errBadSignature
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +32,12 @@ type auditSettings struct {
 	denialBudget   int
 	denialInterval time.Duration
 	denialClients  int
+	// Signed checkpoints (audit.Config.Signer and the rest).
+	signingKeyFile       string
+	checkpointFile       string
+	checkpointEvery      int
+	checkpointInterval   time.Duration
+	checkpointSameVolume bool
 }
 
 func (a *auditSettings) register(s *settings) {
@@ -41,6 +49,62 @@ func (a *auditSettings) register(s *settings) {
 	numeric(s, &a.denialBudget, "audit-denial-budget", "PORTHOLE_AUDIT_DENIAL_BUDGET", 10, false, "denial records written one by one per client address (per principal for its rate limit) per interval; past it they are summarised")
 	numeric(s, &a.denialInterval, "audit-denial-interval", "PORTHOLE_AUDIT_DENIAL_INTERVAL", time.Minute, false, "the interval of the denial budget; one summary record per client per interval")
 	numeric(s, &a.denialClients, "audit-denial-clients", "PORTHOLE_AUDIT_DENIAL_CLIENTS", 10000, false, "clients the denial budget tracks at once; past it the least recently seen is summarised at once")
+	s.string(&a.signingKeyFile, "audit-signing-key-file", "PORTHOLE_AUDIT_SIGNING_KEY_FILE", "", "Ed25519 private key (PEM, from porthole audit keygen) that signs the audit log's checkpoints; without it no checkpoint is written")
+	s.string(&a.checkpointFile, "audit-checkpoint-file", "PORTHOLE_AUDIT_CHECKPOINT_FILE", "", "file each signed checkpoint is appended to, on another volume than the audit log: the witness a restart continues from and a reviewer verifies with")
+	numeric(s, &a.checkpointEvery, "audit-checkpoint-every", "PORTHOLE_AUDIT_CHECKPOINT_EVERY", audit.DefaultCheckpointEvery, false, "sign a checkpoint after this many records")
+	numeric(s, &a.checkpointInterval, "audit-checkpoint-interval", "PORTHOLE_AUDIT_CHECKPOINT_INTERVAL", audit.DefaultCheckpointInterval, false, "sign a checkpoint this long after the last, when records were written since")
+	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut its witness)")
+}
+
+// readSigningKey reads the checkpoint signing key.
+func readSigningKey(path string) (ed25519.PrivateKey, []byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the audit signing key file: %w", err)
+	}
+	k, err := audit.ParseSigningKey(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: PORTHOLE_AUDIT_SIGNING_KEY_FILE %s: %v (make one with porthole audit keygen)", errUsage, path, err)
+	}
+	return k, b, nil
+}
+
+// checkWitness refuses a checkpoint file without a signing key, and one on
+// the audit log's own volume unless that was allowed: a witness that sits
+// beside the log is cut with it.
+func (a *auditSettings) checkWitness(log *zap.Logger, signer ed25519.PrivateKey) error {
+	switch {
+	case a.checkpointFile != "" && signer == nil:
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE is set without PORTHOLE_AUDIT_SIGNING_KEY_FILE: there is nothing to sign checkpoints with", errUsage)
+	case a.checkpointFile == "" && signer != nil:
+		log.Warn("WARNING: PORTHOLE_AUDIT_CHECKPOINT_FILE is not set: checkpoints go only into the audit log and the operations log, so a restart cannot tell that the log's end was cut")
+		return nil
+	case a.checkpointFile == "" || a.path == "stderr" || a.path == "stdout" || a.path == "":
+		return nil
+	}
+	same, err := sameVolume(filepath.Dir(a.path), filepath.Dir(a.checkpointFile))
+	if err != nil {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE: %v", errUsage, err)
+	}
+	if same && !a.checkpointSameVolume {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE %s is on the audit log's own volume: whoever can cut the log could cut its witness too; put it on another volume (or set PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true for development)", errUsage, a.checkpointFile)
+	}
+	if same {
+		log.Warn("WARNING: the audit checkpoint file is on the audit log's own volume (PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true): it witnesses nothing a volume's owner could not undo")
+	}
+	return nil
+}
+
+// sameVolume reports whether two directories are on one file system.
+func sameVolume(a, b string) (bool, error) {
+	var sa, sb syscall.Stat_t
+	if err := syscall.Stat(a, &sa); err != nil {
+		return false, err
+	}
+	if err := syscall.Stat(b, &sb); err != nil {
+		return false, err
+	}
+	return sa.Dev == sb.Dev, nil
 }
 
 // readAuditKey reads a key file: its trimmed contents are the key, and
@@ -59,8 +123,20 @@ func readAuditKey(path string) ([]byte, error) {
 
 // open opens the audit log these settings describe, keyed with key, or with
 // a random key (and a warning) when the operator gave none.
-func (a *auditSettings) open(log *zap.Logger, key []byte) (*audit.Log, error) {
-	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes}
+func (a *auditSettings) open(log *zap.Logger, key []byte, signer ed25519.PrivateKey) (*audit.Log, error) {
+	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes,
+		Signer: signer, CheckpointPath: a.checkpointFile, CheckpointEvery: a.checkpointEvery, CheckpointInterval: a.checkpointInterval,
+		OnCheckpoint: func(c audit.Checkpoint, witnessErr error) {
+			// docs/audit.md: a reviewer collects these lines into a
+			// checkpoints file. Logged even when the witness failed.
+			log.Info("audit checkpoint", zap.Any("checkpoint", c))
+			if witnessErr != nil {
+				log.Error("the audit checkpoint could not be written to PORTHOLE_AUDIT_CHECKPOINT_FILE", zap.Uint64("seq", c.Seq), zap.Error(witnessErr))
+			}
+		}}
+	if err := a.checkWitness(log, signer); err != nil {
+		return nil, err
+	}
 	if cfg.Fsync != audit.FsyncAlways && cfg.Fsync != audit.FsyncInterval {
 		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
 	}
@@ -87,7 +163,7 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	if err != nil {
 		return nil, nil, err
 	}
-	auditLog, err := as.open(log, c.auditKey)
+	auditLog, err := as.open(log, c.auditKey, c.signingKey)
 	if err != nil {
 		adapter.Close()
 		return nil, nil, err
@@ -119,9 +195,14 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 }
 
 const auditUsage = `Usage:
-  porthole audit verify [--key-file FILE] LOG...
-      check a log, or a rotated series in any order; exit 1 at the first
-      record that was edited, deleted, reordered, inserted or truncated
+  porthole audit verify [--key-file FILE]... [--public-key FILE]...
+                        [--checkpoints FILE]... [--from-checkpoint SEQ] LOG...
+      check a log, or a rotated series in any order, from its genesis (or
+      the checkpoint named); exit 1 at the first record that was edited,
+      deleted, reordered, inserted or truncated, or when the series does
+      not reach its latest witnessed checkpoint
+  porthole audit keygen --private-key-file FILE --public-key-file FILE
+      write an Ed25519 key pair for signing checkpoints
   porthole audit report [--since T] [--until T] [--principal NAME] [--json] LOG...
       who asked what: calls per principal and tool, denials by reason and
       address, first and last seen (T is RFC 3339, or a duration ago like 24h)
@@ -130,13 +211,15 @@ const auditUsage = `Usage:
 func runAudit(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, auditUsage)
-		return fmt.Errorf("%w: porthole audit verify|report", errUsage)
+		return fmt.Errorf("%w: porthole audit verify|report|keygen", errUsage)
 	}
 	switch args[0] {
 	case "verify":
 		return runAuditVerify(args[1:], stdout, stderr)
 	case "report":
 		return runAuditReport(args[1:], stdout, stderr)
+	case "keygen":
+		return runAuditKeygen(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, auditUsage)
 		return nil
@@ -161,45 +244,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// errChainBroken makes verify exit 1 without a usage message.
-var errChainBroken = fmt.Errorf("the audit chain is broken")
-
-func runAuditVerify(args []string, stdout, stderr io.Writer) error {
-	var keyFile string
-	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
-	s.string(&keyFile, "key-file", "PORTHOLE_AUDIT_KEY_FILE", "", "the audit key; without it only the links are checked")
-	files, err := parseInterspersed(s.fs, args)
-	if err != nil {
-		return err
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("%w: name at least one log file", errUsage)
-	}
-	var key []byte
-	if keyFile != "" {
-		if key, err = readAuditKey(keyFile); err != nil {
-			return err
-		}
-	}
-	v, err := audit.Verify(files, key)
-	if err != nil {
-		return err
-	}
-	for _, n := range v.Notes {
-		fmt.Fprintln(stdout, "note:", n)
-	}
-	if !v.OK() {
-		fmt.Fprintf(stdout, "BROKEN: %s\n", v.Problem)
-		fmt.Fprintf(stdout, "the chain held for %d records before that\n", v.Records)
-		return errChainBroken
-	}
-	keyed := "HMACs checked"
-	if !v.Keyed {
-		keyed = "links only, HMACs NOT checked"
-	}
-	fmt.Fprintf(stdout, "OK: %d records in %d files, seq %d to %d (%s)\n", v.Records, len(v.Files), v.FirstSeq, v.LastSeq, keyed)
-	return nil
-}
 
 func runAuditReport(args []string, stdout, stderr io.Writer) error {
 	var since, until, principal string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"os"
@@ -73,6 +74,7 @@ type common struct {
 	sdkLog      *slog.Logger
 	redactor    *redact.Redactor
 	auditKey    []byte
+	signingKey  ed25519.PrivateKey
 	roster      *upstream.Roster
 }
 
@@ -133,6 +135,13 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 			return nil, err
 		}
 		secrets = append(secrets, string(c.auditKey))
+	}
+	if as.signingKeyFile != "" {
+		var pemBytes []byte
+		if c.signingKey, pemBytes, err = readSigningKey(as.signingKeyFile); err != nil {
+			return nil, err
+		}
+		secrets = append(secrets, string(pemBytes))
 	}
 	for _, f := range splitList(t.secretFiles) {
 		b, err := os.ReadFile(f)

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/porthole-dev/porthole/audit"
+)
+
+// fileList is a flag that may be given more than once.
+type fileList []string
+
+func (f *fileList) String() string     { return strings.Join(*f, ",") }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+// errChainBroken makes verify exit 1 without a usage message.
+var errChainBroken = fmt.Errorf("the audit chain is broken")
+
+func runAuditVerify(args []string, stdout, stderr io.Writer) error {
+	var keyFiles, publicKeys, checkpointFiles fileList
+	var from string
+	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
+	s.fs.Var(&keyFiles, "key-file", "an HMAC key the log was written under; once per key across rotations ($PORTHOLE_AUDIT_KEY_FILE when none is given); without any, only the links are checked")
+	s.fs.Var(&publicKeys, "public-key", "a public key (from porthole audit keygen) of a key that signed checkpoints; once per key")
+	s.fs.Var(&checkpointFiles, "checkpoints", "a file of witnessed checkpoints (the witness file, or lines collected from the operations log); the series must reach the latest")
+	s.fs.StringVar(&from, "from-checkpoint", "", "verify from the record a signed checkpoint of this sequence number names, not from the log's genesis")
+	files, err := parseInterspersed(s.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%w: name at least one log file", errUsage)
+	}
+	if env := os.Getenv("PORTHOLE_AUDIT_KEY_FILE"); len(keyFiles) == 0 && env != "" {
+		keyFiles = fileList{env}
+	}
+	opts, err := verifyOptions(keyFiles, publicKeys, checkpointFiles, from, stdout)
+	if err != nil {
+		return err
+	}
+	v, err := audit.VerifyWith(files, opts)
+	if err != nil {
+		return err
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintln(stdout, "note:", n)
+	}
+	if !v.OK() {
+		fmt.Fprintf(stdout, "BROKEN: %s\n", v.Problem)
+		fmt.Fprintf(stdout, "the chain held for %d records before that\n", v.Records)
+		return errChainBroken
+	}
+	fmt.Fprintf(stdout, "OK: %d records in %d files, seq %d to %d (%s)\n", v.Records, len(v.Files), v.FirstSeq, v.LastSeq, verifiedWhat(v))
+	return nil
+}
+
+// verifyOptions reads the keys and checkpoints a verifier was given.
+func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, stdout io.Writer) (audit.VerifyOptions, error) {
+	var opts audit.VerifyOptions
+	var keys [][]byte
+	for _, f := range keyFiles {
+		k, err := readAuditKey(f)
+		if err != nil {
+			return opts, err
+		}
+		keys = append(keys, k)
+	}
+	var pubs []ed25519.PublicKey
+	for _, f := range publicKeys {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return opts, err
+		}
+		p, err := audit.ParsePublicKey(b)
+		if err != nil {
+			return opts, fmt.Errorf("%w: --public-key %s: %v", errUsage, f, err)
+		}
+		pubs = append(pubs, p)
+	}
+	if len(keys)+len(pubs) > 0 {
+		opts.Keys = audit.NewKeyring(keys, pubs)
+	}
+	for _, f := range checkpointFiles {
+		cps, torn, err := audit.ReadCheckpoints(f)
+		if err != nil {
+			return opts, fmt.Errorf("reading --checkpoints: %w", err)
+		}
+		if torn {
+			fmt.Fprintf(stdout, "note: %s ends in a line that is not a checkpoint (a write cut short); it was not read\n", f)
+		}
+		opts.Checkpoints = append(opts.Checkpoints, cps...)
+	}
+	if from != "" {
+		n, err := strconv.ParseUint(from, 10, 64)
+		if err != nil || n == 0 {
+			return opts, fmt.Errorf("%w: --from-checkpoint %q is not a sequence number", errUsage, from)
+		}
+		opts.FromCheckpoint = n
+	}
+	return opts, nil
+}
+
+// verifiedWhat says what the OK line rests on.
+func verifiedWhat(v *audit.Verification) string {
+	var parts []string
+	if v.Keyed {
+		parts = append(parts, "HMACs checked")
+	} else {
+		parts = append(parts, "links only, HMACs NOT checked")
+	}
+	switch {
+	case v.ProvenTo != 0:
+		parts = append(parts, fmt.Sprintf("complete to seq %d, proven by %d signed checkpoints", v.ProvenTo, v.Checkpoints))
+	case v.Signed:
+		parts = append(parts, "checkpoint records' signatures checked; no witnessed checkpoint given, so a cut end cannot be ruled out")
+	default:
+		parts = append(parts, "no checkpoints checked")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func runAuditKeygen(args []string, stdout, stderr io.Writer) error {
+	var privFile, pubFile string
+	s := newSettings("audit keygen", "Write an Ed25519 key pair for signing the audit log's checkpoints.", stderr)
+	s.fs.StringVar(&privFile, "private-key-file", "", "where to write the private key (PEM PKCS #8, mode 0600): give it to porthole as PORTHOLE_AUDIT_SIGNING_KEY_FILE")
+	s.fs.StringVar(&pubFile, "public-key-file", "", "where to write the public key (PEM): give it to reviewers, for audit verify --public-key")
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	if privFile == "" || pubFile == "" {
+		return fmt.Errorf("%w: audit keygen needs --private-key-file and --public-key-file", errUsage)
+	}
+	priv, pub, err := audit.GenerateSigningKey()
+	if err != nil {
+		return err
+	}
+	// Never over a key that exists: it may be the one that signed a trail.
+	if err := writeNew(privFile, priv, 0o600); err != nil {
+		return err
+	}
+	if err := writeNew(pubFile, pub, 0o644); err != nil {
+		os.Remove(privFile)
+		return err
+	}
+	k, _ := audit.ParsePublicKey(pub)
+	fmt.Fprintf(stdout, "wrote %s and %s (key id %s)\n", privFile, pubFile, audit.SigningKeyID(k))
+	return nil
+}
+
+func writeNew(path string, b []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%w: %s exists; porthole does not write a key over another", errUsage, path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
