@@ -154,24 +154,26 @@ func TestTheOmittedDigestIsOfTheRedactedRest(t *testing.T) {
 }
 
 // TestTheArgumentBudgetCountsMarkers: a record holds at most MaxArgsBytes
-// of names and values as it holds them, even where each value's markers
-// make it longer than the client sent it. (Judged on the values as sent,
-// 32 of these made 16,480 bytes.)
+// of names and values as it holds them, even where markers make a value
+// longer than the client sent it. Here 510 bytes are left for the last
+// argument, whose 504 bytes redact to 696 and are cut to 512; judged on
+// the value as sent, it was kept, and the record held 16,389 bytes.
 func TestTheArgumentBudgetCountsMarkers(t *testing.T) {
 	t.Parallel()
 	r, _ := redact.New()
-	keys := strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24) // 504 bytes, 696 redacted
 	obj := map[string]string{}
-	for i := range MaxArgs {
-		obj[fmt.Sprintf("a%02d", i)] = keys
+	for i := range MaxArgs - 2 {
+		obj[fmt.Sprintf("a%02d", i)] = strings.Repeat("w", 600) // 3 + 512 bytes held
 	}
+	obj["a30"] = strings.Repeat("w", 421)
+	obj["a31"] = strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24)
 	raw, _ := json.Marshal(obj)
 	got := ArgsFromJSON(raw, r)
 	size := 0
 	for _, a := range got.Args {
 		size += len(a.Name) + len(a.Value)
 	}
-	if size > MaxArgsBytes || len(got.Args)+got.Omitted != MaxArgs {
+	if size > MaxArgsBytes || len(got.Args) != MaxArgs-1 || got.Omitted != 1 {
 		t.Fatalf("kept %d arguments of %d bytes, omitted %d", len(got.Args), size, got.Omitted)
 	}
 }
