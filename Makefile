@@ -63,6 +63,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzRedactJSON ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzFastPathSkipsNothing ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzDetectorsMatchOnlyAtTheirStarts ./redact/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzCut ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzAuditLine ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)

@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/porthole-dev/porthole/redact"
 )
 
 // TestACallRecordIsBounded: 111,828 arguments once made a 4 MB record for
@@ -61,5 +64,116 @@ func TestAReasonIsCapped(t *testing.T) {
 	rec := Record{Kind: KindDenial, Reason: "invalid JSON-RPC: " + strings.Repeat("x", 1<<20)}
 	if line := rec.appendFields(nil); len(line) > 2*MaxReasonBytes {
 		t.Fatalf("a denial with a 1 MiB reason is %d bytes", len(line))
+	}
+}
+
+// TestArgumentsAreRedactedBeforeTheyAreCut: a value (or a name) is cut by
+// the redactor, not redacted in full and then cut, so the record shows no
+// start of a secret at a cut, and says it cut.
+func TestArgumentsAreRedactedBeforeTheyAreCut(t *testing.T) {
+	t.Parallel()
+	r, _ := redact.New()
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	raw, _ := json.Marshal(map[string]string{
+		"fits":  "issued " + token,
+		token:   "a token sent as a key",
+		"glued": strings.Repeat("a", 500) + " " + token + "_ci", // no word boundary after it: not a token whole
+		"long":  strings.Repeat("w", 600),
+		"short": strings.Repeat("a", 500) + " ghp_" + strings.Repeat("Q", 30) + "!", // too short to be a token
+		"whole": strings.Repeat("a", 500) + " " + token,
+	})
+	partial := strings.Repeat("a", MaxArgBytes-len(redact.PartialMarker)) + redact.PartialMarker
+	want := []Arg{
+		{Name: "fits", Value: "issued [REDACTED:github-token]"},
+		{Name: "[REDACTED:github-token]", Value: "a token sent as a key"},
+		{Name: "glued", Value: partial, Truncated: true},
+		{Name: "long", Value: strings.Repeat("w", MaxArgBytes), Truncated: true},
+		{Name: "short", Value: partial, Truncated: true},
+		{Name: "whole", Value: strings.Repeat("a", 500) + " [REDACTED:g", Truncated: true},
+	}
+	got := ArgsFromJSON(raw, r)
+	if len(got.Args) != len(want) {
+		t.Fatalf("%d arguments, want %d", len(got.Args), len(want))
+	}
+	for i, a := range got.Args {
+		if a != want[i] {
+			t.Errorf("argument %d = %q: %q (truncated %v), want %q: %q (truncated %v)", i, a.Name, a.Value[max(0, len(a.Value)-40):], a.Truncated,
+				want[i].Name, want[i].Value[max(0, len(want[i].Value)-40):], want[i].Truncated)
+		}
+	}
+	// The token in fits, the key and whole, and the two starts a cut left.
+	if got.Redactions != 5 {
+		t.Errorf("%d redactions, want 5", got.Redactions)
+	}
+}
+
+// TestAnArgumentIsNotRedactedInFull: the redaction of a value reads a
+// window past its cap, so a token megabytes into it is not counted, while
+// one within the window is.
+func TestAnArgumentIsNotRedactedInFull(t *testing.T) {
+	t.Parallel()
+	r, _ := redact.New()
+	filler := strings.Repeat("word ", 1<<18)
+	token := " ghp_" + strings.Repeat("a1B2", 9) + " "
+	for _, tc := range []struct {
+		name string
+		at   int
+		want int
+	}{
+		{"a token a megabyte in", 1 << 20, 0},
+		{"a token within the window", 1000, 1},
+	} {
+		raw, _ := json.Marshal(map[string]string{"v": filler[:tc.at] + token + filler[tc.at:]})
+		got := ArgsFromJSON(raw, r)
+		if got.Redactions != tc.want || !got.Args[0].Truncated || got.Args[0].Value != filler[:MaxArgBytes] {
+			t.Errorf("%s: %d redactions (want %d), truncated %v", tc.name, got.Redactions, tc.want, got.Args[0].Truncated)
+		}
+	}
+}
+
+// TestTheOmittedDigestIsOfTheRedactedRest: the arguments left out are
+// hashed redacted in full, wherever their secrets lie, not cut.
+func TestTheOmittedDigestIsOfTheRedactedRest(t *testing.T) {
+	t.Parallel()
+	r, _ := redact.New()
+	token := " ghp_" + strings.Repeat("a1B2", 9)
+	obj := map[string]string{}
+	for i := range MaxArgs {
+		obj[fmt.Sprintf("a%02d", i)] = "v"
+	}
+	rest := map[string]string{"b0": token, "b1": strings.Repeat("z", 3*redact.CutWindow) + token}
+	maps.Copy(obj, rest)
+	raw, _ := json.Marshal(obj)
+	got := ArgsFromJSON(raw, r)
+	b, _ := json.Marshal(rest)
+	red, n := r.String(string(b))
+	sum := sha256.Sum256([]byte(red))
+	if got.Omitted != 2 || n != 2 || got.OmittedSHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("omitted %d; the digest is not of the rest redacted in full", got.Omitted)
+	}
+}
+
+// TestTheArgumentBudgetCountsMarkers: a record holds at most MaxArgsBytes
+// of names and values as it holds them, even where markers make a value
+// longer than the client sent it. Here 510 bytes are left for the last
+// argument, whose 504 bytes redact to 696 and are cut to 512; judged on
+// the value as sent, it was kept, and the record held 16,389 bytes.
+func TestTheArgumentBudgetCountsMarkers(t *testing.T) {
+	t.Parallel()
+	r, _ := redact.New()
+	obj := map[string]string{}
+	for i := range MaxArgs - 2 {
+		obj[fmt.Sprintf("a%02d", i)] = strings.Repeat("w", 600) // 3 + 512 bytes held
+	}
+	obj["a30"] = strings.Repeat("w", 421)
+	obj["a31"] = strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24)
+	raw, _ := json.Marshal(obj)
+	got := ArgsFromJSON(raw, r)
+	size := 0
+	for _, a := range got.Args {
+		size += len(a.Name) + len(a.Value)
+	}
+	if size > MaxArgsBytes || len(got.Args) != MaxArgs-1 || got.Omitted != 1 {
+		t.Fatalf("kept %d arguments of %d bytes, omitted %d", len(got.Args), size, got.Omitted)
 	}
 }

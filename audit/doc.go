@@ -19,8 +19,12 @@
 // ASCII string (strconv.QuoteToASCII), capped in length, with secrets the
 // redactor recognises replaced, so a record is always exactly one line of
 // printable ASCII that no log viewer renders as anything but text; nothing
-// untrusted is ever a message field. Principal names come from the tokens
-// file, whose syntax admits only plain names.
+// untrusted is ever a message field. Such text is capped by [Redactor]'s
+// Cut (arguments by [ArgsFromJSON]; the user agent, the tool name and a
+// denial's reason by the gateway), which redacts before it cuts and leaves
+// no start of a secret where it cut; the encoder's own cap is a backstop.
+// Principal names come from the tokens file, whose syntax admits only plain
+// names.
 //
 // # Fail closed
 //

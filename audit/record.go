@@ -96,9 +96,9 @@ type Record struct {
 
 // Arg is one argument of a call, as the client sent it.
 type Arg struct {
-	Name      string // untrusted: quoted
+	Name      string // untrusted: quoted, capped, redacted
 	Value     string // untrusted: quoted, capped, redacted
-	Truncated bool
+	Truncated bool   // the name or the value was cut
 }
 
 // Untrusted strings are cut at these many bytes before quoting.
@@ -265,6 +265,10 @@ func appendString(b []byte, s string) []byte {
 // capBytes cuts s to at most n bytes. The cut may split a UTF-8 sequence;
 // quoting then writes the stray bytes as \x escapes, so nothing is lost from
 // what is kept.
+//
+// It is the encoder's backstop: whoever builds a record from untrusted text
+// cuts it first with Redactor.Cut, which redacts before it cuts, and a cut
+// here, after redaction, could leave the start of a secret.
 func capBytes(s string, n int) string {
 	if len(s) <= n {
 		return s

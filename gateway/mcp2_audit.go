@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/redact"
 )
 
 // auditWriteTimeout bounds the write of a record whose context is detached
@@ -113,21 +114,39 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 		// stdio has no requests; an SSE stream carries many calls.
 		ri.RequestID = newRequestID()
 	}
-	ua, _ := g.redactor.String(ri.UserAgent)
 	rec := audit.Record{
 		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()),
-		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: ua, Method: method,
+		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: g.auditText(ri.UserAgent, audit.MaxUserAgentBytes), Method: method,
 	}
 	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
-		rec.Tool, _ = g.redactor.String(p.Name)
+		// Every tool porthole serves has a name within MaxToolBytes, so
+		// the cut changes no name the metrics count.
+		rec.Tool = g.auditText(p.Name, audit.MaxToolBytes)
 		rec.Upstream = g.upstreamOf(p.Name)
-		a := audit.ArgsFromJSON(p.Arguments, g.redactor.String)
+		a := audit.ArgsFromJSON(p.Arguments, g.redactor)
 		rec.Args, rec.ArgsOmitted, rec.ArgsOmittedSHA256 = a.Args, a.Omitted, a.OmittedSHA256
 	}
 	if ri.recorded != nil {
 		ri.recorded.Store(true)
 	}
 	return rec, ri
+}
+
+// The audit log's fields are redacted by the wire redactor.
+var _ audit.Redactor = (*redact.Redactor)(nil)
+
+// auditText is untrusted text as an audit record holds it: redacted, then
+// cut at n bytes.
+//
+// Security: redacted in full and then cut by the encoder, a field could
+// end in the start of a secret that it held only part of (a token glued to
+// a word character, the first half of the API key), which no redactor
+// recognises afterwards; and a header of a megabyte was redacted whole to
+// keep 256 bytes. Cut reads a window past the cap and replaces such a
+// start with [REDACTED:partial].
+func (g *Server) auditText(s string, n int) string {
+	out, _, _ := g.redactor.Cut(s, n)
+	return out
 }
 
 // writeResult counts a call's end in the metrics and writes its result
@@ -244,13 +263,12 @@ func outcomeOf(state *resultNotes, res mcp.Result, err error) audit.Outcome {
 // whether or not its record can be written; a failure is logged.
 func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reason string) {
 	ci := requestInfoFrom(r.Context())
-	ua, _ := g.redactor.String(ci.UserAgent)
 	// A reason is porthole's sentence, but it may quote what a client sent
-	// (a key of a refused body): redacted here, and the encoder caps it.
-	reason, _ = g.redactor.String(reason)
+	// (a key of a refused body): redacted and cut like the user agent.
 	rec := audit.Record{
 		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
-		UserAgent: ua, Outcome: outcome, Status: status, Reason: reason,
+		UserAgent: g.auditText(ci.UserAgent, audit.MaxUserAgentBytes), Outcome: outcome, Status: status,
+		Reason: g.auditText(reason, audit.MaxReasonBytes),
 	}
 	// Denials are budgeted per client address, and a principal's rate
 	// limit per principal (it may call from many addresses): past the

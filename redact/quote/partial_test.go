@@ -95,3 +95,15 @@ func TestAPartialSecretIsFoundInTheTextAsWritten(t *testing.T) {
 		t.Fatalf("%q", got[200:])
 	}
 }
+
+// TestQuotingCutsAsRedactCutDoes: quoting reads as far past its caps as
+// redact.Redactor.Cut does for the audit log's fields, and marks the start
+// of a secret a cut left the same way, so that the documents can say it
+// once.
+func TestQuotingCutsAsRedactCutDoes(t *testing.T) {
+	t.Parallel()
+	if quote.RedactWindow != redact.CutWindow || quote.PartialMarker != redact.PartialMarker {
+		t.Fatalf("quote reads %d bytes past a cut and marks %q; redact.Cut reads %d and marks %q",
+			quote.RedactWindow, quote.PartialMarker, redact.CutWindow, redact.PartialMarker)
+	}
+}

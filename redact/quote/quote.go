@@ -138,7 +138,9 @@ type PartialRedactor interface {
 // redactWindow is how far past a cap a value is read for redaction: longer
 // than any secret a detector finds whole (a PEM private key, a JWT), so that
 // a secret that begins before the cap is redacted whole, while a value of
-// megabytes is never redacted in full to show its first kilobyte.
+// megabytes is never redacted in full to show its first kilobyte. It is
+// redact.CutWindow, which this package may not import (a test holds them
+// equal), and so is partialMarker redact.PartialMarker.
 const redactWindow = 16 << 10
 
 // partialMarker stands for the start of a secret a cut left behind.
