@@ -125,3 +125,47 @@ func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestAdvisory_ARefusedKeyShowsNoSecretInHalf: a refusal quotes an unknown
+// or repeated key of the body, cut at rpcdecode.MaxQuotedKey bytes; it was
+// cut before it was redacted, so a key holding a GitHub token across the
+// cut showed the token's start in the answer and in the denial record.
+func TestAdvisory_ARefusedKeyShowsNoSecretInHalf(t *testing.T) {
+	t.Parallel()
+	red, _ := redact.New()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log, err := audit.Open(audit.Config{Path: path, Key: []byte(strings.Repeat("k", 64))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewServer(&fakeReader{}, Options{Namespace: "default", Audit: log, Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	h, _ := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	key := strings.Repeat("a", 240) + " ghp_" + strings.Repeat("a1B2", 9)
+	var answers []string
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list",` + quoteJSON(key) + `:1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + quoteJSON(key) + `:1,` + quoteJSON(key) + `:2}}`,
+	} {
+		_, answer := post(t, srv.URL+"/mcp", nil, body)
+		answers = append(answers, answer)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	for _, where := range append(answers, string(b)) {
+		if strings.Contains(where, "ghp_a1B2") {
+			t.Errorf("the start of the token shows: %s", where)
+		}
+	}
+	if strings.Count(string(b), "[REDACTED:") != 2 {
+		t.Errorf("the denial records do not show the token redacted:\n%s", b)
+	}
+}

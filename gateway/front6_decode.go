@@ -74,7 +74,8 @@ func (g *Server) strictDecode(maxBytes int64, buckets *limit.Buckets) func(http.
 					// else is a bug, answered as a parse error.
 					d = &rpcdecode.Error{Code: jsonrpc.CodeParseError, Message: "the body could not be decoded"}
 				}
-				refuse(http.StatusBadRequest, env.ID, d.Code, d.Message, "invalid JSON-RPC: "+d.Message)
+				msg := d.QuotingKeyWith(g.quotedKey)
+				refuse(http.StatusBadRequest, env.ID, d.Code, msg, "invalid JSON-RPC: "+msg)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -82,6 +83,16 @@ func (g *Server) strictDecode(maxBytes int64, buckets *limit.Buckets) func(http.
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), envelopeKey{}, env)))
 		})
 	}
+}
+
+// quotedKey is a key of a refused body as a refusal quotes it: redacted,
+// then cut at rpcdecode.MaxQuotedKey bytes, with "…" where it was cut.
+func (g *Server) quotedKey(key string) string {
+	out, _, cut := g.redactor.Cut(key, rpcdecode.MaxQuotedKey)
+	if cut {
+		out += "…"
+	}
+	return out
 }
 
 // writeRPCError answers with a JSON-RPC error object and an HTTP status.

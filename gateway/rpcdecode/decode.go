@@ -35,9 +35,23 @@ type Envelope struct {
 type Error struct {
 	Code    int
 	Message string
+	// A refusal that quotes a key of the body keeps the key whole, and the
+	// sentence it goes into, for QuotingKeyWith.
+	key, format string
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// QuotingKeyWith is the sentence with the key it quotes (if any) cut by
+// cut instead of at MaxQuotedKey bytes. Security: the gateway cuts with its
+// redactor (redact.Redactor.Cut), which redacts before it cuts; Message cuts
+// first, and can leave the start of a secret the key held whole.
+func (e *Error) QuotingKeyWith(cut func(string) string) string {
+	if e.format == "" {
+		return e.Message
+	}
+	return fmt.Sprintf(e.format, cut(e.key))
+}
 
 func refuse(code int, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -87,7 +101,7 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	// Keys are exact here (the scan refused case variants), so a member
 	// in another case is an unknown one.
 	if s.unknown.end > 0 {
-		return env, refuse(jsonrpc.CodeInvalidRequest, "unknown member %q in a JSON-RPC request", clientText(s.decodeString(s.unknown)))
+		return env, refuseKey("unknown member %q in a JSON-RPC request", s.decodeString(s.unknown))
 	}
 	env.ID = json.RawMessage(s.member(memberID))
 	version, method, params := s.member(memberJSONRPC), s.member(memberMethod), s.member(memberParams)
@@ -178,6 +192,11 @@ func clientText(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// refuseKey refuses a request for a key of its body, which format quotes.
+func refuseKey(format, key string) error {
+	return &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(format, clientText(key)), key: key, format: format}
 }
 
 // invalid is every refusal of a body that is not JSON.
@@ -331,7 +350,7 @@ func (s *strictScanner) recordMember(key, val span) {
 }
 
 func (s *strictScanner) duplicate(key span) error {
-	return refuse(jsonrpc.CodeInvalidRequest, "the key %q appears twice, or twice in different case", clientText(s.decodeString(key)))
+	return refuseKey("the key %q appears twice, or twice in different case", s.decodeString(key))
 }
 
 func (s *strictScanner) array(depth int) error {

@@ -107,3 +107,18 @@ func TestQuotingCutsAsRedactCutDoes(t *testing.T) {
 			quote.RedactWindow, quote.PartialMarker, redact.CutWindow, redact.PartialMarker)
 	}
 }
+
+// TestMakingRoomForTheMarkerExposesNoOtherStart: cutting what precedes a
+// partial secret to make room for the marker can end in the start of
+// another token; that goes too (found by review: an identifier showed
+// "ghp_QQQQQQQQ[REDACTED:partial]").
+func TestMakingRoomForTheMarkerExposesNoOtherStart(t *testing.T) {
+	t.Parallel()
+	apiKey := "tmprl-api-key-0123456789abcdefghijklmnopqr"
+	red, _ := redact.New(apiKey)
+	q := quote.New(red)
+	got := q.EscapeIdentifier(strings.Repeat("x", 225) + " ghp_" + strings.Repeat("Q", 14) + " " + apiKey[:12] + "@" + strings.Repeat("z", 40))
+	if strings.Contains(got, "ghp_QQQQ") || strings.Contains(got, apiKey[:8]) || !strings.Contains(got, "[REDACTED:partial]") {
+		t.Fatalf("EscapeIdentifier = %q", got[200:])
+	}
+}

@@ -180,11 +180,27 @@ func (q Quoter) clean(s string, limit int, keepLines bool) string {
 		return out
 	}
 	if limit < len(partialMarker) {
-		head, _, _ := clean(kept[:i], limit, keepLines)
-		return strings.TrimSuffix(head, truncationMarker) + truncationMarker
+		return strings.TrimSuffix(withoutPartial(p, kept[:i], limit, keepLines), truncationMarker) + truncationMarker
 	}
-	head, _, _ := clean(kept[:i], limit-len(partialMarker), keepLines)
+	head := withoutPartial(p, kept[:i], limit-len(partialMarker), keepLines)
 	return strings.TrimSuffix(head, truncationMarker) + partialMarker + truncationMarker
+}
+
+// withoutPartial cleans s and cuts it at room bytes, and takes off the
+// start of a secret the cut leaves, again and again: cutting to make room
+// for the marker can leave another start exposed.
+func withoutPartial(p PartialRedactor, s string, room int, keepLines bool) string {
+	for {
+		head, cut, consumed := clean(s, room, keepLines)
+		if !cut {
+			return head
+		}
+		i := p.TrailingPartial(s[:consumed])
+		if i == consumed {
+			return head
+		}
+		s = s[:i]
+	}
 }
 
 // clean escapes what can hide instructions or forge structure (C0 and C1
