@@ -244,7 +244,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-
 func runAuditReport(args []string, stdout, stderr io.Writer) error {
 	var since, until, principal string
 	var asJSON bool
