@@ -74,22 +74,21 @@ func TestArgumentsAreRedactedBeforeTheyAreCut(t *testing.T) {
 	t.Parallel()
 	r, _ := redact.New()
 	token := "ghp_" + strings.Repeat("a1B2", 9)
+	pad := strings.Repeat("a", MaxArgBytes-12) // a token after it crosses the cap
 	raw, _ := json.Marshal(map[string]string{
 		"fits":  "issued " + token,
 		token:   "a token sent as a key",
-		"glued": strings.Repeat("a", 500) + " " + token + "_ci", // no word boundary after it: not a token whole
-		"long":  strings.Repeat("w", 600),
-		"short": strings.Repeat("a", 500) + " ghp_" + strings.Repeat("Q", 30) + "!", // too short to be a token
-		"whole": strings.Repeat("a", 500) + " " + token,
+		"glued": pad + " " + token + "_ci",                     // no word boundary after it: not a token whole
+		"short": pad + " ghp_" + strings.Repeat("Q", 30) + "!", // too short to be a token
+		"whole": pad + " " + token,
 	})
 	partial := strings.Repeat("a", MaxArgBytes-len(redact.PartialMarker)) + redact.PartialMarker
 	want := []Arg{
 		{Name: "fits", Value: "issued [REDACTED:github-token]"},
 		{Name: "[REDACTED:github-token]", Value: "a token sent as a key"},
 		{Name: "glued", Value: partial, Truncated: true},
-		{Name: "long", Value: strings.Repeat("w", MaxArgBytes), Truncated: true},
 		{Name: "short", Value: partial, Truncated: true},
-		{Name: "whole", Value: strings.Repeat("a", 500) + " [REDACTED:g", Truncated: true},
+		{Name: "whole", Value: pad + " [REDACTED:g", Truncated: true},
 	}
 	got := ArgsFromJSON(raw, r)
 	if len(got.Args) != len(want) {
@@ -121,7 +120,7 @@ func TestAnArgumentIsNotRedactedInFull(t *testing.T) {
 		want int
 	}{
 		{"a token a megabyte in", 1 << 20, 0},
-		{"a token within the window", 1000, 1},
+		{"a token within the window", MaxArgBytes + 1000, 1},
 	} {
 		raw, _ := json.Marshal(map[string]string{"v": filler[:tc.at] + token + filler[tc.at:]})
 		got := ArgsFromJSON(raw, r)
@@ -156,24 +155,27 @@ func TestTheOmittedDigestIsOfTheRedactedRest(t *testing.T) {
 // TestTheArgumentBudgetCountsMarkers: a record holds at most MaxArgsBytes
 // of names and values as it holds them, even where markers make a value
 // longer than the client sent it. Here 510 bytes are left for the last
-// argument, whose 504 bytes redact to 696 and are cut to 512; judged on
-// the value as sent, it was kept, and the record held 16,389 bytes.
+// argument, whose 504 bytes redact to 696; judged on the value as sent, it
+// was kept, and the record held more than MaxArgsBytes.
 func TestTheArgumentBudgetCountsMarkers(t *testing.T) {
 	t.Parallel()
 	r, _ := redact.New()
 	obj := map[string]string{}
-	for i := range MaxArgs - 2 {
-		obj[fmt.Sprintf("a%02d", i)] = strings.Repeat("w", 600) // 3 + 512 bytes held
+	used := 0
+	for i := 0; used+3+MaxArgBytes <= MaxArgsBytes-510-3; i++ {
+		obj[fmt.Sprintf("a%02d", i)] = strings.Repeat("w", MaxArgBytes+88) // 3 + MaxArgBytes bytes held
+		used += 3 + MaxArgBytes
 	}
-	obj["a30"] = strings.Repeat("w", 421)
-	obj["a31"] = strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24)
+	kept := len(obj)
+	obj[fmt.Sprintf("a%02d", kept)] = strings.Repeat("w", MaxArgsBytes-510-used-3) // leaves 510
+	obj[fmt.Sprintf("a%02d", kept+1)] = strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24)
 	raw, _ := json.Marshal(obj)
 	got := ArgsFromJSON(raw, r)
 	size := 0
 	for _, a := range got.Args {
 		size += len(a.Name) + len(a.Value)
 	}
-	if size > MaxArgsBytes || len(got.Args) != MaxArgs-1 || got.Omitted != 1 {
+	if size > MaxArgsBytes || len(got.Args) != kept+1 || got.Omitted != 1 {
 		t.Fatalf("kept %d arguments of %d bytes, omitted %d", len(got.Args), size, got.Omitted)
 	}
 }

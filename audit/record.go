@@ -103,7 +103,12 @@ type Arg struct {
 
 // Untrusted strings are cut at these many bytes before quoting.
 const (
-	MaxArgBytes       = 512
+	// MaxArgBytes holds whole the largest argument porthole accepts: a
+	// page token (policy.MaxPageTokenLen, 4 KiB), and so a visibility query
+	// (policy.MaxQueryLen, 2 KiB) and an identifier (1000 bytes).
+	// TestTheAuditRecordHoldsEveryAcceptedArgumentWhole holds the two in
+	// step. Before schema version 2 it was 512, which cut queries.
+	MaxArgBytes       = 4096
 	MaxUserAgentBytes = 256
 	MaxToolBytes      = 128
 )

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
 )
 
@@ -43,7 +44,7 @@ func TestAdvisory_AuditFieldsCutNoSecretInHalf(t *testing.T) {
 
 	ua := http.Header{"User-Agent": {strings.Repeat("x", 230) + " key=" + apiKey[:30] + "/" + strings.Repeat("z", 40)}}
 	args, _ := json.Marshal(map[string]string{
-		"note": strings.Repeat("a", 500) + " " + token + "_ci",
+		"note": strings.Repeat("a", audit.MaxArgBytes-12) + " " + token + "_ci",
 		token:  "a token sent as a key",
 	})
 	tool := strings.Repeat("t", 115) + " ghp_" + strings.Repeat("Q", 20)
@@ -167,5 +168,25 @@ func TestAdvisory_ARefusedKeyShowsNoSecretInHalf(t *testing.T) {
 	}
 	if strings.Count(string(b), "[REDACTED:") != 2 {
 		t.Errorf("the denial records do not show the token redacted:\n%s", b)
+	}
+}
+
+// TestTheAuditRecordHoldsEveryAcceptedArgumentWhole: a call record holds
+// the largest argument porthole accepts without cutting it (#18: queries
+// were cut at 512 bytes while a query may be 2 KiB).
+func TestTheAuditRecordHoldsEveryAcceptedArgumentWhole(t *testing.T) {
+	t.Parallel()
+	for name, n := range map[string]int{"a page token": policy.MaxPageTokenLen, "a query": policy.MaxQueryLen, "an identifier": policy.MaxIdentifierLen} {
+		if n > audit.MaxArgBytes {
+			t.Errorf("%s may be %d bytes; a record holds %d of an argument", name, n, audit.MaxArgBytes)
+		}
+	}
+	if policy.MaxPageTokenLen+policy.MaxQueryLen+2*audit.MaxToolBytes > audit.MaxArgsBytes {
+		t.Errorf("a list_workflows call's query and page token do not fit the %d bytes a record holds", audit.MaxArgsBytes)
+	}
+	query := "WorkflowType = '" + strings.Repeat("q", policy.MaxQueryLen-20) + "'"
+	a := audit.ArgsFromJSON(json.RawMessage(`{"query":`+quoteJSON(query)+`}`), nil)
+	if len(a.Args) != 1 || a.Args[0].Value != query || a.Args[0].Truncated {
+		t.Fatalf("a 2 KiB query was recorded as %d bytes, truncated %v", len(a.Args[0].Value), a.Args[0].Truncated)
 	}
 }
