@@ -37,11 +37,25 @@
 // # Tamper evidence
 //
 // Each record carries a sequence number, the SHA-256 of the previous line
-// ("prev") and an HMAC-SHA256, keyed from PORTHOLE_AUDIT_KEY_FILE, over its
-// own bytes, which include prev. [Verify] walks one file or a rotated series
-// and reports the first record that was edited, deleted, reordered, inserted
-// or truncated. Rotation starts the new file with an "anchor" record linked
-// to the last record of the old one; a restart continues the chain when the
-// file's last record verifies, and otherwise starts a new chain with a
+// ("prev"), its schema version, the id of its HMAC key and an
+// HMAC-SHA256, keyed from PORTHOLE_AUDIT_KEY_FILE, over its own bytes,
+// which include prev. Rotation starts the new file with an "anchor" record
+// linked to the last record of the old one; a restart continues the chain
+// when the file's last record verifies, and otherwise writes a
 // "chain-start" record that says why.
+//
+// The HMAC key sits beside the log, so whoever reads it can rewrite the
+// log. With a signing key, the writer also signs checkpoints (Checkpoint):
+// Ed25519 statements of a record's sequence number and line hash in a
+// chain of a given identity, written into the log, to a witness file and
+// to a callback (the operations log). A restart reads the latest witnessed
+// checkpoint and never reuses a sequence number; a log shorter than its
+// witness gets a chain-start naming the missing records.
+//
+// [VerifyWith] walks one file or a rotated series and reports the first
+// record that was edited, deleted, reordered, inserted or truncated, a
+// series that does not begin at its genesis (or the checkpoint named), and
+// any witnessed checkpoint the series contradicts or does not reach. With
+// only the public key and the checkpoints, a verifier proves the series
+// complete up to the latest checkpoint; nothing proves what came after it.
 package audit
