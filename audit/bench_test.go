@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"path/filepath"
 	"testing"
 )
@@ -9,7 +11,19 @@ import (
 // BenchmarkAuditRecord writes call records to a real file with the default
 // fsync policy: one write(2) per record.
 func BenchmarkAuditRecord(b *testing.B) {
-	l, err := Open(Config{Path: filepath.Join(b.TempDir(), "audit.log"), Key: testKey})
+	benchRecords(b, Config{Path: filepath.Join(b.TempDir(), "audit.log"), Key: testKey})
+}
+
+// BenchmarkAuditRecordWithCheckpoints is the same with a signing key and a
+// witness file at the default cadence: a signed checkpoint, a record and a
+// synced append every 1000 records.
+func BenchmarkAuditRecordWithCheckpoints(b *testing.B) {
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	benchRecords(b, Config{Path: filepath.Join(b.TempDir(), "audit.log"), Key: testKey, Signer: priv, CheckpointPath: filepath.Join(b.TempDir(), "checkpoints")})
+}
+
+func benchRecords(b *testing.B, cfg Config) {
+	l, err := Open(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
