@@ -31,17 +31,24 @@ type Checkpoint struct {
 	Hash  string    `json:"hash"` // hex SHA-256 of the line of Seq, without its newline
 	Time  time.Time `json:"time"`
 	KeyID string    `json:"kid"` // SigningKeyID of the key that signed
-	// Sig is the hex Ed25519 signature of statement(): hex, so that no
+	// Sig is the hex Ed25519 signature of statement: hex, so that no
 	// redactor's detector can take part of it for a credential when the
 	// operations log carries it.
 	Sig string `json:"sig"`
 }
 
-// statement is what a checkpoint's signature covers: every field but the
-// signature, in a fixed text form, so that re-encoding the JSON (a log
-// collector may reorder members) cannot break a signature.
-func (c *Checkpoint) statement() []byte {
-	b := []byte("porthole audit checkpoint v1\n")
+// The first line of what a signature covers says what is signed, so that
+// a checkpoint's signature cannot be passed off as a pruned record's.
+const (
+	labelCheckpoint = "porthole audit checkpoint v1"
+	labelPruned     = "porthole audit pruned v1"
+)
+
+// statement is what a checkpoint's signature covers: the label and every
+// field but the signature, in a fixed text form, so that re-encoding the
+// JSON (a log collector may reorder members) cannot break a signature.
+func (c *Checkpoint) statement(label string) []byte {
+	b := append([]byte(label), '\n')
 	b = append(append(append(b, "chain "...), c.Chain...), '\n')
 	b = append(strconv.AppendUint(append(b, "seq "...), c.Seq, 10), '\n')
 	b = append(append(append(b, "hash "...), c.Hash...), '\n')
@@ -49,10 +56,12 @@ func (c *Checkpoint) statement() []byte {
 	return append(append(append(b, "kid "...), c.KeyID...), '\n')
 }
 
-// sign fills in KeyID and Sig.
-func (c *Checkpoint) sign(priv ed25519.PrivateKey) {
+// sign fills in KeyID and Sig, signing as a checkpoint.
+func (c *Checkpoint) sign(priv ed25519.PrivateKey) { c.signAs(labelCheckpoint, priv) }
+
+func (c *Checkpoint) signAs(label string, priv ed25519.PrivateKey) {
 	c.KeyID = SigningKeyID(priv.Public().(ed25519.PublicKey))
-	c.Sig = hex.EncodeToString(ed25519.Sign(priv, c.statement()))
+	c.Sig = hex.EncodeToString(ed25519.Sign(priv, c.statement(label)))
 }
 
 var (
@@ -60,14 +69,17 @@ var (
 	errBadSignature  = errors.New("the signature does not match: the checkpoint was forged or edited")
 )
 
-// check verifies the signature with the ring's key of the checkpoint's id.
-func (c *Checkpoint) check(ring *Keyring) error {
+// check verifies the signature of a checkpoint with the ring's key of its
+// id.
+func (c *Checkpoint) check(ring *Keyring) error { return c.checkAs(labelCheckpoint, ring) }
+
+func (c *Checkpoint) checkAs(label string, ring *Keyring) error {
 	pub, ok := ring.signing[c.KeyID]
 	if !ok {
 		return fmt.Errorf("%w (key id %q)", errUnknownSigner, c.KeyID)
 	}
 	sig, err := hex.DecodeString(c.Sig)
-	if err != nil || !ed25519.Verify(pub, c.statement(), sig) {
+	if err != nil || !ed25519.Verify(pub, c.statement(label), sig) {
 		return errBadSignature
 	}
 	return nil

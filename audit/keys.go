@@ -46,6 +46,21 @@ func NewKeyring(hmacKeys [][]byte, public []ed25519.PublicKey) *Keyring {
 	return k
 }
 
+// with is a copy of the ring (nil: an empty one) that holds key and pub
+// too.
+func (k *Keyring) with(key []byte, pub ed25519.PublicKey) *Keyring {
+	out := NewKeyring([][]byte{key}, []ed25519.PublicKey{pub})
+	if k != nil {
+		for id, v := range k.hmac {
+			out.hmac[id] = v
+		}
+		for id, v := range k.signing {
+			out.signing[id] = v
+		}
+	}
+	return out
+}
+
 // hasHMAC reports whether the ring holds any HMAC key; a nil ring holds none.
 func (k *Keyring) hasHMAC() bool { return k != nil && len(k.hmac) > 0 }
 

@@ -82,6 +82,7 @@ type Entry struct {
 	MissingFrom     uint64      `json:"missingFrom"`
 	MissingTo       uint64      `json:"missingTo"`
 	Checkpoint      *Checkpoint `json:"checkpoint"`
+	Pruned          *Checkpoint `json:"pruned"`
 	MAC             string      `json:"mac"`
 }
 

@@ -73,6 +73,14 @@ type Config struct {
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	OnCheckpoint       func(c Checkpoint, witnessErr error)
+
+	// MaxAge, when set with a Signer and a file Path, removes rotated files
+	// rotated longer ago than MaxAge, oldest first, after a signed pruned
+	// record (see Prune), checked at each rotation and every minute.
+	// OnPruned, when set, is told what was removed, or why pruning failed
+	// (nothing after the failure was removed).
+	MaxAge   time.Duration
+	OnPruned func(files []string, err error)
 }
 
 // Checkpoint defaults: a tail cut or a lost newest file goes unproven for
@@ -142,6 +150,7 @@ type Log struct {
 	syncLost     bool // an interval sync failed; the next record says so
 	lastWriteErr error
 
+	rotated         bool     // a rotation happened since the loop last pruned
 	kid             string   // KeyID of cfg.Key, in every record
 	chain           string   // the chain's identity
 	witness         *os.File // CheckpointPath, open for appending
@@ -195,9 +204,9 @@ func Open(cfg Config) (*Log, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		f, err := openLocked(cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 		if err != nil {
-			return nil, fmt.Errorf("opening the audit log: %w", err)
+			return nil, err
 		}
 		if st.partial {
 			// End the torn line so that the next record starts a line of
@@ -225,6 +234,28 @@ func Open(cfg Config) (*Log, error) {
 	}
 	go l.loop()
 	return l, nil
+}
+
+// ErrLogInUse means another process writes the audit log.
+var ErrLogInUse = errors.New("another process is writing this audit log")
+
+// openLocked opens an audit log file and takes an exclusive advisory lock
+// on it, held while the file is open. Two writers of one file would
+// interleave two chains that neither verifies; and `porthole audit prune`
+// must not write into a log porthole is writing.
+func openLocked(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s", ErrLogInUse, path)
+		}
+		return nil, fmt.Errorf("locking the audit log: %w", err)
+	}
+	return f, nil
 }
 
 // closeFiles closes the sink and the witness file.
@@ -470,6 +501,13 @@ func (l *Log) loop() {
 	defer close(l.done)
 	tick := time.NewTicker(l.cfg.SyncInterval)
 	defer tick.Stop()
+	var pruneTick <-chan time.Time
+	if l.cfg.MaxAge > 0 {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		pruneTick = t.C
+		l.prune()
+	}
 	for {
 		select {
 		case r := <-l.reqs:
@@ -478,6 +516,12 @@ func (l *Log) loop() {
 			if err == nil && l.sinceCheckpoint >= l.cfg.CheckpointEvery {
 				l.checkpoint()
 			}
+			if l.rotated {
+				l.rotated = false
+				l.prune()
+			}
+		case <-pruneTick:
+			l.prune()
 		case <-tick.C:
 			if l.cfg.Signer != nil && l.sinceCheckpoint > 0 && l.cfg.Now().Sub(l.lastCheckpoint) >= l.cfg.CheckpointInterval {
 				l.checkpoint()
@@ -540,7 +584,7 @@ func (l *Log) write(rec Record) error {
 		}
 	}
 	switch rec.Kind {
-	case KindChainStart, KindAnchor, KindCheckpoint:
+	case KindChainStart, KindAnchor, KindCheckpoint, KindPruned:
 		rec.Chain = l.chain
 	}
 	line := l.encode(&rec)
@@ -623,14 +667,14 @@ func (l *Log) rotate() error {
 		return err
 	}
 	path := f.Name()
-	aside := path + "." + l.cfg.Now().UTC().Format("20060102T150405.000000000Z")
+	aside := path + "." + l.cfg.Now().UTC().Format(rotatedAtLayout)
 	if err := os.Rename(path, aside); err != nil {
 		return err
 	}
-	nf, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	nf, err := openLocked(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return err
 	}
-	l.sink, l.size, l.dirty = nf, 0, false
+	l.sink, l.size, l.dirty, l.rotated = nf, 0, false, true
 	return l.write(Record{Kind: KindAnchor, PreviousFile: filepath.Base(aside), PreviousLastSeq: l.seq})
 }

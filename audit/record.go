@@ -23,6 +23,10 @@ const (
 	KindToolChange Kind = "tool-change"
 	// KindCheckpoint holds a signed Checkpoint of the record before it.
 	KindCheckpoint Kind = "checkpoint"
+	// KindPruned says the oldest files of the series were removed, with a
+	// signed statement of the last record removed, from which what remains
+	// verifies.
+	KindPruned Kind = "pruned"
 )
 
 // SchemaVersion is the version of the record format porthole writes, in
@@ -92,6 +96,8 @@ type Record struct {
 	Chain                  string
 	MissingFrom, MissingTo uint64
 	Checkpoint             *Checkpoint
+	// Pruned is a pruned record's statement of the last record removed.
+	Pruned *Checkpoint
 }
 
 // Arg is one argument of a call, as the client sent it.
@@ -199,8 +205,11 @@ func (r *Record) appendFields(b []byte) []byte {
 		b = strconv.AppendUint(append(b, `,"missingTo":`...), r.MissingTo, 10)
 	}
 	if r.Checkpoint != nil {
-		// Hex, base64, a number and a time: nothing to escape.
+		// Hex, a number and a time: nothing to escape.
 		b = append(append(b, `,"checkpoint":`...), bytes.TrimSuffix(r.Checkpoint.MarshalLine(), []byte("\n"))...)
+	}
+	if r.Pruned != nil {
+		b = append(append(b, `,"pruned":`...), bytes.TrimSuffix(r.Pruned.MarshalLine(), []byte("\n"))...)
 	}
 	return b
 }

@@ -189,6 +189,12 @@ type chainWalk struct {
 	// recent are the line hashes of the last records, by sequence number,
 	// which the log's own checkpoint records are held to.
 	recent map[uint64]string
+	// prunedStart is the problem of a series that begins after its
+	// genesis, until a signed pruned record naming the record before its
+	// first (startSeq-1, hash startPrev) clears it.
+	prunedStart *Problem
+	startSeq    uint64
+	startPrev   string
 }
 
 // indexCheckpoints checks each witnessed checkpoint's signature and
@@ -240,6 +246,9 @@ func (w *chainWalk) finish() *Problem {
 			return &Problem{"", 0, fmt.Sprintf("the series does not hold the record of seq %d that --from-checkpoint names", w.from)}
 		}
 		return &Problem{"", 0, "the series holds no record"}
+	}
+	if w.prunedStart != nil {
+		return w.prunedStart
 	}
 	if w.from != 0 && !w.fromOK {
 		return &Problem{"", 0, fmt.Sprintf("no checkpoint signed by a key given witnesses seq %d, where --from-checkpoint begins", w.from)}
@@ -314,9 +323,16 @@ const recentRecords = 8
 // before it.
 func (w *chainWalk) begin(path string, n int, e Entry, hash string) (skip bool, p *Problem) {
 	if w.from == 0 {
-		if e.Kind != KindChainStart || e.Prev != "" || e.Seq != 1 {
-			return false, &Problem{path, n, fmt.Sprintf("the series begins at seq %d, not at its genesis (a new log's first record): earlier records or files are missing, or name a checkpoint to verify from (--from-checkpoint)", e.Seq)}
+		if e.Kind == KindChainStart && e.Prev == "" && e.Seq == 1 {
+			return false, nil
 		}
+		// Not the genesis: only a signed pruned record later in the
+		// series, naming the record before this one, accounts for what
+		// is missing (checked in finish). The chain is taken up here.
+		w.prunedStart = &Problem{path, n, fmt.Sprintf("the series begins at seq %d, not at its genesis (a new log's first record), and no pruned record signed by a key given names what came before it: earlier records or files are missing; or name a checkpoint to verify from (--from-checkpoint)", e.Seq)}
+		w.startSeq, w.startPrev = e.Seq, e.Prev
+		w.started, w.v.FirstSeq, w.lastHash, w.expectSeq = true, e.Seq, e.Prev, e.Seq
+		w.recent[e.Seq-1] = e.Prev // what a checkpoint just after the start may name
 		return false, nil
 	}
 	switch {
@@ -334,6 +350,7 @@ func (w *chainWalk) begin(path string, n int, e Entry, hash string) (skip bool, 
 	// The chain is taken up here: its link to what came before is not
 	// checked.
 	w.started, w.v.FirstSeq, w.lastHash, w.expectSeq = true, e.Seq, e.Prev, e.Seq
+	w.recent[e.Seq-1] = e.Prev
 	return false, nil
 }
 
@@ -361,6 +378,29 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 	}
 	if e.Kind == KindCheckpoint && e.Checkpoint != nil {
 		return w.checkpointRecord(path, n, *e.Checkpoint)
+	}
+	if e.Kind == KindPruned && e.Pruned != nil {
+		return w.prunedRecord(path, n, *e.Pruned)
+	}
+	return nil
+}
+
+// prunedRecord checks a pruned record's signature and chain, and clears
+// the problem of a series that begins where it says the removed records
+// ended.
+func (w *chainWalk) prunedRecord(path string, n int, p Checkpoint) *Problem {
+	if !w.ring.hasSigning() {
+		return nil // without a public key it accounts for nothing
+	}
+	if err := p.checkAs(labelPruned, w.ring); err != nil {
+		return &Problem{path, n, fmt.Sprintf("the pruned record is not genuine: %v", err)}
+	}
+	if p.Chain != w.chain {
+		return &Problem{path, n, fmt.Sprintf("the pruned record is of chain %s, not %s", p.Chain, w.chain)}
+	}
+	if w.prunedStart != nil && p.Seq+1 == w.startSeq && p.Hash == w.startPrev {
+		w.prunedStart = nil
+		w.v.Notes = append(w.v.Notes, fmt.Sprintf("%s:%d: records up to seq %d were pruned, by a signed pruned record of %s; the series verifies from seq %d", path, n, p.Seq, p.Time.UTC().Format(time.RFC3339), w.startSeq))
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ type auditSettings struct {
 	checkpointEvery      int
 	checkpointInterval   time.Duration
 	checkpointSameVolume bool
+	maxAge               time.Duration
 }
 
 func (a *auditSettings) register(s *settings) {
@@ -53,6 +54,7 @@ func (a *auditSettings) register(s *settings) {
 	s.string(&a.checkpointFile, "audit-checkpoint-file", "PORTHOLE_AUDIT_CHECKPOINT_FILE", "", "file each signed checkpoint is appended to, on another volume than the audit log: the witness a restart continues from and a reviewer verifies with")
 	numeric(s, &a.checkpointEvery, "audit-checkpoint-every", "PORTHOLE_AUDIT_CHECKPOINT_EVERY", audit.DefaultCheckpointEvery, false, "sign a checkpoint after this many records")
 	numeric(s, &a.checkpointInterval, "audit-checkpoint-interval", "PORTHOLE_AUDIT_CHECKPOINT_INTERVAL", audit.DefaultCheckpointInterval, false, "sign a checkpoint this long after the last, when records were written since")
+	numeric(s, &a.maxAge, "audit-max-age", "PORTHOLE_AUDIT_MAX_AGE", 0, true, "remove rotated audit files rotated longer ago than this, after a signed pruned record (needs the signing key); 0 keeps them")
 	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut its witness)")
 }
 
@@ -126,6 +128,14 @@ func readAuditKey(path string) ([]byte, error) {
 func (a *auditSettings) open(log *zap.Logger, key []byte, signer ed25519.PrivateKey) (*audit.Log, error) {
 	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes,
 		Signer: signer, CheckpointPath: a.checkpointFile, CheckpointEvery: a.checkpointEvery, CheckpointInterval: a.checkpointInterval,
+		MaxAge: a.maxAge,
+		OnPruned: func(files []string, err error) {
+			if err != nil {
+				log.Error("audit files past PORTHOLE_AUDIT_MAX_AGE could not be pruned", zap.Error(err))
+				return
+			}
+			log.Info("audit files pruned", zap.Strings("files", files))
+		},
 		OnCheckpoint: func(c audit.Checkpoint, witnessErr error) {
 			// docs/audit.md: a reviewer collects these lines into a
 			// checkpoints file. Logged even when the witness failed.
@@ -136,6 +146,9 @@ func (a *auditSettings) open(log *zap.Logger, key []byte, signer ed25519.Private
 		}}
 	if err := a.checkWitness(log, signer); err != nil {
 		return nil, err
+	}
+	if a.maxAge > 0 && (signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout") {
+		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_AGE needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (what remains verifies from a signed pruned record) and a file PORTHOLE_AUDIT_LOG", errUsage)
 	}
 	if cfg.Fsync != audit.FsyncAlways && cfg.Fsync != audit.FsyncInterval {
 		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
@@ -203,6 +216,11 @@ const auditUsage = `Usage:
       not reach its latest witnessed checkpoint
   porthole audit keygen --private-key-file FILE --public-key-file FILE
       write an Ed25519 key pair for signing checkpoints
+  porthole audit prune --before T --key-file FILE --signing-key-file FILE
+                       [--key-file FILE]... [--public-key FILE]... LOG...
+      remove the oldest files of an archived series whose every record is
+      before T, after appending a signed pruned record to its newest file
+      (the first --key-file keys it); refuses a log porthole is writing
   porthole audit report [--since T] [--until T] [--principal NAME] [--json] LOG...
       who asked what: calls per principal and tool, denials by reason and
       address, first and last seen (T is RFC 3339, or a duration ago like 24h)
@@ -211,7 +229,7 @@ const auditUsage = `Usage:
 func runAudit(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, auditUsage)
-		return fmt.Errorf("%w: porthole audit verify|report|keygen", errUsage)
+		return fmt.Errorf("%w: porthole audit verify|report|keygen|prune", errUsage)
 	}
 	switch args[0] {
 	case "verify":
@@ -220,6 +238,8 @@ func runAudit(args []string, stdout, stderr io.Writer) error {
 		return runAuditReport(args[1:], stdout, stderr)
 	case "keygen":
 		return runAuditKeygen(args[1:], stdout, stderr)
+	case "prune":
+		return runAuditPrune(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, auditUsage)
 		return nil

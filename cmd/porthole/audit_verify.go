@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/porthole-dev/porthole/audit"
 )
@@ -165,4 +166,46 @@ func writeNew(path string, b []byte, mode os.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+func runAuditPrune(args []string, stdout, stderr io.Writer) error {
+	var keyFiles, publicKeys fileList
+	var before, signingKeyFile string
+	s := newSettings("audit prune", "Remove the oldest files of an archived audit series, leaving a signed pruned record.", stderr)
+	s.fs.StringVar(&before, "before", "", "remove the oldest files whose every record is before this time (RFC 3339, or a duration ago such as 8760h)")
+	s.fs.Var(&keyFiles, "key-file", "the HMAC key the pruned record is written under (the first given), and any older key the series was written under")
+	s.fs.StringVar(&signingKeyFile, "signing-key-file", "", "the Ed25519 private key that signs the pruned record")
+	s.fs.Var(&publicKeys, "public-key", "a public key of a key that signed the series' checkpoints or pruned records before; once per key")
+	files, err := parseInterspersed(s.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 || before == "" || len(keyFiles) == 0 || signingKeyFile == "" {
+		return fmt.Errorf("%w: audit prune needs --before, --key-file, --signing-key-file and the series' files", errUsage)
+	}
+	when, err := parseWhen(before)
+	if err != nil {
+		return err
+	}
+	signer, _, err := readSigningKey(signingKeyFile)
+	if err != nil {
+		return err
+	}
+	opts, err := verifyOptions(keyFiles, publicKeys, nil, "", stdout)
+	if err != nil {
+		return err
+	}
+	key, _ := readAuditKey(keyFiles[0])
+	removed, err := audit.Prune(files, when, opts, key, signer, time.Now())
+	if err != nil {
+		return err
+	}
+	if len(removed) == 0 {
+		fmt.Fprintln(stdout, "nothing to prune: no file of the series holds only records before", when.UTC().Format(time.RFC3339))
+		return nil
+	}
+	for _, f := range removed {
+		fmt.Fprintln(stdout, "removed", f)
+	}
+	return nil
 }

@@ -128,4 +128,18 @@ func TestAWitnessedTrailSurvivesRotationRestartsAndKeyRotation(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "are missing: the checkpoint") {
 		t.Fatalf("verify without the newest file: %v\n%s", err, out)
 	}
+
+	// The archive pruned of all but its newest file, by the rotated keys:
+	// what remains verifies from the signed pruned record, with the public
+	// keys alone.
+	prune := append([]string{"audit", "prune", "--before", "0s", "--key-file", keyPath, "--key-file", oldKey,
+		"--signing-key-file", priv2, "--public-key", pub1}, files...)
+	if out, err := execPorthole(t, baseEnv(), prune...).CombinedOutput(); err != nil || !strings.Contains(string(out), "removed") {
+		t.Fatalf("audit prune: %v\n%s", err, out)
+	}
+	files, _ = filepath.Glob(logPath + "*")
+	out2, err := verify("--checkpoints", witness)
+	if err != nil || !strings.Contains(out2, "OK:") || !strings.Contains(out2, "were pruned") || len(files) != 1 {
+		t.Fatalf("verify after pruning to %v: %v\n%s", files, err, out2)
+	}
 }

@@ -1,0 +1,209 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Retention: the oldest files of a rotated series may be removed, whole and
+// oldest first, leaving no hole. Before any is removed, a "pruned" record
+// is written to the series: an Ed25519-signed statement (a Checkpoint
+// signed as pruned, not as a checkpoint) of the sequence number and line
+// hash of the last record removed. What remains then verifies from that
+// point, for a verifier holding the public key (VerifyWith); without a
+// signed pruned record, a series that does not begin at its genesis is a
+// problem.
+
+// rotatedAtLayout is the suffix rotate gives a file it renames aside.
+const rotatedAtLayout = "20060102T150405.000000000Z"
+
+// rotatedFiles are the files rotated aside from the log at path, oldest
+// first, with the time each was rotated (when its last record was
+// written).
+func rotatedFiles(path string) ([]string, []time.Time, error) {
+	matches, err := filepath.Glob(path + ".*")
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []string
+	var times []time.Time
+	for _, m := range matches { // Glob sorts: the layout sorts by time
+		t, err := time.Parse(rotatedAtLayout, strings.TrimPrefix(m, path+"."))
+		if err != nil {
+			continue
+		}
+		files, times = append(files, m), append(times, t)
+	}
+	return files, times, nil
+}
+
+// lastRecordOf is the sequence number and line hash of the last line of a
+// file that has a record's shape.
+func lastRecordOf(path string) (seq uint64, hash string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, "", err
+	}
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if e, err := parseLineKey(lines[i], nil); err == nil {
+			return e.Seq, lineHash(lines[i]), nil
+		}
+	}
+	return 0, "", fmt.Errorf("%s holds no audit record", path)
+}
+
+// pruneStatement signs the statement that the records up to the last of
+// path (inclusive) were removed.
+func pruneStatement(chain, last string, now time.Time, signer ed25519.PrivateKey) (*Checkpoint, error) {
+	seq, hash, err := lastRecordOf(last)
+	if err != nil {
+		return nil, err
+	}
+	p := &Checkpoint{Chain: chain, Seq: seq, Hash: hash, Time: now.UTC()}
+	p.signAs(labelPruned, signer)
+	return p, nil
+}
+
+// pruneOld removes the rotated files whose rotation is older than MaxAge,
+// after writing the pruned record that stands for them; called only by the
+// loop. A file that cannot be read stops the pruning there (nothing after
+// it is removed, so no hole is left).
+func (l *Log) pruneOld() error {
+	if l.cfg.MaxAge <= 0 || l.cfg.Signer == nil || !l.rotatable {
+		return nil
+	}
+	now := l.cfg.Now()
+	files, times, err := rotatedFiles(l.cfg.Path)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for n < len(files) && now.Sub(times[n]) > l.cfg.MaxAge {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	p, err := pruneStatement(l.chain, files[n-1], now, l.cfg.Signer)
+	if err != nil {
+		return err
+	}
+	names := make([]string, n)
+	for i, f := range files[:n] {
+		names[i] = filepath.Base(f)
+	}
+	reason := fmt.Sprintf("removed %d rotated file(s) older than %s, records up to seq %d: %s", n, l.cfg.MaxAge, p.Seq, strings.Join(names, ", "))
+	if err := l.write(Record{Kind: KindPruned, Pruned: p, Reason: reason}); err != nil {
+		return err
+	}
+	// The record stands before the files go: a crash between the two
+	// leaves files a verifier can still read, never a hole.
+	for _, f := range files[:n] {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	if l.cfg.OnPruned != nil {
+		l.cfg.OnPruned(names, nil)
+	}
+	return nil
+}
+
+// prune runs pruneOld and reports a failure to OnPruned.
+func (l *Log) prune() {
+	if err := l.pruneOld(); err != nil && l.cfg.OnPruned != nil {
+		l.cfg.OnPruned(nil, err)
+	}
+}
+
+// ErrPruneLive is a prune of a series whose newest file porthole is
+// writing: porthole prunes a live log itself (PORTHOLE_AUDIT_MAX_AGE).
+var ErrPruneLive = errors.New("porthole is writing this log; it prunes a live log itself (PORTHOLE_AUDIT_MAX_AGE)")
+
+// Prune removes, from an archived series that no porthole is writing, the
+// oldest files whose every record is older than before, leaving at least
+// the newest file; it first appends a signed pruned record to the newest
+// file, chained and keyed with key. It returns the files removed. The
+// series must verify first with opts (whose keys should hold every key the
+// series was written and signed under: key and signer's public key are
+// added), from its genesis or an earlier signed pruned record.
+func Prune(paths []string, before time.Time, opts VerifyOptions, key []byte, signer ed25519.PrivateKey, now time.Time) ([]string, error) {
+	opts.Keys = opts.Keys.with(key, signer.Public().(ed25519.PublicKey))
+	v, err := VerifyWith(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !v.OK() {
+		return nil, fmt.Errorf("the series does not verify, so nothing was pruned: %s", v.Problem)
+	}
+	files := v.Files
+	newest := files[len(files)-1]
+	f, err := openLocked(newest, os.O_WRONLY|os.O_APPEND)
+	if errors.Is(err, ErrLogInUse) {
+		return nil, ErrPruneLive
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	n := 0
+	for n < len(files)-1 {
+		last, err := lastTime(files[n])
+		if err != nil || !last.Before(before) {
+			break
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p, err := pruneStatement(v.Chain, files[n-1], now, signer)
+	if err != nil {
+		return nil, err
+	}
+	seq, prev, err := lastRecordOf(newest)
+	if err != nil {
+		return nil, err
+	}
+	l := newLog(Config{Key: key, Now: func() time.Time { return now }}, f, false, seq, prev)
+	l.chain = v.Chain
+	names := make([]string, n)
+	for i, p := range files[:n] {
+		names[i] = filepath.Base(p)
+	}
+	reason := fmt.Sprintf("porthole audit prune removed %d archived file(s) with every record before %s, records up to seq %d: %s", n, before.UTC().Format(time.RFC3339), p.Seq, strings.Join(names, ", "))
+	if err := l.write(Record{Kind: KindPruned, Pruned: p, Reason: reason}); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	for _, p := range files[:n] {
+		if err := os.Remove(p); err != nil {
+			return nil, err
+		}
+	}
+	return files[:n], nil
+}
+
+// lastTime is the time of the last record of a file.
+func lastTime(path string) (time.Time, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if e, err := parseLineKey(lines[i], nil); err == nil {
+			return e.Time, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%s holds no audit record", path)
+}
