@@ -93,46 +93,49 @@ func (c *Checkpoint) MarshalLine() []byte {
 
 // ReadCheckpoints reads a checkpoints file: one JSON checkpoint per line,
 // as the witness file holds them or as a reviewer collected them from the
-// operations log. Blank lines are skipped; any other line that is not a
-// checkpoint is an error naming it, so a reviewer knows what was not read.
-// A torn last line (a witness write cut short) is skipped and reported.
-func ReadCheckpoints(path string) (cps []Checkpoint, torn bool, err error) {
+// operations log. Blank lines are skipped; so is any other line that is not
+// a checkpoint (a witness write cut short leaves one), and skipped holds
+// its line number, so a reviewer knows what was not read. Nothing in a line
+// is trusted until its signature is checked.
+func ReadCheckpoints(path string) (cps []Checkpoint, skipped []int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	n := 0
-	var bad error
 	for sc.Scan() {
 		n++
 		line := sc.Bytes()
 		if len(line) == 0 {
 			continue
 		}
-		if bad != nil {
-			return nil, false, bad // a bad line that is not the last
-		}
 		var c Checkpoint
 		d := json.NewDecoder(bytes.NewReader(line))
 		d.DisallowUnknownFields()
-		if err := d.Decode(&c); err != nil || c.Chain == "" || c.Hash == "" || c.Sig == "" {
-			bad = fmt.Errorf("%s:%d: not a checkpoint", path, n)
+		if err := d.Decode(&c); err != nil || d.More() || c.Chain == "" || c.Hash == "" || c.Sig == "" {
+			skipped = append(skipped, n)
 			continue
 		}
 		cps = append(cps, c)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, false, err
-	}
-	return cps, bad != nil, nil
+	return cps, skipped, sc.Err()
 }
 
-// latestCheckpoint is the last checkpoint of a witness file that the
-// public key verifies, or nil when there is none or no file.
-func latestCheckpoint(path string, pub ed25519.PublicKey) (*Checkpoint, error) {
+// ErrWitnessOfSeveralChains is a witness file that holds checkpoints of
+// more than one chain, read for a log that names none: it is shared with
+// another replica's log, and porthole cannot tell which is its own.
+var ErrWitnessOfSeveralChains = errors.New("the checkpoint file holds checkpoints of several chains: each replica needs a witness file of its own")
+
+// witnessedLatest is the checkpoint of the largest sequence number in a
+// witness file of the given chain (of its only chain when chain is ""), or
+// nil when there is none or no file. porthole reads it at a restart only to
+// continue after it: it is porthole's own file, and its signatures are not
+// checked here (one signed by a signing key since rotated counts too), so
+// that a sequence number it witnessed is never used again.
+func witnessedLatest(path, chain string) (*Checkpoint, error) {
 	cps, _, err := ReadCheckpoints(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -140,11 +143,16 @@ func latestCheckpoint(path string, pub ed25519.PublicKey) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	ring := NewKeyring(nil, []ed25519.PublicKey{pub})
-	for i := len(cps) - 1; i >= 0; i-- {
-		if cps[i].check(ring) == nil {
-			return &cps[i], nil
+	var latest *Checkpoint
+	chains := map[string]bool{}
+	for i := range cps {
+		chains[cps[i].Chain] = true
+		if (chain == "" || cps[i].Chain == chain) && (latest == nil || cps[i].Seq > latest.Seq) {
+			latest = &cps[i]
 		}
 	}
-	return nil, nil
+	if chain == "" && len(chains) > 1 {
+		return nil, ErrWitnessOfSeveralChains
+	}
+	return latest, nil
 }

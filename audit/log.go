@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -154,6 +155,7 @@ type Log struct {
 	kid             string   // KeyID of cfg.Key, in every record
 	chain           string   // the chain's identity
 	witness         *os.File // CheckpointPath, open for appending
+	witnessTorn     bool     // the last witness write failed
 	sinceCheckpoint int      // records written since the last checkpoint
 	lastCheckpoint  time.Time
 }
@@ -218,6 +220,13 @@ func Open(cfg Config) (*Log, error) {
 		}
 		s, rotatable = f, true
 	}
+	if !rotatable && cfg.CheckpointPath != "" {
+		// A stream has nothing to read back at a restart: its chain
+		// starts anew each time, and a witness of the last one would
+		// only make the new one claim records missing.
+		s.Close()
+		return nil, fmt.Errorf("a checkpoint file needs an audit log that is a file, not %s", cfg.Path)
+	}
 	witness, err := openWitness(cfg, &st)
 	if err != nil {
 		s.Close()
@@ -277,15 +286,22 @@ func openWitness(cfg Config, st *resumed) (*os.File, error) {
 		st.settleChain(nil)
 		return nil, nil
 	}
-	cp, err := latestCheckpoint(cfg.CheckpointPath, cfg.Signer.Public().(ed25519.PublicKey))
-	if err != nil {
-		return nil, fmt.Errorf("reading the audit checkpoint file: %w", err)
-	}
-	st.settleChain(cp)
 	f, err := os.OpenFile(cfg.CheckpointPath, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit checkpoint file: %w", err)
 	}
+	// One writer per witness: two replicas given one file would each
+	// continue from the other's checkpoints.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the audit checkpoint file %s (another porthole writing it?): %w", cfg.CheckpointPath, err)
+	}
+	cp, err := witnessedLatest(cfg.CheckpointPath, st.chain)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading the audit checkpoint file: %w", err)
+	}
+	st.settleChain(cp)
 	// A witness write cut short leaves a torn line: end it, so the next
 	// checkpoint is a line of its own.
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
@@ -361,9 +377,6 @@ func (st *resumed) settleChain(cp *Checkpoint) {
 		}
 		st.seq = cp.Seq
 	}
-	if cp != nil && st.chain != "" && st.chain != cp.Chain && st.reason == "" {
-		st.reason = fmt.Sprintf("the checkpoint file's latest checkpoint is of chain %s, not of this log's chain %s", cp.Chain, st.chain)
-	}
 	if st.chain == "" {
 		st.chain = newChainID()
 		if st.reason == "" {
@@ -378,38 +391,62 @@ func newChainID() string {
 	return hex.EncodeToString(b)
 }
 
-// resume reads the first and last lines of an existing log. When the last
-// verifies, the chain continues from it; otherwise reason says why a new
-// chain starts.
+// resume reads the end of an existing log (or, when the log is missing
+// or empty, of the newest file rotated aside from it) and the chain's
+// identity. When the last record verifies, the chain continues from it;
+// otherwise reason says why a new chain starts.
 func resume(path string, key []byte) (resumed, error) {
+	st, found, err := resumeFile(path, key)
+	if err != nil || found {
+		return st, err
+	}
+	// The current file is missing or empty: a crash after a rotation, or
+	// the file lost. The newest rotated file holds where the chain was, so
+	// that no sequence number it holds is used again.
+	rotated, _, err := rotatedFiles(path)
+	if err != nil || len(rotated) == 0 {
+		return resumed{reason: "a new audit log"}, err
+	}
+	newest := rotated[len(rotated)-1]
+	st, found, err = resumeFile(newest, key)
+	if err != nil || !found {
+		return resumed{reason: "a new audit log"}, err
+	}
+	st.partial = false // the torn line is in the other file
+	if st.reason == "" {
+		st.reason = fmt.Sprintf("the audit log %s is missing or empty: the chain continues from the newest rotated file, %s", filepath.Base(path), filepath.Base(newest))
+	}
+	return st, nil
+}
+
+// resumeFile is resume for one file; found is false when the file is
+// missing or empty.
+func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return resumed{reason: "a new audit log"}, nil
+		return resumed{}, false, nil
 	}
 	if err != nil {
-		return resumed{}, fmt.Errorf("reading the audit log: %w", err)
+		return resumed{}, false, fmt.Errorf("reading the audit log: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return resumed{}, err
+		return resumed{}, false, err
 	}
 	if fi.Size() == 0 {
-		return resumed{reason: "a new audit log"}, nil
+		return resumed{}, false, nil
 	}
-	const tail = 64 << 10
-	off := max(0, fi.Size()-tail)
-	buf := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return resumed{}, fmt.Errorf("reading the audit log: %w", err)
+	lines, partial, err := tailLines(f, fi.Size())
+	if err != nil {
+		return resumed{}, false, fmt.Errorf("reading the audit log: %w", err)
 	}
-	st := resumed{chain: firstChain(f), partial: buf[len(buf)-1] != '\n'}
-	lines := bytes.Split(bytes.TrimSuffix(buf, []byte("\n")), []byte("\n"))
+	st = resumed{chain: findChain(f, lines), partial: partial}
 	last := lines[len(lines)-1]
 	if st.partial {
 		if len(lines) < 2 {
-			st.reason = "the audit log ended in a torn line and holds no complete record to continue from"
-			return st, nil
+			st.seq, st.reason = lastSeq(lines), "the audit log ended in a torn line and holds no complete record to continue from"
+			return st, true, nil
 		}
 		last = lines[len(lines)-2]
 	}
@@ -428,7 +465,50 @@ func resume(path string, key []byte) (resumed, error) {
 	default:
 		st.seq, st.reason = lastSeq(lines), "the last line is not an audit record"
 	}
-	return st, nil
+	return st, true, nil
+}
+
+// tailLines reads the end of a file as lines: at least its last two whole
+// lines (or the whole file), reading further back while the window holds
+// less, so that a record longer than the window (a call's arguments may
+// make one of tens of KiB) is read whole. partial says the file does not
+// end in a newline.
+func tailLines(f *os.File, size int64) (lines [][]byte, partial bool, err error) {
+	for window := int64(64 << 10); ; window *= 2 {
+		off := max(0, size-window)
+		buf := make([]byte, size-off)
+		if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+			return nil, false, err
+		}
+		partial = buf[len(buf)-1] != '\n'
+		lines = bytes.Split(bytes.TrimSuffix(buf, []byte("\n")), []byte("\n"))
+		if off > 0 {
+			lines = lines[1:] // the first is cut by the window
+		}
+		if off == 0 || len(lines) >= 3 {
+			return lines, partial, nil
+		}
+	}
+}
+
+// findChain is the chain identity the log names: the last record of the
+// tail that names one, or else the first record from the file's start that
+// does (a log upgraded from version 1 names its chain first at the
+// chain-start the upgrade wrote, which may lie deep in the file).
+func findChain(f *os.File, tail [][]byte) string {
+	for i := len(tail) - 1; i >= 0; i-- {
+		if e, err := parseLineKey(tail[i], nil); err == nil && e.Chain != "" {
+			return e.Chain
+		}
+	}
+	sc := bufio.NewScanner(io.NewSectionReader(f, 0, 1<<62))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		if e, err := parseLineKey(sc.Bytes(), nil); err == nil && e.Chain != "" {
+			return e.Chain
+		}
+	}
+	return ""
 }
 
 // lastSeq is the largest sequence number among lines that have a record's
@@ -442,19 +522,6 @@ func lastSeq(lines [][]byte) uint64 {
 		}
 	}
 	return seq
-}
-
-// firstChain is the chain identity the first record of a log names (its
-// genesis chain-start, or the anchor of a rotated-into file), or "".
-func firstChain(f *os.File) string {
-	buf := make([]byte, 4<<10)
-	n, _ := f.ReadAt(buf, 0)
-	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
-	e, err := parseLineKey(line, nil)
-	if err != nil {
-		return ""
-	}
-	return e.Chain
 }
 
 // Write writes rec and returns once it is in the sink, or ErrUnavailable
@@ -646,14 +713,32 @@ func (l *Log) checkpoint() error {
 	}
 	var werr error
 	if l.witness != nil {
-		if _, werr = l.witness.Write(cp.MarshalLine()); werr == nil {
-			werr = l.witness.Sync()
-		}
+		werr = l.witnessWrite(cp)
 	}
 	if l.cfg.OnCheckpoint != nil {
 		l.cfg.OnCheckpoint(cp, werr)
 	}
 	return nil
+}
+
+// witnessWrite appends cp to the witness file, once the records it names
+// are on stable storage: a witness ahead of its log would, after a power
+// loss, make the restart claim records missing that were never lost.
+func (l *Log) witnessWrite(cp Checkpoint) error {
+	if err := l.sink.Sync(); err != nil {
+		return fmt.Errorf("syncing the audit log before its checkpoint: %w", err)
+	}
+	line := cp.MarshalLine()
+	if l.witnessTorn {
+		// The last write may have left part of a line: end it first.
+		line = append([]byte("\n"), line...)
+	}
+	_, err := l.witness.Write(line)
+	if err == nil {
+		err = l.witness.Sync()
+	}
+	l.witnessTorn = err != nil
+	return err
 }
 
 // rotate renames the current file aside and starts a new one with an anchor

@@ -35,6 +35,14 @@ type Verification struct {
 	// proven present and unchanged. 0 when no checkpoint was given.
 	Checkpoints int    `json:"checkpoints"`
 	ProvenTo    uint64 `json:"provenTo"`
+	// ProvenBy counts the checkpoints a record of the series matched, and
+	// ProvenAt is when the latest was signed.
+	ProvenBy int `json:"provenBy"`
+	// LastRecord is the seq of the last record that is not a checkpoint
+	// or an anchor: what a checkpoint must reach for nothing to be left
+	// unproven.
+	LastRecord uint64    `json:"lastRecord"`
+	ProvenAt   time.Time `json:"provenAt,omitzero"`
 	// Notes are chain events a reviewer should know of: chain starts and
 	// their reasons, torn writes porthole acknowledged, a missing close,
 	// and what could not be proven.
@@ -96,11 +104,7 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
-	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}}
-	if p := w.indexCheckpoints(opts.Checkpoints); p != nil {
-		v.Problem = p
-		return v, nil
-	}
+	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}}
 	files, problem, err := readChainOrder(paths)
 	if err != nil {
 		return nil, err
@@ -109,7 +113,12 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 		v.Problem = problem
 		return v, nil
 	}
+	if p := w.indexCheckpoints(opts.Checkpoints, seriesChain(files)); p != nil {
+		v.Problem = p
+		return v, nil
+	}
 	v.Problem = w.walk(files)
+	v.LastRecord = w.lastSubstantiveSeq
 	if v.Problem == nil {
 		v.Problem = w.finish()
 	}
@@ -195,12 +204,47 @@ type chainWalk struct {
 	prunedStart *Problem
 	startSeq    uint64
 	startPrev   string
+	// matched are the witnessed checkpoints a record of the walk matched;
+	// sawV2 says a record of schema version 2 or later was read.
+	matched map[uint64]bool
+	sawV2   bool
 }
 
-// indexCheckpoints checks each witnessed checkpoint's signature and
-// indexes them by sequence number.
-func (w *chainWalk) indexCheckpoints(cps []Checkpoint) *Problem {
+// seriesChain is the chain identity the first record naming one names, or
+// "" (a log written before version 2).
+func seriesChain(files []*logFile) string {
+	for _, f := range files {
+		for _, l := range f.lines {
+			if e, err := parseLineKey(l, nil); err == nil && e.Chain != "" {
+				return e.Chain
+			}
+		}
+	}
+	return ""
+}
+
+// indexCheckpoints checks the signature of each witnessed checkpoint of
+// the series' chain and indexes them by sequence number. Checkpoints of
+// other chains (the other replicas', collected from one cluster's
+// operations log) are set aside and said so; none of the series' own, when
+// some were given, is a problem.
+func (w *chainWalk) indexCheckpoints(all []Checkpoint, chain string) *Problem {
 	w.witnessed = map[uint64]Checkpoint{}
+	var cps []Checkpoint
+	others := map[string]int{}
+	for _, c := range all {
+		if c.Chain == chain {
+			cps = append(cps, c)
+		} else {
+			others[c.Chain]++
+		}
+	}
+	if len(others) > 0 {
+		w.v.Notes = append(w.v.Notes, fmt.Sprintf("%d checkpoint(s) of %d other chain(s) were set aside: they witness other logs (another replica's, or an earlier chain)", len(all)-len(cps), len(others)))
+	}
+	if len(all) > 0 && len(cps) == 0 {
+		return &Problem{"checkpoints", 0, fmt.Sprintf("none of the %d checkpoints given is of this series' chain %q: they witness other logs", len(all), chain)}
+	}
 	for i, c := range cps {
 		if !w.ring.hasSigning() {
 			return &Problem{"checkpoints", i + 1, "checkpoints were given without a public key (--public-key) to check their signatures"}
@@ -262,8 +306,15 @@ func (w *chainWalk) finish() *Problem {
 		return &Problem{"", 0, fmt.Sprintf("records %d to %d are missing: the checkpoint of %s witnessed seq %d (the end of the log was cut, or its newest file is missing)", v.LastSeq+1, w.latest, c.Time.UTC().Format(time.RFC3339), w.latest)}
 	case w.latest < v.FirstSeq:
 		v.Notes = append(v.Notes, "no checkpoint given witnesses a record of this series: nothing proves that records were not removed from its end")
+	case !w.matched[w.latest]:
+		return &Problem{"", 0, fmt.Sprintf("no record of the series is the record of seq %d that the latest checkpoint witnessed: records were removed and sequence numbers skipped", w.latest)}
 	default:
-		v.ProvenTo = w.latest
+		v.ProvenTo, v.ProvenAt = w.latest, w.witnessed[w.latest].Time
+		for seq := range w.matched {
+			if seq >= v.FirstSeq {
+				v.ProvenBy++
+			}
+		}
 		if w.lastSubstantiveSeq > w.latest {
 			v.Notes = append(v.Notes, fmt.Sprintf("records %d to %d come after the latest checkpoint: that none was removed from the end after it cannot be proven", w.latest+1, v.LastSeq))
 		}
@@ -285,6 +336,11 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, cutShort bool) *Pr
 	hash := lineHash(line)
 	if !w.started {
 		skip, p := w.begin(path, n, e, hash)
+		if skip {
+			// Before where verification begins nothing is checked, and
+			// so neither is a torn line held there.
+			w.tornAt = 0
+		}
 		if skip || p != nil {
 			return p
 		}
@@ -292,6 +348,10 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, cutShort bool) *Pr
 	if p := w.settleTorn(e); p != nil {
 		return p
 	}
+	if e.V < 2 && w.sawV2 {
+		return &Problem{path, n, "a record without a schema version after one with: porthole writes none; it was inserted"}
+	}
+	w.sawV2 = w.sawV2 || e.V >= 2
 	if p := checkLink(path, n, i == 0, fi, w.started, e, w.expectSeq, w.lastHash); p != nil {
 		return p
 	}
@@ -372,6 +432,7 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 		if c.Hash != hash {
 			return &Problem{path, n, fmt.Sprintf("the record of seq %d is not the one the checkpoint of %s witnessed: it was edited or replaced", e.Seq, c.Time.UTC().Format(time.RFC3339))}
 		}
+		w.matched[e.Seq] = true
 	}
 	if e.MissingTo != 0 {
 		return &Problem{path, n, fmt.Sprintf("records %d to %d are missing: porthole found the log shorter than its latest witnessed checkpoint when it started (verify from a later checkpoint with --from-checkpoint)", e.MissingFrom, e.MissingTo)}
@@ -467,6 +528,9 @@ func checkLink(path string, line int, firstInFile bool, fileIndex int, started b
 		return nil // the first record given starts what can be checked
 	}
 	if e.Kind == KindChainStart {
+		if e.Prev == "" && e.V >= 2 {
+			return &Problem{path, line, "a second genesis (a chain-start linked to nothing) inside the series"}
+		}
 		if e.Prev == "" && !firstInFile {
 			return &Problem{path, line, "a chain-start that links to nothing, in the middle of a file"}
 		}

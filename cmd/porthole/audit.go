@@ -81,7 +81,9 @@ func (a *auditSettings) checkWitness(log *zap.Logger, signer ed25519.PrivateKey)
 	case a.checkpointFile == "" && signer != nil:
 		log.Warn("WARNING: PORTHOLE_AUDIT_CHECKPOINT_FILE is not set: checkpoints go only into the audit log and the operations log, so a restart cannot tell that the log's end was cut")
 		return nil
-	case a.checkpointFile == "" || a.path == "stderr" || a.path == "stdout" || a.path == "":
+	case a.checkpointFile != "" && (a.path == "stderr" || a.path == "stdout" || a.path == ""):
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE needs PORTHOLE_AUDIT_LOG to be a file: a chain on a stream starts anew at each start, and nothing of it can be continued or pruned", errUsage)
+	case a.checkpointFile == "":
 		return nil
 	}
 	same, err := sameVolume(filepath.Dir(a.path), filepath.Dir(a.checkpointFile))
@@ -125,7 +127,7 @@ func readAuditKey(path string) ([]byte, error) {
 
 // open opens the audit log these settings describe, keyed with key, or with
 // a random key (and a warning) when the operator gave none.
-func (a *auditSettings) open(log *zap.Logger, key []byte, signer ed25519.PrivateKey) (*audit.Log, error) {
+func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed25519.PrivateKey) (*audit.Log, error) {
 	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes,
 		Signer: signer, CheckpointPath: a.checkpointFile, CheckpointEvery: a.checkpointEvery, CheckpointInterval: a.checkpointInterval,
 		MaxAge: a.maxAge,
@@ -134,12 +136,12 @@ func (a *auditSettings) open(log *zap.Logger, key []byte, signer ed25519.Private
 				log.Error("audit files past PORTHOLE_AUDIT_MAX_AGE could not be pruned", zap.Error(err))
 				return
 			}
-			log.Info("audit files pruned", zap.Strings("files", files))
+			evidence.Info("audit files pruned", zap.Strings("files", files))
 		},
 		OnCheckpoint: func(c audit.Checkpoint, witnessErr error) {
 			// docs/audit.md: a reviewer collects these lines into a
 			// checkpoints file. Logged even when the witness failed.
-			log.Info("audit checkpoint", zap.Any("checkpoint", c))
+			evidence.Info("audit checkpoint", zap.Any("checkpoint", c))
 			if witnessErr != nil {
 				log.Error("the audit checkpoint could not be written to PORTHOLE_AUDIT_CHECKPOINT_FILE", zap.Uint64("seq", c.Seq), zap.Error(witnessErr))
 			}
@@ -176,7 +178,7 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	if err != nil {
 		return nil, nil, err
 	}
-	auditLog, err := as.open(log, c.auditKey, c.signingKey)
+	auditLog, err := as.open(log, c.evidenceLog, c.auditKey, c.signingKey)
 	if err != nil {
 		adapter.Close()
 		return nil, nil, err

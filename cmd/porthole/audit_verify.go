@@ -56,7 +56,10 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "the chain held for %d records before that\n", v.Records)
 		return errChainBroken
 	}
-	fmt.Fprintf(stdout, "OK: %d records in %d files, seq %d to %d (%s)\n", v.Records, len(v.Files), v.FirstSeq, v.LastSeq, verifiedWhat(v))
+	fmt.Fprintf(stdout, "OK: %d records in %d files, seq %d to %d\n", v.Records, len(v.Files), v.FirstSeq, v.LastSeq)
+	for _, line := range verifiedWhat(v) {
+		fmt.Fprintln(stdout, "  "+line)
+	}
 	return nil
 }
 
@@ -87,12 +90,12 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 		opts.Keys = audit.NewKeyring(keys, pubs)
 	}
 	for _, f := range checkpointFiles {
-		cps, torn, err := audit.ReadCheckpoints(f)
+		cps, skipped, err := audit.ReadCheckpoints(f)
 		if err != nil {
 			return opts, fmt.Errorf("reading --checkpoints: %w", err)
 		}
-		if torn {
-			fmt.Fprintf(stdout, "note: %s ends in a line that is not a checkpoint (a write cut short); it was not read\n", f)
+		for _, n := range skipped {
+			fmt.Fprintf(stdout, "note: %s:%d is not a checkpoint (a witness write cut short, or not one of porthole's lines); it was not read\n", f, n)
 		}
 		opts.Checkpoints = append(opts.Checkpoints, cps...)
 	}
@@ -106,23 +109,30 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 	return opts, nil
 }
 
-// verifiedWhat says what the OK line rests on.
-func verifiedWhat(v *audit.Verification) string {
-	var parts []string
+// verifiedWhat says what the OK line rests on, and what is not proven.
+func verifiedWhat(v *audit.Verification) []string {
+	var lines []string
 	if v.Keyed {
-		parts = append(parts, "HMACs checked")
+		lines = append(lines, "HMACs checked: no record was changed by anyone without the HMAC key")
 	} else {
-		parts = append(parts, "links only, HMACs NOT checked")
+		lines = append(lines, "links only, HMACs NOT checked: an editor of the files could have rewritten the whole chain")
+	}
+	if v.Chain != "" {
+		lines = append(lines, "chain "+v.Chain)
 	}
 	switch {
 	case v.ProvenTo != 0:
-		parts = append(parts, fmt.Sprintf("complete to seq %d, proven by %d signed checkpoints", v.ProvenTo, v.Checkpoints))
+		lines = append(lines, fmt.Sprintf("complete and unchanged from seq %d to %d: proven by %d signed checkpoint(s) of this chain, the latest signed at %s",
+			v.FirstSeq, v.ProvenTo, v.ProvenBy, v.ProvenAt.UTC().Format(time.RFC3339)))
+		if v.LastRecord > v.ProvenTo {
+			lines = append(lines, fmt.Sprintf("seq %d to %d: present, NOT proven complete (after the latest checkpoint)", v.ProvenTo+1, v.LastSeq))
+		}
 	case v.Signed:
-		parts = append(parts, "checkpoint records' signatures checked; no witnessed checkpoint given, so a cut end cannot be ruled out")
+		lines = append(lines, "checkpoint and pruned records' signatures checked; NOT proven complete: no witnessed checkpoint of this chain reaches it (--checkpoints)")
 	default:
-		parts = append(parts, "no checkpoints checked")
+		lines = append(lines, "NOT proven complete: no checkpoints were checked (--public-key, --checkpoints)")
 	}
-	return strings.Join(parts, "; ")
+	return lines
 }
 
 func runAuditKeygen(args []string, stdout, stderr io.Writer) error {

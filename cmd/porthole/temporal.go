@@ -75,6 +75,7 @@ type common struct {
 	redactor    *redact.Redactor
 	auditKey    []byte
 	signingKey  ed25519.PrivateKey
+	evidenceLog *zap.Logger // the operations log at info, whatever its level
 	roster      *upstream.Roster
 }
 
@@ -152,7 +153,7 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	}
 	red, tooShort := redact.New(secrets...)
 	c.redactor = red
-	if c.log, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
+	if c.log, c.evidenceLog, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
 		return nil, err
 	}
 	if cfg.PlaintextBeyondLoopback() {
@@ -220,18 +221,22 @@ func (t *temporalSettings) queryRules() policy.QueryRules {
 
 // newLogger is the operations log: JSON lines on stderr, each passed through
 // the redactor. stdout is never used, because the stdio transport owns it.
-func newLogger(level string, red *redact.Redactor) (*zap.Logger, *slog.Logger, error) {
+// newLogger builds the operations log at level, and evidence: the same
+// log at info whatever the level, for the lines a reviewer collects (the
+// audit checkpoints), which PORTHOLE_LOG_LEVEL=warn must not silence.
+func newLogger(level string, red *redact.Redactor) (log, evidence *zap.Logger, sdk *slog.Logger, err error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: log level %q: want debug, info, warn or error", errUsage, level)
+		return nil, nil, nil, fmt.Errorf("%w: log level %q: want debug, info, warn or error", errUsage, level)
 	}
 	enc := zap.NewProductionEncoderConfig()
 	enc.TimeKey = "time"
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	out := redact.NewLineWriter(os.Stderr, red)
-	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(out), lvl), zap.ErrorOutput(zapcore.AddSync(out)))
+	log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(out), lvl), zap.ErrorOutput(zapcore.AddSync(out)))
+	evidence = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(out), zapcore.InfoLevel), zap.ErrorOutput(zapcore.AddSync(out)))
 	// The Temporal SDK's own lines go to stderr too, at warning and above:
 	// its info lines are per-connection chatter.
-	sdk := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})).With("logger", "temporal-sdk")
-	return log, sdk, nil
+	sdk = slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})).With("logger", "temporal-sdk")
+	return log, evidence, sdk, nil
 }
