@@ -117,6 +117,14 @@ func (r *replicaOnDisk) files(t *testing.T) []string {
 // says and verify the same way.
 func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 	t.Parallel()
+	// Small files and frequent checkpoints, so each trail rotates and is
+	// witnessed many times. (Rendered first: without helm, or under -short,
+	// nothing else is done.)
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.maxBytes=4096", "env.PORTHOLE_AUDIT_CHECKPOINT_EVERY=5")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	a := auditPathsOf(t, docs)
 	keys := t.TempDir()
 	signingKey, publicKey := keygen(t, keys, "signing")
 	auditKey := filepath.Join(keys, "audit.key")
@@ -129,13 +137,6 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 		"porthole-audit-key":         {"audit-key": auditKey},
 		"porthole-audit-signing-key": {"signing-key": signingKey},
 	}
-	// Small files and frequent checkpoints, so each trail rotates and is
-	// witnessed many times.
-	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.maxBytes=4096", "env.PORTHOLE_AUDIT_CHECKPOINT_EVERY=5")...)
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, stderr)
-	}
-	a := auditPathsOf(t, docs)
 	replicas := []*replicaOnDisk{layOut(t, a, secrets), layOut(t, a, secrets)}
 	replicas[0].serve(t, token, 6)
 	replicas[0].serve(t, token, 4) // a restart: the chain continues on the same volume
