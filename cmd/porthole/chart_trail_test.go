@@ -14,8 +14,8 @@ import (
 
 // What the chart renders is run here: each replica's porthole container is
 // started with the rendered environment, its volume mounts laid out under a
-// directory of its own (Secrets written as the kubelet would project them,
-// claims as empty directories), and each replica's trail is verified as a
+// directory of its own (each Secret item a file at the path the item names,
+// each claim an empty directory), and each replica's trail is verified as a
 // reviewer would, with the public key and its witness. No cluster runs
 // here: the kubelet, the claims' provisioner and the image are not tested.
 
