@@ -19,8 +19,9 @@ import (
 // The Helm chart is rendered with the helm binary `make helm` installs
 // (PORTHOLE_HELM), and its objects are checked for what an operator relies
 // on: no Secret created, secrets mounted as files, a locked-down security
-// context, probes on the admin port, separate Service ports, and a
-// NetworkPolicy whose MCP peers come from the values.
+// context, probes on the admin port, separate Service ports, a
+// NetworkPolicy whose MCP peers come from the values, and an audit trail
+// per replica on volumes of its own (chart_trail_test.go runs it).
 
 const chartDir = "../../deploy/helm/porthole"
 
@@ -101,21 +102,71 @@ func byKind(docs []map[string]any, kind string) map[string]any {
 	return nil
 }
 
+// withAuditKeys adds the two audit Secrets the chart requires, and the
+// Secret of the tokens file, to a test's values.
+func withAuditKeys(set ...string) []string {
+	return append([]string{"tokensSecret.name=porthole-tokens",
+		"auditKeySecret.name=porthole-audit-key", "auditSigningKeySecret.name=porthole-audit-signing-key"}, set...)
+}
+
+// podOf is the pod template of the chart's StatefulSet, failing t when
+// there is none.
+func podOf(t *testing.T, docs []map[string]any) any {
+	t.Helper()
+	sts := byKind(docs, "StatefulSet")
+	if sts == nil {
+		t.Fatalf("no StatefulSet among %d objects", len(docs))
+	}
+	return dig(sts, "spec", "template", "spec")
+}
+
+// envOf is a container's environment by name; valueFrom entries are "".
+func envOf(c any) map[string]string {
+	env := map[string]string{}
+	for _, e := range asList(dig(c, "env")) {
+		env[dig(e, "name").(string)], _ = dig(e, "value").(string)
+	}
+	return env
+}
+
+// mountsOf is a container's volume mounts: mount path to volume name, and
+// the paths mounted read-only.
+func mountsOf(c any) (volume map[string]string, readOnly map[string]bool) {
+	volume, readOnly = map[string]string{}, map[string]bool{}
+	for _, m := range asList(dig(c, "volumeMounts")) {
+		path := dig(m, "mountPath").(string)
+		volume[path] = dig(m, "name").(string)
+		readOnly[path] = dig(m, "readOnly") == true
+	}
+	return volume, readOnly
+}
+
+// volumesOf is the pod's volumes by name.
+func volumesOf(pod any) map[string]any {
+	vs := map[string]any{}
+	for _, v := range asList(dig(pod, "volumes")) {
+		vs[dig(v, "name").(string)] = v
+	}
+	return vs
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
 func TestChartRefusesToRenderWithoutTokens(t *testing.T) {
 	t.Parallel()
-	_, stderr, err := helmTemplate(t)
+	_, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s")
 	if err == nil || !strings.Contains(stderr, "tokensSecret.name") {
 		t.Fatalf("rendered without a tokens Secret: %v %s", err, stderr)
 	}
-	if _, stderr, err := helmTemplate(t, "dangerouslyServeWithoutAuthentication=true"); err != nil {
+	if _, stderr, err := helmTemplate(t, "dangerouslyServeWithoutAuthentication=true", "auditKeySecret.name=k", "auditSigningKeySecret.name=s"); err != nil {
 		t.Fatalf("did not render with authentication deliberately off: %s", stderr)
 	}
 }
 
-func TestChartRendersALockedDownDeployment(t *testing.T) {
+func TestChartRendersALockedDownStatefulSet(t *testing.T) {
 	t.Parallel()
-	docs, stderr, err := helmTemplate(t, "tokensSecret.name=porthole-tokens", "temporal.apiKeySecret.name=temporal-key",
-		"auditKeySecret.name=audit-key", "networkPolicy.mcpPeers[0].namespaceSelector.matchLabels.team=ingress")
+	docs, stderr, err := helmTemplate(t, withAuditKeys("temporal.apiKeySecret.name=temporal-key",
+		"networkPolicy.mcpPeers[0].namespaceSelector.matchLabels.team=ingress")...)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
 	}
@@ -123,12 +174,11 @@ func TestChartRendersALockedDownDeployment(t *testing.T) {
 		if d["kind"] == "Secret" {
 			t.Error("the chart creates a Secret; it must only mount existing ones")
 		}
+		if d["kind"] == "Deployment" {
+			t.Error("the chart renders a Deployment: its replicas would share no volume of their own")
+		}
 	}
-	dep := byKind(docs, "Deployment")
-	if dep == nil {
-		t.Fatal("no Deployment")
-	}
-	pod := dig(dep, "spec", "template", "spec")
+	pod := podOf(t, docs)
 	c := dig(pod, "containers", 0)
 	checks := map[string]any{
 		"pod runAsNonRoot":               dig(pod, "securityContext", "runAsNonRoot"),
@@ -150,13 +200,11 @@ func TestChartRendersALockedDownDeployment(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, got, want[name])
 		}
 	}
-	env := map[string]string{}
-	for _, e := range dig(c, "env").([]any) {
-		env[dig(e, "name").(string)], _ = dig(e, "value").(string)
-	}
+	env := envOf(c)
 	for k, v := range map[string]string{
 		"PORTHOLE_TOKENS_FILE": "/etc/porthole/tokens/tokens", "TEMPORAL_API_KEY_FILE": "/etc/porthole/temporal/api-key",
-		"PORTHOLE_AUDIT_KEY_FILE": "/etc/porthole/audit-key/key", "TEMPORAL_NAMESPACE": "orders",
+		"PORTHOLE_AUDIT_KEY_FILE": "/etc/porthole/audit-key/key", "PORTHOLE_AUDIT_SIGNING_KEY_FILE": "/etc/porthole/audit-signing-key/key",
+		"TEMPORAL_NAMESPACE": "orders",
 	} {
 		if env[k] != v {
 			t.Errorf("env %s = %q, want %q", k, env[k], v)
@@ -173,8 +221,8 @@ func TestChartRendersALockedDownDeployment(t *testing.T) {
 			secretVolumes++
 		}
 	}
-	if secretVolumes != 3 {
-		t.Errorf("%d Secret volumes, want tokens, API key and audit key", secretVolumes)
+	if secretVolumes != 4 {
+		t.Errorf("%d Secret volumes, want tokens, API key, audit key and signing key", secretVolumes)
 	}
 
 	svc := byKind(docs, "Service")
@@ -192,23 +240,17 @@ func TestChartRendersALockedDownDeployment(t *testing.T) {
 // ConfigMap, and their tokens from a Secret, never from the environment.
 func TestChartMountsTheRosterReadOnly(t *testing.T) {
 	t.Parallel()
-	docs, stderr, err := helmTemplate(t, "tokensSecret.name=porthole-tokens", "rosterConfigMap.name=porthole-roster", "upstreamTokensSecret=upstream-tokens")
+	docs, stderr, err := helmTemplate(t, withAuditKeys("rosterConfigMap.name=porthole-roster", "upstreamTokensSecret=upstream-tokens")...)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
 	}
-	pod := dig(byKind(docs, "Deployment"), "spec", "template", "spec")
+	pod := podOf(t, docs)
 	c := dig(pod, "containers", 0)
-	env := map[string]string{}
-	for _, e := range dig(c, "env").([]any) {
-		env[dig(e, "name").(string)], _ = dig(e, "value").(string)
-	}
+	env := envOf(c)
 	if env["PORTHOLE_ROSTER_FILE"] != "/etc/porthole/roster/roster.yaml" {
 		t.Errorf("PORTHOLE_ROSTER_FILE = %q", env["PORTHOLE_ROSTER_FILE"])
 	}
-	mounts := map[string]bool{}
-	for _, m := range dig(c, "volumeMounts").([]any) {
-		mounts[dig(m, "mountPath").(string)] = dig(m, "readOnly") == true
-	}
+	_, mounts := mountsOf(c)
 	for _, path := range []string{"/etc/porthole/roster", "/etc/porthole/upstream-tokens"} {
 		if !mounts[path] {
 			t.Errorf("%s is not mounted read-only: %v", path, mounts)
@@ -228,12 +270,24 @@ func TestChartMountsTheRosterReadOnly(t *testing.T) {
 	}
 }
 
+// TestChartLints lints the chart both ways its trail can be kept: on
+// claims, and on emptyDirs shipped elsewhere by the sidecar.
 func TestChartLints(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(helmBin(t), "lint", chartDir, "--set", "tokensSecret.name=t", "--set", "temporal.address=a:1", "--set", "temporal.namespace=n")
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("helm lint: %v\n%s", err, out)
+	for name, set := range map[string][]string{
+		"claims": withAuditKeys(),
+		"emptyDirs and a shipper": withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true",
+			"audit.shipper.enabled=true", "audit.shipper.image=shipper:1", "audit.shipper.configMap=shipper-config"),
+	} {
+		args := []string{"lint", "--strict", chartDir, "--set", "temporal.address=a:1", "--set", "temporal.namespace=n"}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		cmd := exec.Command(helmBin(t), args...)
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("helm lint with %s: %v\n%s", name, err, out)
+		}
 	}
 }
 
@@ -243,7 +297,7 @@ func TestChartLints(t *testing.T) {
 // carry.
 func TestChartNetworkPolicyAdmitsNobodyWithoutPeers(t *testing.T) {
 	t.Parallel()
-	docs, stderr, err := helmTemplate(t, "tokensSecret.name=porthole-tokens")
+	docs, stderr, err := helmTemplate(t, withAuditKeys()...)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
 	}
@@ -268,5 +322,254 @@ func TestToolVersionsAgreeWithTheMakefile(t *testing.T) {
 		if m == nil || string(m[1]) != want {
 			t.Errorf("the Makefile's %s is %q; the tests look for %s", variable, m, want)
 		}
+	}
+}
+
+// auditPaths are where the rendered container keeps its trail: the log
+// file, the witness file, and the mounts (volume names) they are under.
+type auditPaths struct {
+	log, witness               string
+	logVolume, witnessVolume   string
+	logMount, witnessMount     string
+	env                        map[string]string
+	mounts                     map[string]string
+	readOnly                   map[string]bool
+	claims                     map[string]any // volumeClaimTemplates by name
+	pod, statefulSet, porthole any
+}
+
+func auditPathsOf(t *testing.T, docs []map[string]any) auditPaths {
+	t.Helper()
+	var a auditPaths
+	a.pod = podOf(t, docs)
+	a.statefulSet = byKind(docs, "StatefulSet")
+	a.porthole = dig(a.pod, "containers", 0)
+	a.env = envOf(a.porthole)
+	a.mounts, a.readOnly = mountsOf(a.porthole)
+	a.log, a.witness = a.env["PORTHOLE_AUDIT_LOG"], a.env["PORTHOLE_AUDIT_CHECKPOINT_FILE"]
+	a.logMount, a.witnessMount = mountOf(a.mounts, a.log), mountOf(a.mounts, a.witness)
+	a.logVolume, a.witnessVolume = a.mounts[a.logMount], a.mounts[a.witnessMount]
+	a.claims = map[string]any{}
+	for _, c := range asList(dig(a.statefulSet, "spec", "volumeClaimTemplates")) {
+		a.claims[dig(c, "metadata", "name").(string)] = c
+	}
+	return a
+}
+
+// mountOf is the mount a file is on: the longest mount path above it, as
+// the kernel resolves it; "" when none is.
+func mountOf(mounts map[string]string, file string) string {
+	best := ""
+	for path := range mounts {
+		if file != "" && strings.HasPrefix(file, path+"/") && len(path) > len(best) {
+			best = path
+		}
+	}
+	return best
+}
+
+// TestChartGivesEachReplicaATrailOnVolumesOfItsOwn: the pods are a
+// StatefulSet whose claim templates give each replica a volume for its
+// audit log and another for its witness file; the log is a file there, not
+// the operations log; the keys are files from Secrets, mounted read-only.
+func TestChartGivesEachReplicaATrailOnVolumesOfItsOwn(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.size=20Gi", "audit.storageClassName=audit-disks",
+		"audit.witness.size=2Gi", "audit.witness.storageClassName=witness-disks", "audit.maxBytes=52428800")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	a := auditPathsOf(t, docs)
+	if dig(a.statefulSet, "spec", "replicas") != 2 {
+		t.Errorf("replicas %v, want the chart's default of 2", dig(a.statefulSet, "spec", "replicas"))
+	}
+	if got, want := dig(a.statefulSet, "spec", "serviceName"), dig(byKind(docs, "Service"), "metadata", "name"); got != want || got == nil {
+		t.Errorf("serviceName %v, want the chart's Service %v", got, want)
+	}
+	for _, when := range []string{"whenDeleted", "whenScaled"} {
+		if got := dig(a.statefulSet, "spec", "persistentVolumeClaimRetentionPolicy", when); got != "Retain" {
+			t.Errorf("persistentVolumeClaimRetentionPolicy.%s = %v, want Retain", when, got)
+		}
+	}
+
+	switch a.log {
+	case "", "stderr", "stdout", "/dev/stderr", "/dev/stdout":
+		t.Fatalf("PORTHOLE_AUDIT_LOG = %q: the audit records would mix with the operations log", a.log)
+	}
+	if a.logVolume != "audit-log" || a.witnessVolume != "audit-witness" {
+		t.Fatalf("log %q on volume %q, witness %q on volume %q: want audit-log and audit-witness", a.log, a.logVolume, a.witness, a.witnessVolume)
+	}
+	if strings.HasPrefix(a.logMount+"/", a.witnessMount+"/") || strings.HasPrefix(a.witnessMount+"/", a.logMount+"/") {
+		t.Errorf("the log's mount %s and the witness's %s nest: they would be one volume", a.logMount, a.witnessMount)
+	}
+	for name, want := range map[string][2]string{"audit-log": {"20Gi", "audit-disks"}, "audit-witness": {"2Gi", "witness-disks"}} {
+		c, ok := a.claims[name]
+		if !ok {
+			t.Errorf("no volumeClaimTemplate %s among %v", name, a.claims)
+			continue
+		}
+		if dig(c, "spec", "accessModes", 0) != "ReadWriteOnce" || dig(c, "spec", "resources", "requests", "storage") != want[0] ||
+			dig(c, "spec", "storageClassName") != want[1] {
+			t.Errorf("volumeClaimTemplate %s: %v, want ReadWriteOnce, %s of %s", name, dig(c, "spec"), want[0], want[1])
+		}
+		if _, inPod := volumesOf(a.pod)[name]; inPod {
+			t.Errorf("%s is also a pod volume; it must come from its claim template", name)
+		}
+	}
+	for k, want := range map[string]string{"PORTHOLE_AUDIT_MAX_BYTES": "52428800", "PORTHOLE_AUDIT_FSYNC": "interval"} {
+		if a.env[k] != want {
+			t.Errorf("%s = %q, want %q", k, a.env[k], want)
+		}
+	}
+	if _, ok := a.env["PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME"]; ok {
+		t.Error("PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME is set: the witness must be on a volume of its own")
+	}
+
+	volumes := volumesOf(a.pod)
+	for file, secret := range map[string]string{
+		a.env["PORTHOLE_AUDIT_KEY_FILE"]: "porthole-audit-key", a.env["PORTHOLE_AUDIT_SIGNING_KEY_FILE"]: "porthole-audit-signing-key",
+	} {
+		dir := filepath.Dir(file)
+		if !a.readOnly[dir] || dig(volumes[a.mounts[dir]], "secret", "secretName") != secret {
+			t.Errorf("%s: want it from Secret %s, mounted read-only (mounts %v)", file, secret, a.mounts)
+		}
+	}
+}
+
+// TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived: each missing
+// key stops the render with a sentence that says what would be lost;
+// audit.dangerouslyWithoutKeys renders without them, and then no witness is
+// configured (porthole refuses a witness without a signing key) while the
+// log is still a file.
+func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"no audit key Secret", "nobody can verify the trail", []string{"tokensSecret.name=t", "auditSigningKeySecret.name=s"}},
+		{"no signing key Secret", "nothing proves an audit trail complete", []string{"tokensSecret.name=t", "auditKeySecret.name=k"}},
+	} {
+		_, stderr, err := helmTemplate(t, tc.set...)
+		if err == nil || !strings.Contains(stderr, tc.refusal) || !strings.Contains(stderr, "audit.dangerouslyWithoutKeys") {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
+	}
+
+	docs, stderr, err := helmTemplate(t, "tokensSecret.name=t", "audit.dangerouslyWithoutKeys=true")
+	if err != nil {
+		t.Fatalf("did not render with the keys deliberately waived: %s", stderr)
+	}
+	a := auditPathsOf(t, docs)
+	for _, k := range []string{"PORTHOLE_AUDIT_KEY_FILE", "PORTHOLE_AUDIT_SIGNING_KEY_FILE", "PORTHOLE_AUDIT_CHECKPOINT_FILE"} {
+		if v, ok := a.env[k]; ok {
+			t.Errorf("%s = %q with no Secret for it", k, v)
+		}
+	}
+	if a.logVolume != "audit-log" || a.claims["audit-log"] == nil || a.claims["audit-witness"] != nil {
+		t.Errorf("waived keys: log %q on %q, claims %v; want the log on its claim and no witness", a.log, a.logVolume, a.claims)
+	}
+
+	docs, stderr, err = helmTemplate(t, "tokensSecret.name=t", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true")
+	if err != nil {
+		t.Fatalf("did not render with the signing key deliberately waived: %s", stderr)
+	}
+	if a := auditPathsOf(t, docs); a.env["PORTHOLE_AUDIT_KEY_FILE"] == "" || a.witness != "" {
+		t.Errorf("signing key waived: key file %q, witness %q; want the key and no witness", a.env["PORTHOLE_AUDIT_KEY_FILE"], a.witness)
+	}
+}
+
+// TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere: emptyDir
+// storage is refused until a value says the trail is shipped elsewhere;
+// then the log is on an emptyDir and the witness on a memory-backed one (a
+// file system of its own, as porthole requires), and no claim is made.
+func TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere(t *testing.T) {
+	t.Parallel()
+	_, stderr, err := helmTemplate(t, withAuditKeys("audit.storage=emptyDir")...)
+	if err == nil || !strings.Contains(stderr, "audit.shippedElsewhere: true") || !strings.Contains(stderr, "only as long as its pod") {
+		t.Errorf("emptyDir without shippedElsewhere: rendered (%v) or said something else: %s", err, stderr)
+	}
+	_, stderr, err = helmTemplate(t, withAuditKeys("audit.storage=hostPath")...)
+	if err == nil || !strings.Contains(stderr, "persistentVolumeClaim or emptyDir") {
+		t.Errorf("an unknown audit.storage: rendered (%v) or said something else: %s", err, stderr)
+	}
+
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true", "audit.size=5Gi")...)
+	if err != nil {
+		t.Fatalf("did not render emptyDir storage shipped elsewhere: %s", stderr)
+	}
+	a := auditPathsOf(t, docs)
+	if len(a.claims) != 0 || dig(a.statefulSet, "spec", "persistentVolumeClaimRetentionPolicy") != nil {
+		t.Errorf("emptyDir storage still makes claims: %v", a.claims)
+	}
+	volumes := volumesOf(a.pod)
+	if got := dig(volumes[a.logVolume], "emptyDir", "sizeLimit"); a.logVolume != "audit-log" || got != "5Gi" {
+		t.Errorf("log %q on volume %q (sizeLimit %v), want an emptyDir audit-log of 5Gi", a.log, a.logVolume, got)
+	}
+	if got := dig(volumes[a.witnessVolume], "emptyDir", "medium"); a.witnessVolume != "audit-witness" || got != "Memory" {
+		t.Errorf("witness %q on volume %q (medium %v), want a memory-backed emptyDir audit-witness", a.witness, a.witnessVolume, got)
+	}
+	if _, ok := a.env["PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME"]; ok {
+		t.Error("PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME is set with emptyDir storage")
+	}
+}
+
+// TestChartRefusesEnvThatWouldMoveTheTrail: a variable the chart sets for
+// the trail cannot be set again through env, where it would win (the last
+// of two names does) and could put the audit records back on stderr.
+func TestChartRefusesEnvThatWouldMoveTheTrail(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"PORTHOLE_AUDIT_LOG", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "PORTHOLE_AUDIT_CHECKPOINT_FILE"} {
+		_, stderr, err := helmTemplate(t, withAuditKeys("env."+name+"=stderr")...)
+		if err == nil || !strings.Contains(stderr, "env."+name+" is set") {
+			t.Errorf("env.%s: rendered (%v) or said something else: %s", name, err, stderr)
+		}
+	}
+	docs, stderr, err := helmTemplate(t, withAuditKeys("env.PORTHOLE_AUDIT_CHECKPOINT_EVERY=500")...)
+	if err != nil {
+		t.Fatalf("an audit setting the chart does not own was refused: %s", stderr)
+	}
+	if got := envOf(dig(podOf(t, docs), "containers", 0))["PORTHOLE_AUDIT_CHECKPOINT_EVERY"]; got != "500" {
+		t.Errorf("PORTHOLE_AUDIT_CHECKPOINT_EVERY = %q, want 500", got)
+	}
+}
+
+// TestChartRunsTheShipperBesideTheTrailReadOnly: the optional shipper is a
+// native sidecar that reads the log's volume and cannot write it, never
+// sees the witness, is locked down like porthole, and keeps its state on a
+// claim of its own.
+func TestChartRunsTheShipperBesideTheTrailReadOnly(t *testing.T) {
+	t.Parallel()
+	if _, stderr, err := helmTemplate(t, withAuditKeys("audit.shipper.enabled=true")...); err == nil || !strings.Contains(stderr, "audit.shipper.image") {
+		t.Errorf("a shipper without an image: rendered (%v) or said something else: %s", err, stderr)
+	}
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.shipper.enabled=true", "audit.shipper.image=shipper:1",
+		"audit.shipper.configMap=shipper-config")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	a := auditPathsOf(t, docs)
+	s := dig(a.pod, "initContainers", 0)
+	if dig(s, "name") != "audit-shipper" || dig(s, "restartPolicy") != "Always" {
+		t.Fatalf("init container %v: want the audit-shipper as a native sidecar", s)
+	}
+	mounts, readOnly := mountsOf(s)
+	if mounts[a.logMount] != "audit-log" || !readOnly[a.logMount] {
+		t.Errorf("the shipper's mounts %v: want audit-log at %s, read-only", mounts, a.logMount)
+	}
+	for path, volume := range mounts {
+		if volume == "audit-witness" {
+			t.Errorf("the shipper mounts the witness at %s", path)
+		}
+	}
+	if dig(s, "securityContext", "readOnlyRootFilesystem") != true || dig(s, "securityContext", "allowPrivilegeEscalation") != false ||
+		dig(s, "securityContext", "capabilities", "drop", 0) != "ALL" {
+		t.Errorf("the shipper's securityContext %v is not locked down", dig(s, "securityContext"))
+	}
+	if a.claims["audit-shipper"] == nil || dig(volumesOf(a.pod)["audit-shipper-config"], "configMap", "name") != "shipper-config" {
+		t.Errorf("claims %v, volumes %v: want a claim for the shipper's state and its ConfigMap", a.claims, volumesOf(a.pod))
+	}
+	if _, ok := envOf(s)["POD_NAME"]; !ok {
+		t.Errorf("the shipper's env %v: want POD_NAME to label what it ships", envOf(s))
 	}
 }

@@ -9,4 +9,66 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- if not .Values.temporal.address -}}{{- fail "temporal.address is required" -}}{{- end -}}
 {{- if not .Values.temporal.namespace -}}{{- fail "temporal.namespace is required" -}}{{- end -}}
+{{- include "porthole.checkAudit" . -}}
+{{- end -}}
+
+{{/*
+The audit trail: a file on a volume of each replica's own, its keys from
+Secrets, its witness on another volume. Each refusal says what is lost.
+*/}}
+{{- define "porthole.checkAudit" -}}
+{{- $a := .Values.audit -}}
+{{- if and (not .Values.auditKeySecret.name) (not $a.dangerouslyWithoutKeys) -}}
+{{- fail "porthole needs auditKeySecret.name (an existing Secret holding the audit HMAC key, 32+ bytes): without it each replica chains its audit trail with a random key that dies with the process, so nobody can verify the trail; set audit.dangerouslyWithoutKeys: true only if nobody will need to" -}}
+{{- end -}}
+{{- if and (not .Values.auditSigningKeySecret.name) (not $a.dangerouslyWithoutKeys) -}}
+{{- fail "porthole needs auditSigningKeySecret.name (an existing Secret holding the checkpoint signing key from porthole audit keygen): without it no checkpoint is signed, so nothing proves an audit trail complete or shows that its end was cut; set audit.dangerouslyWithoutKeys: true only if nobody will need to" -}}
+{{- end -}}
+{{- if not (has $a.storage (list "persistentVolumeClaim" "emptyDir")) -}}
+{{- fail (printf "audit.storage is %q: it must be persistentVolumeClaim or emptyDir" (toString $a.storage)) -}}
+{{- end -}}
+{{- if and (eq $a.storage "emptyDir") (not $a.shippedElsewhere) -}}
+{{- fail "audit.storage: emptyDir keeps each replica's audit trail only as long as its pod, and a deleted or evicted pod takes it along: set audit.shippedElsewhere: true only when a shipper copies the trail off the pod (audit.shipper, or your own), or keep audit.storage: persistentVolumeClaim" -}}
+{{- end -}}
+{{- if and $a.shipper.enabled (or (not $a.shipper.image) (not $a.shipper.configMap)) -}}
+{{- fail "audit.shipper.enabled needs audit.shipper.image and audit.shipper.configMap (an existing ConfigMap holding the shipper's configuration)" -}}
+{{- end -}}
+{{- range $name := include "porthole.auditEnvNames" . | splitList " " -}}
+{{- if hasKey $.Values.env $name -}}
+{{- fail (printf "env.%s is set, but the chart sets %s for the audit trail (a value from env would override it, and could put the audit records back in the operations log): use auditKeySecret, auditSigningKeySecret and audit instead" $name $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The variables the chart owns for the audit trail. */}}
+{{- define "porthole.auditEnvNames" -}}
+PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC
+{{- end -}}
+
+{{/* Where the audit volumes are mounted in the pod. */}}
+{{- define "porthole.auditLogDir" -}}/var/log/porthole{{- end -}}
+{{- define "porthole.witnessDir" -}}/var/lib/porthole/witness{{- end -}}
+{{- define "porthole.shipperStateDir" -}}/var/lib/audit-shipper{{- end -}}
+
+{{/* The locked-down security context of every container. */}}
+{{- define "porthole.containerSecurityContext" -}}
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+capabilities:
+  drop: ["ALL"]
+{{- end -}}
+
+{{/* A claim template of each replica's own. Arguments: name, size, storageClassName, labels. */}}
+{{- define "porthole.claimTemplate" -}}
+- metadata:
+    name: {{ .name }}
+    labels: {{- .labels | nindent 6 }}
+  spec:
+    accessModes: ["ReadWriteOnce"]
+    {{- with .storageClassName }}
+    storageClassName: {{ . | quote }}
+    {{- end }}
+    resources:
+      requests:
+        storage: {{ .size | quote }}
 {{- end -}}
