@@ -173,7 +173,7 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 		}
 	}
 	out, err := verify(append([]string{"--checkpoints", replicas[1].witness}, replicas[0].files(t)...)...)
-	if err == nil || !strings.Contains(out, "it witnesses another log") {
+	if err == nil || !strings.Contains(out, "they witness other logs") {
 		t.Errorf("replica 0's trail with replica 1's witness: %v\n%s", err, out)
 	}
 }
