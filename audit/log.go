@@ -658,6 +658,9 @@ func (l *Log) write(rec Record) error {
 	line := l.encode(&rec)
 	if l.rotatable && l.cfg.MaxBytes > 0 && l.size > 0 && l.size+int64(len(line)) > l.cfg.MaxBytes && rec.Kind != KindAnchor {
 		if err := l.rotate(); err != nil {
+			// A failed write like any other: the ticker tries again (see
+			// tick), and the next record says that one was refused.
+			l.writeFailed = true
 			l.writeFailure(fmt.Errorf("rotating: %w", err))
 			return fmt.Errorf("%w: rotating: %v", ErrUnavailable, err)
 		}
