@@ -34,6 +34,13 @@
 // Temporal unless its call record was written. One goroutine owns the sink,
 // so a sink that blocks costs one goroutine, not one per call.
 //
+// [Log.Problem] says while the sink fails (a failed write or fsync, a write
+// held past the timeout, free space below [Config.MinFreeBytes]) and finds
+// out by itself when it is well again, since a gateway that says it is not
+// ready gets no calls to write; [Log.Stats] counts. Below the minimum free
+// space only call records are refused: the space left is for the records
+// of calls already made.
+//
 // # Tamper evidence
 //
 // Each record carries a sequence number, the SHA-256 of the previous line

@@ -82,6 +82,18 @@ type Config struct {
 	// (nothing after the failure was removed).
 	MaxAge   time.Duration
 	OnPruned func(files []string, err error)
+
+	// MinFreeBytes, when set with a file Path, refuses call records (and
+	// only those) while the log's file system has less free space than
+	// this, so that the space left takes what must not be lost: the result
+	// records of calls whose call records were written, denials,
+	// checkpoints, the close record. See Log.Problem.
+	MinFreeBytes int64
+	// OnProblem, when set, is told when the sink starts failing in a way
+	// it was not (recovered false), and when that ends (recovered true),
+	// with Problem's sentence for it: once per episode. It is called from
+	// the log's goroutines and from Write's callers, and must not block.
+	OnProblem func(problem string, recovered bool)
 }
 
 // Checkpoint defaults: a tail cut or a lost newest file goes unproven for
@@ -148,8 +160,16 @@ type Log struct {
 	syncing      atomic.Bool // an interval sync is running
 	syncFailed   atomic.Bool // the last interval sync failed
 	writeFailed  bool
+	torn         bool // a failed write left part of a line; the next write ends it
 	syncLost     bool // an interval sync failed; the next record says so
 	lastWriteErr error
+
+	stats  stats
+	health health
+	// freeSpace reads the free space of the sink's file system; nil for a
+	// stream. sinceSpaceCheck counts bytes written since it was last read.
+	freeSpace       func() (int64, error)
+	sinceSpaceCheck int64
 
 	rotated         bool     // a rotation happened since the loop last pruned
 	kid             string   // KeyID of cfg.Key, in every record
@@ -343,10 +363,14 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 	if cfg.Signer != nil {
 		l.lastCheckpoint = cfg.Now()
 	}
+	l.health.onChange = cfg.OnProblem
+	l.stats.freeBytes.Store(-1)
 	if f, ok := s.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
 			l.size = st.Size()
 		}
+		l.freeSpace = l.sinkFreeSpace
+		l.checkSpace()
 	}
 	return l
 }
@@ -526,8 +550,14 @@ func lastSeq(lines [][]byte) uint64 {
 
 // Write writes rec and returns once it is in the sink, or ErrUnavailable
 // when the sink fails or does not answer within the timeout. A record that
-// timed out may still be written later.
+// timed out may still be written later. While the file system is below
+// MinFreeBytes a call record is refused at once, with an error that is
+// also ErrLowSpace; other records are written while the disk has room.
 func (l *Log) Write(ctx context.Context, rec Record) error {
+	if rec.Kind == KindCall && l.health.has(problemLowSpace) {
+		l.stats.lowSpace.Add(1)
+		return errLowSpaceRefusal
+	}
 	timer := time.NewTimer(l.cfg.Timeout)
 	defer timer.Stop()
 	reply := make(chan error, 1)
@@ -536,6 +566,7 @@ func (l *Log) Write(ctx context.Context, rec Record) error {
 	case <-l.done:
 		return ErrClosed
 	case <-timer.C:
+		l.timedOut()
 		return fmt.Errorf("%w: the sink did not accept a record within %s", ErrUnavailable, l.cfg.Timeout)
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
@@ -544,6 +575,7 @@ func (l *Log) Write(ctx context.Context, rec Record) error {
 	case err := <-reply:
 		return err
 	case <-timer.C:
+		l.timedOut()
 		return fmt.Errorf("%w: the sink did not finish a write within %s", ErrUnavailable, l.cfg.Timeout)
 	}
 }
@@ -580,6 +612,8 @@ func (l *Log) loop() {
 		case r := <-l.reqs:
 			err := l.write(r.rec)
 			r.reply <- err
+			// Whatever held the loop is over; a write that failed said so.
+			l.health.clear(problemTimeout)
 			if err == nil && l.sinceCheckpoint >= l.cfg.CheckpointEvery {
 				l.checkpoint()
 			}
@@ -590,29 +624,7 @@ func (l *Log) loop() {
 		case <-pruneTick:
 			l.prune()
 		case <-tick.C:
-			if l.cfg.Signer != nil && l.sinceCheckpoint > 0 && l.cfg.Now().Sub(l.lastCheckpoint) >= l.cfg.CheckpointInterval {
-				l.checkpoint()
-			}
-			if l.syncFailed.Swap(false) {
-				// Linux may drop the pages a failed fsync could not write
-				// and report the next fsync clean: retrying is not enough.
-				// The next record says so (see write).
-				l.dirty, l.syncLost = true, true
-			}
-			if l.dirty && !l.syncing.Load() {
-				// fsync can take milliseconds (tens on a busy disk); done
-				// here, it would hold up every record behind it. The
-				// syncing goroutine is one at a time; a failed sync marks
-				// the log dirty again for the next tick.
-				l.dirty = false
-				l.syncing.Store(true)
-				go func(s sink) {
-					defer l.syncing.Store(false)
-					if err := s.Sync(); err != nil {
-						l.syncFailed.Store(true)
-					}
-				}(l.sink)
-			}
+			l.tick()
 		case <-l.quit:
 			l.lastWriteErr = l.write(Record{Kind: KindClose})
 			if l.lastWriteErr == nil {
@@ -631,16 +643,72 @@ func (l *Log) loop() {
 	}
 }
 
+// tick is the loop's work every SyncInterval: a checkpoint when one is
+// due, the interval fsync, the free space, and a try of a sink whose last
+// write failed.
+func (l *Log) tick() {
+	// The loop has time for its ticker, so nothing holds it now.
+	l.health.clear(problemTimeout)
+	l.checkSpace()
+	if l.writeFailed {
+		// With the sink failing, /readyz sends no calls here, so nothing
+		// would write to find it well again: write the chain-start that the
+		// next record owes anyway, now. It is no record of nothing: it
+		// says that a write failed, and where.
+		_ = l.startAfterFailedWrite()
+	}
+	if l.cfg.Signer != nil && l.sinceCheckpoint > 0 && l.cfg.Now().Sub(l.lastCheckpoint) >= l.cfg.CheckpointInterval {
+		l.checkpoint()
+	}
+	if l.syncFailed.Swap(false) {
+		// Linux may drop the pages a failed fsync could not write
+		// and report the next fsync clean: retrying is not enough.
+		// The next record says so (see write).
+		l.dirty, l.syncLost = true, true
+	}
+	if l.dirty && !l.syncing.Load() {
+		// fsync can take milliseconds (tens on a busy disk); done
+		// here, it would hold up every record behind it. The
+		// syncing goroutine is one at a time; a failed sync marks
+		// the log dirty again for the next tick.
+		l.dirty = false
+		l.syncing.Store(true)
+		go func(s sink) {
+			defer l.syncing.Store(false)
+			if err := s.Sync(); err != nil {
+				l.syncFailure(err)
+				l.syncFailed.Store(true)
+				return
+			}
+			l.health.clear(problemSync)
+		}(l.sink)
+	}
+}
+
+// startAfterFailedWrite ends the line a failed write tore, if it tore one,
+// and writes the chain-start that says a write failed: what must come
+// before any other record after a failed write.
+func (l *Log) startAfterFailedWrite() error {
+	if l.torn {
+		n, err := l.sink.Write([]byte("\n"))
+		l.size += int64(n)
+		l.wrote(n)
+		if err != nil {
+			l.writeFailure(err)
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		l.torn = false
+	}
+	return l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("a write to the audit sink failed after seq %d", l.seq)})
+}
+
 // write encodes and writes one record; called only by the loop (or by Open
 // before the loop starts).
 func (l *Log) write(rec Record) error {
 	if l.writeFailed && rec.Kind != KindChainStart {
 		// The last write failed and may have left a torn line. Start a new
 		// line and say so before anything else.
-		if _, err := l.sink.Write([]byte("\n")); err != nil {
-			return fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-		if err := l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("a write to the audit sink failed after seq %d", l.seq)}); err != nil {
+		if err := l.startAfterFailedWrite(); err != nil {
 			return err
 		}
 	}
@@ -657,17 +725,24 @@ func (l *Log) write(rec Record) error {
 	line := l.encode(&rec)
 	if l.rotatable && l.cfg.MaxBytes > 0 && l.size > 0 && l.size+int64(len(line)) > l.cfg.MaxBytes && rec.Kind != KindAnchor {
 		if err := l.rotate(); err != nil {
+			// A failed write like any other: the ticker tries again (see
+			// tick), and the next record says that one was refused.
+			l.writeFailed = true
+			l.writeFailure(fmt.Errorf("rotating: %w", err))
 			return fmt.Errorf("%w: rotating: %v", ErrUnavailable, err)
 		}
 		line = l.encode(&rec)
 	}
 	n, err := l.sink.Write(line)
 	l.size += int64(n)
+	l.wrote(n)
 	if err != nil {
-		l.writeFailed = true
+		l.writeFailed, l.torn = true, l.torn || n > 0
+		l.writeFailure(err)
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	l.writeFailed = false
+	l.health.clear(problemWrite)
 	l.seq++
 	l.prev = lineHash(line)
 	if rec.Kind != KindCheckpoint {
@@ -675,8 +750,14 @@ func (l *Log) write(rec Record) error {
 	}
 	if l.cfg.Fsync == FsyncAlways {
 		if err := l.sink.Sync(); err != nil {
+			// As after a failed interval sync: the next record says the
+			// records before it may not be on disk, and the ticker tries
+			// again, which ends the problem without calls.
+			l.syncFailure(err)
+			l.dirty, l.syncLost = true, true
 			return fmt.Errorf("%w: syncing: %v", ErrUnavailable, err)
 		}
+		l.health.clear(problemSync)
 	} else {
 		l.dirty = true
 	}

@@ -27,6 +27,9 @@ type memSink struct {
 	err   error
 	block chan struct{}
 	syncs int
+	// While err is set, a write of at most pass bytes still succeeds, and
+	// a write that fails puts its first tear bytes in (a torn line).
+	pass, tear int
 	// syncBlock, when set, makes Sync wait until it is closed, like a
 	// disk busy with an fsync.
 	syncBlock chan struct{}
@@ -39,10 +42,25 @@ func (s *memSink) Write(p []byte) (int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return 0, s.err
+	if s.err != nil && len(p) > s.pass {
+		n, _ := s.buf.Write(p[:min(s.tear, len(p))])
+		return n, s.err
 	}
 	return s.buf.Write(p)
+}
+
+// fail makes every write fail with err from now on; nil heals the sink.
+func (s *memSink) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// failSync makes every Sync fail with err from now on; nil heals it.
+func (s *memSink) failSync(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncErr = err
 }
 
 func (s *memSink) Sync() error {

@@ -23,10 +23,12 @@ import (
 const readyTimeout = 2 * time.Second
 
 // AdminHandler serves the admin listener: /healthz (the process answers),
-// /readyz (Temporal answers, so calls can succeed; a line per upstream MCP
-// server follows, which does not decide readiness: an upstream that is down
-// makes its own tools answer that it is down) and /metrics (Prometheus). It needs no token: bind it to loopback or a network only
-// your monitoring reaches. The MCP listener serves none of these paths.
+// /readyz (Temporal answers and the audit log takes records, so calls can
+// succeed; a line per upstream MCP server follows, which does not decide
+// readiness: an upstream that is down makes its own tools answer that it is
+// down) and /metrics (Prometheus). It needs no token: bind it to loopback
+// or a network only your monitoring reaches. The MCP listener serves none
+// of these paths.
 func (g *Server) AdminHandler() http.Handler {
 	return g.adminHandler(false)
 }
@@ -93,13 +95,23 @@ func (g *Server) WatchTokens(s *tokens.Store) {
 	}))
 }
 
-// readinessProblem says why porthole cannot serve as configured: its tokens
-// file or its policy file cannot be read, so every static token is refused
-// or nothing is granted. A file that does not parse is not one: the last
-// good tokens or grants serve on, and the metric and the log say so, so
-// that one bad edit pushed to every replica does not take them all out of
-// service.
+// readinessProblem says why porthole cannot serve as configured: its audit
+// sink fails (audit.Log.Problem says when), so calls are refused or their
+// records may be lost; or its tokens file or its policy file cannot be
+// read, so every static token is refused or nothing is granted. A file
+// that does not parse is not one: the last good tokens or grants serve on,
+// and the metric and the log say so, so that one bad edit pushed to every
+// replica does not take them all out of service.
+//
+// A sink that fails takes the replica out of service, and with it the
+// calls whose writes would show the sink well again; the audit log finds
+// that out by itself, every second (see audit.Log.Problem).
 func (g *Server) readinessProblem() string {
+	if g.auditHealth != nil {
+		if p := g.auditHealth.Problem(); p != "" {
+			return p
+		}
+	}
 	if s := g.tokensStore.Load(); s != nil && s.Problem() == tokens.ProblemUnreadable {
 		return s.Problem()
 	}

@@ -97,6 +97,9 @@ type Server struct {
 	// tokensStore, when set (WatchTokens), is the tokens file whose
 	// problems /readyz tells.
 	tokensStore atomic.Pointer[tokens.Store]
+	// auditHealth, when the Auditor tells it, is its sink's health, for
+	// /readyz and the metrics.
+	auditHealth auditHealth
 	// denials bounds the denial records one client can cause; flushDone
 	// ends its flusher (Close).
 	denials   *audit.DenialBudget
@@ -173,6 +176,11 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	// Reads pass the cache (when on) and then the timer, so the metrics
 	// show the reads that reached Temporal.
 	g.reader = timedReader{Reader: reader, m: g.metrics}
+	g.audit = timedAuditor{Auditor: opts.Audit, m: g.metrics}
+	if h, ok := opts.Audit.(auditHealth); ok {
+		g.auditHealth = h
+		g.metrics.watchAudit(h)
+	}
 	if opts.CacheTTL > 0 {
 		g.reader = newCachingReader(g.reader, opts.CacheTTL, opts.CallTimeout, g.metrics)
 	}

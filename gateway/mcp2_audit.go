@@ -57,6 +57,13 @@ var errAuditUnavailable = &jsonrpc.Error{
 	Message: "porthole could not write the audit record for this call, so the call was not made; retry later",
 }
 
+// errAuditLowSpace is what a client is told when its call was refused
+// because the audit log's file system is below its minimum free space.
+var errAuditLowSpace = &jsonrpc.Error{
+	Code:    jsonrpc.CodeInternalError,
+	Message: "porthole's audit log is almost out of disk space, so the call was not made; retry later",
+}
+
 // errInternal is what a client is told of a call that failed inside
 // porthole; the detail goes to the operations log.
 var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "porthole failed to answer; the failure has been logged"}
@@ -71,7 +78,12 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		call, ri := g.callRecord(ctx, method, req)
-		if err := g.audit.Write(ctx, call); err != nil {
+		if err := g.audit.Write(ctx, call); errors.Is(err, audit.ErrLowSpace) {
+			// Refused before the sink was asked: the operations log says
+			// so once for the episode (PORTHOLE_AUDIT_MIN_FREE_BYTES), not
+			// once a call.
+			return nil, errAuditLowSpace
+		} else if err != nil {
 			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), zap.Error(err))
 			return nil, errAuditUnavailable
 		}

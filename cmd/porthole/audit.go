@@ -39,7 +39,17 @@ type auditSettings struct {
 	checkpointInterval   time.Duration
 	checkpointSameVolume bool
 	maxAge               time.Duration
+	minFreeBytes         int64
 }
+
+// defaultAuditMinFreeBytes is the free space kept on the audit log's file
+// system by default. What must fit in it is small (the result records of
+// the calls in flight, denials within their budget, checkpoints, the close
+// record: kilobytes); what it is against is a disk that fills while porthole
+// writes, from the log or from anything else on the volume, between two
+// checks. 64 MiB is small beside any volume worth keeping a trail on, and
+// large beside what must fit (docs/audit.md, Health).
+const defaultAuditMinFreeBytes = 64 << 20
 
 func (a *auditSettings) register(s *settings) {
 	s.string(&a.path, "audit-log", "PORTHOLE_AUDIT_LOG", "stderr", "audit log: a file path, or stdout or stderr")
@@ -55,6 +65,7 @@ func (a *auditSettings) register(s *settings) {
 	numeric(s, &a.checkpointEvery, "audit-checkpoint-every", "PORTHOLE_AUDIT_CHECKPOINT_EVERY", audit.DefaultCheckpointEvery, false, "sign a checkpoint after this many records")
 	numeric(s, &a.checkpointInterval, "audit-checkpoint-interval", "PORTHOLE_AUDIT_CHECKPOINT_INTERVAL", audit.DefaultCheckpointInterval, false, "sign a checkpoint this long after the last, when records were written since")
 	numeric(s, &a.maxAge, "audit-max-age", "PORTHOLE_AUDIT_MAX_AGE", 0, true, "remove rotated audit files rotated longer ago than this, after a signed pruned record (needs the signing key); 0 keeps them")
+	numeric(s, &a.minFreeBytes, "audit-min-free-bytes", "PORTHOLE_AUDIT_MIN_FREE_BYTES", defaultAuditMinFreeBytes, true, "refuse calls while the audit log's file system has less free space than this, keeping it for the records of calls already made; 0 never refuses (a file log only: a stream has no free space to check)")
 	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut its witness)")
 }
 
@@ -130,7 +141,15 @@ func readAuditKey(path string) ([]byte, error) {
 func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed25519.PrivateKey) (*audit.Log, error) {
 	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes,
 		Signer: signer, CheckpointPath: a.checkpointFile, CheckpointEvery: a.checkpointEvery, CheckpointInterval: a.checkpointInterval,
-		MaxAge: a.maxAge,
+		MaxAge: a.maxAge, MinFreeBytes: a.minFreeBytes,
+		OnProblem: func(problem string, recovered bool) {
+			// Once per episode: docs/audit.md, Health.
+			if recovered {
+				log.Info("the audit log recovered", zap.String("problem", problem))
+				return
+			}
+			log.Error("the audit log is failing; /readyz is not ready until it recovers", zap.String("problem", problem))
+		},
 		OnPruned: func(files []string, err error) {
 			if err != nil {
 				log.Error("audit files past PORTHOLE_AUDIT_MAX_AGE could not be pruned", zap.Error(err))
