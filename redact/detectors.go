@@ -45,7 +45,7 @@ var detectors = []detector{
 		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
 	// A webhook's path is the credential, with or without its scheme.
 	{kind: "slack-token", hints: []string{"xox", "xapp-", "hooks.slack.com"},
-		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}|(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+`)},
+		re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}|(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+`)},
 	{kind: "porthole-token", starts: []string{"ph_"}, wordStart: true,
 		re: regexp.MustCompile(`\bph_[A-Za-z0-9_-]{43}`)},
 	{kind: "google-api-key", starts: []string{"AIza"}, wordStart: true,
@@ -55,10 +55,12 @@ var detectors = []detector{
 		re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
 	{kind: "anthropic-key", starts: []string{"sk-ant-"}, wordStart: true,
 		re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)},
-	// sk- begins ordinary names too (sk-orders-processing-2024): an OpenAI
-	// key is long and mixes cases and digits.
+	// sk- begins ordinary names too (sk-orders-processing-2024,
+	// sk-OrdersProcessingWorkflowRunV2-2024): an OpenAI key is a project,
+	// service-account or admin key, or a legacy key of 48 letters and
+	// digits (with T3BlbkFJ in it, or not), and mixes cases and digits.
 	{kind: "openai-key", starts: []string{"sk-"}, wordStart: true,
-		re:     regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{32,}`),
+		re:     regexp.MustCompile(`\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48})`),
 		accept: mixesCasesAndDigits},
 	{kind: "npm-token", starts: []string{"npm_"}, wordStart: true,
 		re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
@@ -75,16 +77,22 @@ var detectors = []detector{
 	{kind: "azure-sas", hints: []string{"sig="},
 		re: regexp.MustCompile(`\bsig=([A-Za-z0-9%+/]{16,}(?:=|%3[Dd]){0,2})`), group: 1},
 	// The userinfo runs to the last @ before the host: a password may hold
-	// @, [, ] and /. The user may be empty (redis://:pw@host). A host and
-	// port followed by a path with an @ in it (https://h:443/@alice) is
-	// not userinfo.
+	// @, [, ] and /. The user may be empty (redis://:pw@host), and holds no
+	// [ (a marker is not a user: redacting twice must change nothing). A
+	// host and port followed by a path with an @ in it
+	// (https://h:443/@alice) is not userinfo. The password holds no ":/",
+	// so a match never spans another URL's scheme: a match refused as a
+	// port and a path is skipped whole, and a URL with credentials inside
+	// it (http://h:8080/cb?db=postgres://u:pw@db) was skipped with it.
 	{kind: "url-credentials", hints: []string{"://"},
-		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>]*:[^\s"'<>]*)@`), group: 1,
+		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\[]*:(?:[^\s"'<>:]|:[^/\s"'<>])*)@`), group: 1,
 		accept: func(s string) bool { return !portThenPath.MatchString(s) }},
 	// password= in a connection string or a command line; DB_PASSWORD=
 	// too, so no word boundary before it.
 	{kind: "password", starts: []string{"password", "passwd"}, fold: true,
-		re: regexp.MustCompile(`[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])[ \t]*=[ \t]*([^\s;&"'<>]+)`), group: 1},
+		re: regexp.MustCompile(`[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])[ \t]*=[ \t]*([^\s;&"'<>]+)`), group: 1,
+		// reset_password=true is a setting, not a password.
+		accept: func(s string) bool { return !settingWords[strings.ToLower(s)] }},
 }
 
 var (
@@ -93,6 +101,7 @@ var (
 	stripePrefixes       = []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}
 	digitalOceanPrefixes = []string{"dop_v1_", "doo_v1_", "dor_v1_"}
 	portThenPath         = regexp.MustCompile(`^[^:]*:[0-9]{1,5}/`)
+	settingWords         = map[string]bool{"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true, "null": true, "none": true, "0": true, "1": true}
 )
 
 // decodesToUserPassword reports whether s is base64 of printable text with

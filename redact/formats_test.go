@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTheFormatsPeopleLeakAreRedacted: the review's list of formats the
@@ -82,6 +83,8 @@ func TestNearMissesOfTheNewFormatsAreLeftAlone(t *testing.T) {
 		"xappy-something-long-enough",
 		"see hooks.slack.com/docs for help",
 		"TaskQueue: payments-DB_PASS_ROTATION",
+		// From review: ordinary names the first patterns took.
+		"xapp-checkout-service-v2", "sk-OrdersProcessingWorkflowRunV2-2024", "reset_password=true", "PASSWORD=none",
 	} {
 		if got, n := r.String(s); got != s || n != 0 {
 			t.Errorf("String(%q) = %q, %d", s, got, n)
@@ -146,6 +149,64 @@ func TestTheNewFormatsArePartialsAtACut(t *testing.T) {
 	for _, s := range []string{"queue-sk-orders-processing", "worker-sk-eu-west-1", "hf_model_v2_release"} {
 		if i := r.TrailingPartial(s); i != len(s) {
 			t.Errorf("TrailingPartial(%q) = %d: an ordinary name would lose %q at a cut", s, i, s[i:])
+		}
+	}
+}
+
+// TestAURLWithCredentialsInsideAnotherURLIsRedacted: the userinfo of a
+// URL runs to the last @, and a match refused as a host, a port and a
+// path was skipped whole, with a URL with credentials inside it (found by
+// review; the pattern before #17 found these).
+func TestAURLWithCredentialsInsideAnotherURLIsRedacted(t *testing.T) {
+	t.Parallel()
+	r, _ := New()
+	for _, c := range []struct{ text, secret string }{
+		{"http://localhost:8080/callback?db=postgres://app:s3cr3t@db:5432/app", "s3cr3t"},
+		{"http://proxy:3128/https://user:hunter2@site.example", "hunter2"},
+		{"https://h:443/@alice,postgres://u:secretpw@db", "secretpw"},
+	} {
+		if got, n := r.String(c.text); n == 0 || strings.Contains(got, c.secret) {
+			t.Errorf("String(%q) = %q, %d", c.text, got, n)
+		}
+	}
+}
+
+// TestRedactingTwiceChangesNothing: a password marker's colon made a
+// userinfo on a second pass (found by review).
+func TestRedactingTwiceChangesNothing(t *testing.T) {
+	t.Parallel()
+	r, _ := New("tmprl-api-key-0123456789")
+	for _, s := range []string{"https://password=abc;@host", "postgres://u:tmprl-api-key-0123456789@db", "redis://:password=x@h"} {
+		once, _ := r.String(s)
+		if twice, n := r.String(once); twice != once || n != 0 {
+			t.Errorf("%q: once %q, twice %q (%d)", s, once, twice, n)
+		}
+	}
+}
+
+// TestARunOfStartsCostsLinearTime: every detector's regexp ran at every
+// start of a run of them (eyJeyJeyJ…), each time to the run's end, and the
+// partial-secret search tried each start against its whole tail: 80 KiB
+// of eyJ took 84 s. A quarter of a MiB of each must now take a moment; the
+// bound is generous, for a loaded machine, and quadratic time cannot meet
+// it.
+func TestARunOfStartsCostsLinearTime(t *testing.T) {
+	t.Parallel()
+	r, _ := New("tmprl-api-key-0123456789")
+	for _, start := range []string{"eyJ", "eyJa", "sk-", "SG..", "AIza", "ghp_", "xoxb-", "password=", "Basic ", "://"} {
+		run := strings.Repeat(start, (256<<10)/len(start))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r.String(run)
+			r.TrailingPartial(run)
+			r.Cut(run, 4096)
+			r.JSON(mustMarshal(t, map[string]string{"m": run}))
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("256 KiB of %q took more than 20 s", start)
 		}
 	}
 }

@@ -225,22 +225,26 @@ func (d *detector) replaceAll(s string, f func(string) string) string {
 		return d.re.ReplaceAllStringFunc(s, f)
 	}
 	// Leftmost first, without overlaps, as ReplaceAllStringFunc: every
-	// match begins at a start, so the leftmost match from i begins at the
-	// first start from i where the anchored regexp matches. \b before a
-	// start (whose first byte is a word character) needs a byte before it
-	// that is not one, which the slice s[i:] cannot show the regexp.
+	// match begins at a start, so no match begins before the first start
+	// from i, and the leftmost match from there is the regexp's leftmost
+	// match in s[i:]. \b before a start (whose first byte is a word
+	// character) needs a byte before it that is not one, which the slice
+	// s[i:] cannot show the regexp: it is checked here. One search runs to
+	// the next match or the end, never once per start: a run of starts
+	// (eyJeyJeyJ…) that matches nowhere cost a search to its end for each
+	// of them, quadratic in the run (84 s for 80 KiB, found by review).
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); i++ {
 		if !d.first[s[i]] || !d.startsAt(s, i) || d.wordStart && i > 0 && isWordByte(s[i-1]) {
 			continue
 		}
-		loc := d.anchored.FindStringIndex(s[i:])
+		loc := d.re.FindStringIndex(s[i:])
 		if loc == nil {
-			continue
+			break
 		}
-		b.WriteString(s[last:i])
-		b.WriteString(f(s[i : i+loc[1]]))
+		b.WriteString(s[last : i+loc[0]])
+		b.WriteString(f(s[i+loc[0] : i+loc[1]]))
 		last = i + loc[1]
 		i = last - 1
 	}
@@ -618,7 +622,7 @@ func redactedAlready[T string | []byte](b T, i, n int) bool {
 
 // markerKinds are the kinds a marker porthole writes can name.
 var markerKinds = func() map[string]bool {
-	kinds := map[string]bool{"secret": true}
+	kinds := map[string]bool{"secret": true, "partial": true}
 	for _, d := range detectors {
 		kinds[d.kind] = true
 	}
@@ -673,20 +677,44 @@ func (r *Redactor) TrailingPartial(s string) int {
 		}
 	}
 	for _, st := range partialStarts {
-		// The candidate runs to the end of s: look back no further than
-		// the longest such secret could reach, or the start of the run
-		// of bytes it may hold.
-		for i := strings.LastIndex(s, st.text); i >= 0; i = strings.LastIndex(s[:i], st.text) {
-			tail := s[i+len(st.text):]
-			if !allBytes(tail, st.follow) {
-				break // an earlier start would hold this one's stopper too
-			}
-			if len(s)-i >= MinPartialLen && (st.max == 0 || len(s)-i <= st.max) && atBoundary(s, i) && (st.accept == nil || st.accept(tail)) {
-				best = min(best, i)
-			}
-		}
+		best = min(best, st.earliestIn(s))
 	}
 	return best
+}
+
+// earliestIn is where, earliest, a candidate of this start begins in s: a
+// start at a word boundary whose tail, to the end of s, holds only what
+// such a secret holds (no longer than max, accepted), MinPartialLen or
+// more bytes from the end; len(s) when there is none. It reads s about
+// twice: the candidates lie in the run of allowed bytes at the end, found
+// once, and are tried from the left, where the first that holds is the
+// earliest. (Trying each start from the right against its whole tail was
+// quadratic in a run of starts.) A tail that fails accept fails it
+// shorter too (accept asks for kinds of bytes the tail holds).
+func (st *partialStart) earliestIn(s string) int {
+	run := len(s)
+	for run > 0 && st.follow(s[run-1]) {
+		run--
+	}
+	lo := max(0, run-len(st.text))
+	if st.max > 0 {
+		lo = max(lo, len(s)-st.max)
+	}
+	for i := lo; i+len(st.text) <= len(s); i++ {
+		j := strings.Index(s[i:], st.text)
+		if j < 0 || len(s)-(i+j) < MinPartialLen {
+			break
+		}
+		i += j
+		if !atBoundary(s, i) {
+			continue
+		}
+		if st.accept != nil && !st.accept(s[i+len(st.text):]) {
+			break
+		}
+		return i
+	}
+	return len(s)
 }
 
 func allBytes(s string, ok func(byte) bool) bool {

@@ -122,3 +122,46 @@ func TestMakingRoomForTheMarkerExposesNoOtherStart(t *testing.T) {
 		t.Fatalf("EscapeIdentifier = %q", got[200:])
 	}
 }
+
+// TestAnEscapeBeforeATokenDoesNotHideIt: quoting writes an invisible
+// character as \u200B, whose last letter is a word character; a token
+// right after it was no longer at a word boundary, and the redaction at
+// the wire let it through (found by review). A value quoting escaped is
+// redacted first.
+func TestAnEscapeBeforeATokenDoesNotHideIt(t *testing.T) {
+	t.Parallel()
+	red, _ := redact.New()
+	q := quote.New(red)
+	token := "ghp_" + strings.Repeat("aB3x", 9)
+	for _, s := range []string{"\u200b" + token, "\ufeff" + token, "x\x00" + token, "\u200bAKIAIOSFODNN7EXAMPLE", "\u200bBearer abc.def-123456"} {
+		for _, out := range []string{q.EscapeIdentifier(s), q.Of(quote.OriginTemporal, s).Text} {
+			wire, _ := red.String(out)
+			for _, secret := range []string{token, "AKIAIOSFODNN7EXAMPLE", "abc.def-123456"} {
+				if strings.Contains(wire, secret) {
+					t.Errorf("%q quoted as %q reaches the wire as %q", s, out, wire)
+				}
+			}
+		}
+	}
+}
+
+// TestInvisibleCharactersThatAreNotFormatCharactersAreEscaped: the
+// combining grapheme joiner, variation selectors and Hangul fillers show
+// as nothing, and "port\u034fhole" reads as porthole (found by review).
+func TestInvisibleCharactersThatAreNotFormatCharactersAreEscaped(t *testing.T) {
+	t.Parallel()
+	q := quote.New(nil)
+	for _, r := range []rune{'\u034f', '\ufe0f', '\u3164', '\uffa0', '\U000E0100'} {
+		s := "port" + string(r) + "hole"
+		if got := q.Of(quote.OriginTemporal, s).Text; strings.ContainsRune(got, r) {
+			t.Errorf("%U stays in %q", r, got)
+		}
+	}
+	v, err := quote.OfJSON(quote.OriginUpstream("docs"), []byte(`{"origin":"port\u034fhole","orig\u034fin":"porthole"}`), 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := string(v.Value); strings.Contains(out, `"porthole"`) || strings.ContainsRune(out, '\u034f') || strings.Count(out, "porthole-quoting-upstream:docs") != 2 {
+		t.Fatalf("OfJSON = %s", out)
+	}
+}

@@ -33,8 +33,11 @@
 //
 // Quoting is not redaction: secrets in quoted text are removed by package
 // redact, on the rendered result and again where bytes leave the process.
-// But a [Quoter] holds the redactor, and redacts a value before it cuts it,
-// so that no cut leaves half a secret behind. EscapeIdentifier makes an identifier safe to show; it does not check that
+// But a [Quoter] holds the redactor, and redacts a value before it cuts or
+// escapes it, so that no cut leaves half a secret behind and no escape
+// hides a token's word boundary.
+//
+// EscapeIdentifier makes an identifier safe to show; it does not check that
 // an argument is a valid identifier, which is policy.CheckIdentifier's job.
 package quote
 
@@ -92,8 +95,10 @@ type Redactor interface {
 // secret is nothing a redactor that reads the answer later recognises. So a
 // value that would be cut is redacted first (a window of it that reaches
 // past the cut), then cleaned and cut, and the start of a secret the cut
-// left behind is replaced too; a value that fits is left to the redaction
-// every answer passes through.
+// left behind is replaced too. A value that is escaped is redacted first
+// too, since an escape (\u200B) ends in a word character that hides the
+// word boundary a detector needs before a token. A value that fits and
+// needs no escape is left to the redaction every answer passes through.
 type Quoter struct {
 	redactor Redactor
 }
@@ -148,7 +153,12 @@ const partialMarker = "[REDACTED:partial]"
 
 func (q Quoter) clean(s string, limit int, keepLines bool) string {
 	out, cut, _ := clean(s, limit, keepLines)
-	if !cut || q.redactor == nil {
+	// A value that fits and needed no escape is left to the redaction at
+	// the wire. One that was escaped is redacted first, as one that is
+	// cut is: an escape written before a token (\u200B, \u0000) ends in a
+	// word character, and a detector that needs a word boundary before
+	// its token no longer finds it at the wire (found by review).
+	if !cut && len(out) == len(s) || q.redactor == nil {
 		return out
 	}
 	// Redaction shortens what it replaces, so a window that ended before
@@ -269,6 +279,11 @@ func isHidden(r rune) bool {
 	case r == '\u2028', r == '\u2029':
 		return true
 	case unicode.Is(unicode.Cf, r):
+		return true
+	case unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		// Invisible but not format characters: the combining grapheme
+		// joiner U+034F, variation selectors, the Hangul fillers U+3164
+		// and U+FFA0. "port\u034fhole" shows as porthole (found by review).
 		return true
 	}
 	return false
