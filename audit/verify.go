@@ -54,6 +54,34 @@ type Verification struct {
 // OK reports whether the chain holds.
 func (v *Verification) OK() bool { return v.Problem == nil }
 
+// Basis says what a verification rests on, a line each: whether the
+// HMACs were checked, the chain, and how far the series is proven complete
+// and what is not.
+func (v *Verification) Basis() []string {
+	var lines []string
+	if v.Keyed {
+		lines = append(lines, "HMACs checked: no record was changed by anyone without the HMAC key")
+	} else {
+		lines = append(lines, "links only, HMACs NOT checked: an editor of the files could have rewritten the whole chain")
+	}
+	if v.Chain != "" {
+		lines = append(lines, "chain "+v.Chain)
+	}
+	switch {
+	case v.ProvenTo != 0:
+		lines = append(lines, fmt.Sprintf("complete and unchanged from seq %d to %d: proven by %d signed checkpoint(s) of this chain, the latest signed at %s",
+			v.FirstSeq, v.ProvenTo, v.ProvenBy, v.ProvenAt.UTC().Format(time.RFC3339)))
+		if v.LastRecord > v.ProvenTo {
+			lines = append(lines, fmt.Sprintf("seq %d to %d: present, NOT proven complete (after the latest checkpoint)", v.ProvenTo+1, v.LastSeq))
+		}
+	case v.Signed:
+		lines = append(lines, "checkpoint and pruned records' signatures checked; NOT proven complete: no witnessed checkpoint of this chain reaches it (--checkpoints)")
+	default:
+		lines = append(lines, "NOT proven complete: no checkpoints were checked (--public-key, --checkpoints)")
+	}
+	return lines
+}
+
 type logFile struct {
 	path    string
 	lines   [][]byte
