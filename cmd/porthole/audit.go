@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -242,9 +243,15 @@ const auditUsage = `Usage:
       remove the oldest files of an archived series whose every record is
       before T, after appending a signed pruned record to its newest file
       (the first --key-file keys it); refuses a log porthole is writing
-  porthole audit report [--since T] [--until T] [--principal NAME] [--json] LOG...
-      who asked what: calls per principal and tool, denials by reason and
-      address, first and last seen (T is RFC 3339, or a duration ago like 24h)
+  porthole audit report [--key-file FILE]... [--public-key FILE]...
+                        [--checkpoints FILE]... [--from-checkpoint SEQ]
+                        [--unverified] [--since T] [--until T]
+                        [--principal NAME] [--json] LOG...
+      verify the files as verify does (each chain, one per replica, as a
+      series of its own), then say who asked what: calls per principal and
+      tool, denials by reason and address, first and last seen (T is
+      RFC 3339, or a duration ago like 24h); exit 1, writing no report,
+      when they do not verify, unless --unverified
 `
 
 func runAudit(args []string, stdout, stderr io.Writer) error {
@@ -287,10 +294,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func runAuditReport(args []string, stdout, stderr io.Writer) error {
 	var since, until, principal string
-	var asJSON bool
-	s := newSettings("audit report", "Summarize who asked what.", stderr)
-	s.fs.StringVar(&since, "since", "", "only records at or after this time (RFC 3339, or a duration ago such as 24h)")
-	s.fs.StringVar(&until, "until", "", "only records before this time (RFC 3339, or a duration ago)")
+	var asJSON, unverified bool
+	var vf verifyFlags
+	s := newSettings("audit report", "Verify audit logs (each replica's chain on its own), then summarize who asked what.", stderr)
+	vf.register(s)
+	s.fs.BoolVar(&unverified, "unverified", false, "report on files that do not verify, saying so on every page (at least every 50 lines) and in the JSON; a record whose HMAC does not verify is still not counted")
+	s.fs.StringVar(&since, "since", "", "only calls and denials at or after this time (RFC 3339, or a duration ago such as 24h); a result is counted with its call")
+	s.fs.StringVar(&until, "until", "", "only calls and denials before this time (RFC 3339, or a duration ago)")
 	s.fs.StringVar(&principal, "principal", "", "only this principal")
 	s.fs.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
 	files, err := parseInterspersed(s.fs, args)
@@ -307,7 +317,15 @@ func runAuditReport(args []string, stdout, stderr io.Writer) error {
 	if f.Until, err = parseWhen(until); err != nil {
 		return err
 	}
-	sum, err := audit.Summarize(files, f)
+	// Notes on the checkpoint files go to stderr: stdout may be JSON.
+	opts, err := vf.options(stderr)
+	if err != nil {
+		return err
+	}
+	sum, err := audit.Report(files, f, audit.ReportOptions{VerifyOptions: opts, Unverified: unverified})
+	if errors.Is(err, audit.ErrNotVerified) {
+		return fmt.Errorf("%w; no report was written (porthole audit verify says more; --unverified reports on it anyway, marking every page)", err)
+	}
 	if err != nil {
 		return err
 	}
