@@ -486,3 +486,87 @@ func FuzzPageWarner(f *testing.F) {
 		}
 	})
 }
+
+func TestToolAndArgumentFiltersMatchWhatTheClientSentExactly(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	wf := func(v string) Arg { return Arg{Name: "workflowId", Value: v} }
+	writeRecords(t, openReportLog(t, path, Config{}),
+		call("a1", "alice", "list_workflows", Arg{Name: "query", Value: "WorkflowId = 'order-123'"}),
+		result("a1", "alice", "list_workflows", OutcomeOK),
+		call("a2", "alice", "describe_workflow", wf("order-123"), Arg{Name: "runId", Value: "r-1"}),
+		result("a2", "alice", "describe_workflow", OutcomeToolError),
+		call("a3", "alice", "describe_workflow", wf("order-1234")),
+		result("a3", "alice", "describe_workflow", OutcomeOK),
+		call("b1", "bob", "describe_workflow", wf(`"order-123"`)), // quotes of its own
+		result("b1", "bob", "describe_workflow", OutcomeOK),
+		call("b2", "bob", "describe_workflow", wf("order-123\x1b[2J\u202e")), // a terminal escape and a bidi override
+		result("b2", "bob", "describe_workflow", OutcomeOK),
+		call("e1", "eve", "describe_workflow\n", wf("order-123")), // a tool name with a newline
+		result("e1", "eve", "describe_workflow\n", OutcomeOK),
+		call("m1", "mallory", "describe_workflow", Arg{Name: "workflowId=order-123", Value: "x"}), // a name holding "="
+		result("m1", "mallory", "describe_workflow", OutcomeOK),
+		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+	)
+	calls := func(s *Summary) map[string]int {
+		m := map[string]int{}
+		for _, p := range s.Principals {
+			m[p.Principal] = p.Calls
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		f    Filter
+		want map[string]int
+	}{
+		{"a tool and an exact value admit only that value, not one that holds it", Filter{Tool: "describe_workflow", Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}}}, map[string]int{"alice": 1}},
+		{"a value with quotes of its own is matched with them", Filter{Args: []ArgFilter{{Name: "workflowId", Value: `"order-123"`}}}, map[string]int{"bob": 1}},
+		{"a value with escapes is matched as it was sent", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123\x1b[2J\u202e"}}}, map[string]int{"bob": 1}},
+		{"a substring admits every value containing it", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123", Substring: true}}}, map[string]int{"alice": 2, "bob": 2, "eve": 1}},
+		{"a substring of a query", Filter{Args: []ArgFilter{{Name: "query", Value: "order-123", Substring: true}}}, map[string]int{"alice": 1}},
+		{"a hostile tool name is matched as it was sent", Filter{Tool: "describe_workflow\n"}, map[string]int{"eve": 1}},
+		{"a name holding = is matched whole", Filter{Args: []ArgFilter{{Name: "workflowId=order-123", Value: "x"}}}, map[string]int{"mallory": 1}},
+		{"every argument filter must be met", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}, {Name: "runId", Value: "r-1"}}}, map[string]int{"alice": 1}},
+		{"one argument filter unmet admits nothing", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}, {Name: "runId", Value: "r-2"}}}, map[string]int{}},
+		{"a principal and an argument: what alice asked about order-123", Filter{Principal: "alice", Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}}}, map[string]int{"alice": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := report(t, []string{path}, c.f, keyed())
+			if got := calls(s); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("calls by principal = %v, want %v", got, c.want)
+			}
+			if !s.DenialsLeftOut || len(s.Denials) != 0 {
+				t.Fatalf("denials left out %v, denials %+v; want left out", s.DenialsLeftOut, s.Denials)
+			}
+			for _, p := range s.Principals {
+				for _, tool := range p.Tools {
+					n := 0
+					for _, k := range tool.Outcomes {
+						n += k
+					}
+					if n != tool.Calls {
+						t.Errorf("%s's %q: %d calls, %d outcomes; each call's result follows it", p.Principal, tool.Tool, tool.Calls, n)
+					}
+				}
+			}
+		})
+	}
+
+	s := report(t, []string{path}, Filter{Tool: "describe_workflow", Args: []ArgFilter{{Name: "workflowId", Value: "order-123\x1b"}}}, keyed())
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`filter: tool "describe_workflow"; argument "workflowId" = "order-123\x1b"`, "Denials are left out"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if strings.ContainsRune(table.String(), '\x1b') {
+		t.Errorf("the table carries an escape:\n%q", table.String())
+	}
+	if all := report(t, []string{path}, Filter{Principal: "alice"}, keyed()); all.DenialsLeftOut {
+		t.Errorf("a principal's report says denials were left out")
+	}
+}

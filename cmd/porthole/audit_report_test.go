@@ -190,3 +190,46 @@ func TestAuditReportVerifiesEachReplicasTrailOnItsOwn(t *testing.T) {
 func regexpLine(out, pattern string) bool {
 	return regexp.MustCompile(`(?m)^` + pattern + `\s*$`).MatchString(out)
 }
+
+// TestAuditReportAnswersWhatAliceAskedAboutAnOrderInOneCommand: --principal,
+// --tool and --arg together; a value is compared exactly, or as a
+// substring with ~, as the client sent it (a hostile value given on the
+// command line as it was sent); denials are left out, and said to be.
+func TestAuditReportAnswersWhatAliceAskedAboutAnOrderInOneCommand(t *testing.T) {
+	t.Parallel()
+	wf := func(v string) []audit.Arg { return []audit.Arg{{Name: "workflowId", Value: v}} }
+	logPath, keyPath := reportTrail(t,
+		audit.Record{Principal: "alice", Tool: "describe_workflow", Args: wf("order-123")},
+		audit.Record{Principal: "alice", Tool: "describe_workflow", Args: wf("order-1234")},
+		audit.Record{Principal: "alice", Tool: "list_workflows", Args: []audit.Arg{{Name: "query", Value: "WorkflowId = 'order-123'"}}},
+		audit.Record{Principal: "alice", Tool: "describe_workflow", Args: wf(`"order-123"`)},
+		audit.Record{Principal: "alice", Tool: "describe_workflow", Args: wf("order-123\x1b[2J")},
+		audit.Record{Principal: "bob", Tool: "describe_workflow", Args: wf("order-123")},
+	)
+	env := baseEnv("PORTHOLE_AUDIT_KEY_FILE=" + keyPath)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // the principal and tool line
+	}{
+		{"an exact value", []string{"--principal", "alice", "--arg", "workflowId=order-123"}, `alice\s+describe_workflow\s+1\s+ok=1`},
+		{"a value holding quotes", []string{"--principal", "alice", "--arg", `workflowId="order-123"`}, `alice\s+describe_workflow\s+1\s+ok=1`},
+		{"a value holding an escape", []string{"--principal", "alice", "--arg", "workflowId=order-123\x1b[2J"}, `alice\s+describe_workflow\s+1\s+ok=1`},
+		{"a substring", []string{"--principal", "alice", "--arg", "workflowId~order-123"}, `alice\s+describe_workflow\s+4\s+ok=4`},
+		{"a substring of a query, split at the first ~", []string{"--tool", "list_workflows", "--arg", "query~= 'order-123'"}, `alice\s+list_workflows\s+1\s+ok=1`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := auditReport(t, env, append(c.args, logPath)...)
+			toolLines := regexp.MustCompile(`(?m)^\S+\s+(describe_workflow|list_workflows)\s`).FindAllString(out, -1)
+			if code != 0 || !regexpLine(out, c.want) || len(toolLines) != 1 {
+				t.Fatalf("exit %d; want one line %q:\n%s%s", code, c.want, out, errOut)
+			}
+			if strings.Contains(out, "bob") || !strings.Contains(out, "Denials are left out") || strings.ContainsRune(out, '\x1b') {
+				t.Fatalf("bob's call, no word of the denials, or an escape:\n%q", out)
+			}
+		})
+	}
+	if out, errOut, code := auditReport(t, env, "--arg", "workflowId", logPath); code == 0 || out != "" || !strings.Contains(errOut, "name=value") {
+		t.Fatalf("--arg without = or ~: exit %d, %s%s; want it refused", code, out, errOut)
+	}
+}
