@@ -570,3 +570,10 @@ func TestToolAndArgumentFiltersMatchWhatTheClientSentExactly(t *testing.T) {
 		t.Errorf("a principal's report says denials were left out")
 	}
 }
+
+func TestAReportOfNoFilesIsRefused(t *testing.T) {
+	t.Parallel()
+	if _, err := Report(nil, Filter{}, ReportOptions{}); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), "holds no record") {
+		t.Fatalf("Report of no files = %v; want ErrNotVerified", err)
+	}
+}

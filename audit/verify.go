@@ -128,29 +128,35 @@ func Verify(paths []string, key []byte) (*Verification, error) {
 // witnessed. An error means a file could not be read; a broken chain is
 // reported in the result.
 func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
+	files, problem, err := readChainOrder(paths)
+	if err != nil {
+		return nil, err
+	}
+	return verifyFiles(files, problem, opts), nil
+}
+
+// verifyFiles is VerifyWith of files read in chain order; problem is what
+// reading them found.
+func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions) *Verification {
 	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
 	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}}
-	files, problem, err := readChainOrder(paths)
-	if err != nil {
-		return nil, err
-	}
 	if problem != nil {
 		v.Problem = problem
-		return v, nil
+		return v
 	}
 	if p := w.indexCheckpoints(opts.Checkpoints, seriesChain(files)); p != nil {
 		v.Problem = p
-		return v, nil
+		return v
 	}
 	v.Problem = w.walk(files)
 	v.LastRecord = w.lastSubstantiveSeq
 	if v.Problem == nil {
 		v.Problem = w.finish()
 	}
-	return v, nil
+	return v
 }
 
 // readChainOrder reads the files and sorts them by their first record's
@@ -158,18 +164,19 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 // it was read, and what it holds breaks the chain.
 func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
 	var files []*logFile
+	var problem *Problem
 	for _, p := range paths {
 		f, hasRecord, err := readLogFile(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		if !hasRecord {
-			return nil, &Problem{File: p, Line: 1, What: "the file holds no audit record"}, nil
+		if !hasRecord && problem == nil {
+			problem = &Problem{File: p, Line: 1, What: "the file holds no audit record"}
 		}
 		files = append(files, f)
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].first < files[j].first })
-	return files, nil, nil
+	return files, problem, nil
 }
 
 // readLogFile reads a file into lines and finds its first record's sequence
