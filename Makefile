@@ -66,6 +66,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzCut ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzAuditLine ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzPageWarner ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenAgreesWithServerTokenizer ./policy/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzDecode ./gateway/rpcdecode/ $(FUZZTIME)

@@ -95,7 +95,7 @@ func TestTheReportCountsSummarisedDenials(t *testing.T) {
 	if v, err := Verify([]string{path}, testKey); err != nil || !v.OK() {
 		t.Fatalf("verify: %v %+v", err, v)
 	}
-	s, err := Summarize([]string{path}, Filter{})
+	s, err := Report([]string{path}, Filter{}, ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{testKey}, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}

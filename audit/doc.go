@@ -65,4 +65,15 @@
 // any witnessed checkpoint the series contradicts or does not reach. With
 // only the public key and the checkpoints, a verifier proves the series
 // complete up to the latest checkpoint; nothing proves what came after it.
+//
+// # Reports
+//
+// [Report] verifies the files with VerifyWith before it counts anything,
+// each chain (one per replica) as a series of its own, and refuses files
+// that do not verify ([ErrNotVerified]) unless told to read them anyway; then the summary says so (Verified false, the Problem),
+// and its table repeats a warning naming the problem on every page. With an
+// HMAC key each record is checked again as it is read, and one whose HMAC
+// does not verify is only counted as unverified: a principal edited by
+// someone without the key is never counted as genuine. Without a key only
+// the links were checked, and the report says so.
 package audit

@@ -1,31 +1,45 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
-// Filter narrows a report.
-type Filter struct {
-	Since, Until time.Time // zero means open
-	Principal    string
-}
-
 // Summary answers "who asked what" over a set of records.
 type Summary struct {
+	// Verified says every series verified (VerifyWith) before it was
+	// read. When one did not, Problem is the first break found, and the
+	// counts may include records forged after it and miss records deleted.
+	Verified bool     `json:"verified"`
+	Problem  *Problem `json:"problem,omitempty"`
+	// Series are the files' chains, each verified on its own.
+	Series []*Series `json:"series"`
+	// Unverified counts the records read whose HMAC does not verify with
+	// the keys given, or that name a key not given, whatever the filter.
+	// They are counted nowhere else. Without an HMAC key nothing can be
+	// checked, and it is 0.
+	Unverified int    `json:"unverified"`
+	Filter     Filter `json:"filter"`
+	// DenialsLeftOut says the filter names a tool or arguments, which
+	// denials do not have, so none is counted.
+	DenialsLeftOut bool `json:"denialsLeftOut"`
+
 	Records    int                 `json:"records"`
 	From       time.Time           `json:"from"`
 	To         time.Time           `json:"to"`
 	Principals []*PrincipalSummary `json:"principals"` // busiest first
 	Denials    []*DenialSummary    `json:"denials"`    // most frequent first
+}
+
+// Series is what verifying one chain's files found, and, when it holds,
+// what that rests on (Verification.Basis).
+type Series struct {
+	*Verification
+	Basis []string `json:"basis,omitempty"`
 }
 
 // PrincipalSummary is one principal's calls.
@@ -55,64 +69,193 @@ type DenialSummary struct {
 	LastSeen   time.Time `json:"lastSeen"`
 }
 
-// Summarize reads logs and summarizes the records the filter admits. Lines
-// that are not records are skipped: verifying is Verify's job.
-func Summarize(paths []string, f Filter) (*Summary, error) {
-	s := &Summary{Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
-	principals := map[string]*PrincipalSummary{}
-	denials := map[string]*DenialSummary{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+// ReportOptions say how Report verifies the files it reads.
+type ReportOptions struct {
+	VerifyOptions
+	// Unverified reads files that do not verify instead of refusing them;
+	// the summary says so (Verified false, and the Problem).
+	Unverified bool
+}
+
+// ErrNotVerified is Report's refusal of files that do not verify.
+var ErrNotVerified = errors.New("the audit series does not verify")
+
+// Report verifies a log or a rotated series, or several (each replica
+// writes a chain of its own, see splitSeries), with VerifyWith, and
+// summarizes the records f admits. Files that do not verify are refused
+// with ErrNotVerified, naming the first break, unless opts.Unverified. An
+// error of another kind means a file could not be read, or FromCheckpoint
+// was given with files of several chains.
+//
+// Security: verifying the series is not enough to count a record of a
+// series read anyway. With an HMAC key, each record is checked again as it
+// is read, and one whose HMAC does not verify is counted only as
+// Unverified: an edited principal is never counted as genuine. With
+// FromCheckpoint, records before the record it names are not read, as
+// nothing verified them.
+func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
+	series, err := splitSeries(paths)
+	if err != nil {
+		return nil, err
+	}
+	if len(series) == 0 {
+		series = [][]*logFile{nil} // verifyFiles says it holds no record
+	}
+	if len(series) > 1 && opts.FromCheckpoint != 0 {
+		return nil, fmt.Errorf("--from-checkpoint names a record of one chain, and the files hold %d chains: give one replica's files", len(series))
+	}
+	s := &Summary{Filter: f, DenialsLeftOut: f.namesCalls(), Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
+	z := &summarizer{s: s, f: f, ring: opts.Keys, principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
+	for _, group := range series {
+		// One series at a time, and what is counted is what was
+		// verified: the same bytes, read once.
+		files, problem, err := readChainOrder(pathsOf(group))
 		if err != nil {
 			return nil, err
 		}
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			e, err := parseLine(line, nil)
-			if err != nil {
-				continue
-			}
-			e.Principal = unquote(e.Principal)
-			if !f.admits(e) {
-				continue
-			}
-			s.Records++
-			if s.From.IsZero() || e.Time.Before(s.From) {
-				s.From = e.Time
-			}
-			if e.Time.After(s.To) {
-				s.To = e.Time
-			}
-			switch e.Kind {
-			case KindCall:
-				ps := principals[e.Principal]
-				if ps == nil {
-					ps = &PrincipalSummary{Principal: e.Principal, FirstSeen: e.Time}
-					principals[e.Principal] = ps
-				}
-				ps.Calls++
-				ps.LastSeen = e.Time
-				tool := toolName(e)
-				ts := findTool(ps, tool)
-				ts.Calls++
-			case KindResult:
-				if ps := principals[e.Principal]; ps != nil {
-					ts := findTool(ps, toolName(e))
-					ts.Outcomes[e.Outcome]++
-					if e.Outcome != OutcomeOK {
-						ps.Failed++
-					}
-				}
-			case KindDenial:
-				countDenials(denials, e.Outcome, e.Status, e.Reason, e.ClientAddr, 1, e.Time)
-			case KindDenials:
-				// A summary's denials count as if each had its record.
-				for _, g := range e.Groups {
-					countDenials(denials, g.Outcome, g.Status, g.Reason, e.ClientAddr, g.Count, e.Last)
-				}
+		v := verifyFiles(files, problem, opts.VerifyOptions)
+		sv := &Series{Verification: v}
+		if v.OK() {
+			sv.Basis = v.Basis()
+		} else if s.Problem == nil {
+			s.Problem = v.Problem
+		}
+		s.Series = append(s.Series, sv)
+		z.from, z.reading, z.open = opts.FromCheckpoint, false, map[callKey]openCall{}
+		for _, file := range files {
+			for _, line := range file.lines {
+				z.line(line)
 			}
 		}
 	}
-	for _, ps := range principals {
+	s.Verified = s.Problem == nil
+	if !s.Verified && !opts.Unverified {
+		return nil, fmt.Errorf("%w: %s", ErrNotVerified, s.Problem)
+	}
+	z.sort()
+	return s, nil
+}
+
+// summarizer counts records into a Summary, line by line.
+type summarizer struct {
+	s    *Summary
+	f    Filter
+	ring *Keyring
+	// from is where verification began (0: the genesis); reading says a
+	// record at or after it was reached.
+	from    uint64
+	reading bool
+
+	principals map[string]*PrincipalSummary
+	denials    map[string]*DenialSummary
+	// open are the calls counted whose result was not yet read.
+	open map[callKey]openCall
+}
+
+// callKey is how a result names its call: request ids are porthole's own
+// and random, and a result carries its call's principal.
+type callKey struct{ principal, requestID string }
+
+type openCall struct {
+	principal *PrincipalSummary
+	tool      *ToolSummary
+}
+
+// line counts one line. Lines that are not records are skipped: VerifyWith
+// reports them.
+func (z *summarizer) line(line []byte) {
+	e, err := parseLine(line, z.ring)
+	if errors.Is(err, errBadMAC) || errors.Is(err, errNoKey) {
+		// Its seq may be forged: it does not move where reading begins.
+		if z.reading || e.Seq >= z.from {
+			z.s.Unverified++
+		}
+		return
+	}
+	if err != nil {
+		return
+	}
+	if !z.reading && e.Seq < z.from {
+		return
+	}
+	z.reading = true
+	e.Principal = unquote(e.Principal)
+	switch e.Kind {
+	case KindCall:
+		z.call(e)
+	case KindResult:
+		z.result(e)
+	case KindDenial, KindDenials:
+		z.denial(e)
+	}
+}
+
+func (z *summarizer) call(e Entry) {
+	key := callKey{e.Principal, e.RequestID}
+	if !z.f.admitsCall(e) {
+		delete(z.open, key) // a result of this request id is this call's
+		return
+	}
+	z.count(e)
+	ps := z.principals[e.Principal]
+	if ps == nil {
+		ps = &PrincipalSummary{Principal: e.Principal, FirstSeen: e.Time}
+		z.principals[e.Principal] = ps
+	}
+	ps.Calls++
+	ps.LastSeen = e.Time
+	ts := findTool(ps, toolName(e))
+	ts.Calls++
+	z.open[key] = openCall{ps, ts}
+}
+
+// result counts a result when its call was counted, whatever its own time.
+func (z *summarizer) result(e Entry) {
+	key := callKey{e.Principal, e.RequestID}
+	c, ok := z.open[key]
+	if !ok {
+		return
+	}
+	delete(z.open, key)
+	z.count(e)
+	c.tool.Outcomes[e.Outcome]++
+	if e.Outcome != OutcomeOK {
+		c.principal.Failed++
+	}
+}
+
+func (z *summarizer) denial(e Entry) {
+	if !z.f.admitsDenial(e) {
+		return
+	}
+	z.count(e)
+	if e.Kind == KindDenial {
+		countDenials(z.denials, e.Outcome, e.Status, e.Reason, e.ClientAddr, 1, e.Time)
+		return
+	}
+	// A summary's denials count as if each had its record.
+	for _, g := range e.Groups {
+		countDenials(z.denials, g.Outcome, g.Status, g.Reason, e.ClientAddr, g.Count, e.Last)
+	}
+}
+
+// count adds a record to the summary's count and span.
+func (z *summarizer) count(e Entry) {
+	s := z.s
+	s.Records++
+	if s.From.IsZero() || e.Time.Before(s.From) {
+		s.From = e.Time
+	}
+	if e.Time.After(s.To) {
+		s.To = e.Time
+	}
+}
+
+// sort puts the principals, their tools and the denials in the summary,
+// busiest first.
+func (z *summarizer) sort() {
+	s := z.s
+	for _, ps := range z.principals {
 		slices.SortFunc(ps.Tools, func(a, b *ToolSummary) int { return b.Calls - a.Calls })
 		s.Principals = append(s.Principals, ps)
 	}
@@ -122,23 +265,10 @@ func Summarize(paths []string, f Filter) (*Summary, error) {
 		}
 		return strings.Compare(a.Principal, b.Principal)
 	})
-	for _, d := range denials {
+	for _, d := range z.denials {
 		s.Denials = append(s.Denials, d)
 	}
 	slices.SortFunc(s.Denials, func(a, b *DenialSummary) int { return b.Count - a.Count })
-	return s, nil
-}
-
-func (f Filter) admits(e Entry) bool {
-	switch {
-	case !f.Since.IsZero() && e.Time.Before(f.Since):
-		return false
-	case !f.Until.IsZero() && !e.Time.Before(f.Until):
-		return false
-	case f.Principal != "" && e.Principal != f.Principal:
-		return false
-	}
-	return e.Kind == KindCall || e.Kind == KindResult || e.Kind == KindDenial || e.Kind == KindDenials
 }
 
 // countDenials adds n denials of one outcome, status, reason and address,
@@ -183,70 +313,4 @@ func findTool(ps *PrincipalSummary, tool string) *ToolSummary {
 	t := &ToolSummary{Tool: tool, Outcomes: map[Outcome]int{}}
 	ps.Tools = append(ps.Tools, t)
 	return t
-}
-
-// WriteJSON writes the summary as indented JSON.
-func (s *Summary) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
-}
-
-// WriteTable writes the summary for a person. Values that came from clients
-// are shown quoted when they are not plain printable ASCII, so a report
-// printed to a terminal cannot carry escape sequences.
-func (s *Summary) WriteTable(w io.Writer) error {
-	const layout = "2006-01-02 15:04:05Z"
-	fmt.Fprintf(w, "%d records", s.Records)
-	if s.Records > 0 {
-		fmt.Fprintf(w, " from %s to %s", s.From.UTC().Format(layout), s.To.UTC().Format(layout))
-	}
-	fmt.Fprint(w, "\n\nCalls by principal (busiest first)\n")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PRINCIPAL\tCALLS\tNOT OK\tFIRST SEEN\tLAST SEEN")
-	for _, p := range s.Principals {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", safe(p.Principal), p.Calls, p.Failed, p.FirstSeen.UTC().Format(layout), p.LastSeen.UTC().Format(layout))
-	}
-	tw.Flush()
-	fmt.Fprint(w, "\nCalls by principal and tool\n")
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PRINCIPAL\tTOOL\tCALLS\tOUTCOMES")
-	for _, p := range s.Principals {
-		for _, t := range p.Tools {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", safe(p.Principal), safe(t.Tool), t.Calls, outcomes(t.Outcomes))
-		}
-	}
-	tw.Flush()
-	fmt.Fprint(w, "\nDenials by reason and address\n")
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OUTCOME\tSTATUS\tREASON\tCLIENT ADDRESS\tCOUNT\tLAST SEEN")
-	for _, d := range s.Denials {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", d.Outcome, d.Status, safe(d.Reason), safe(d.ClientAddr), d.Count, d.LastSeen.UTC().Format(layout))
-	}
-	return tw.Flush()
-}
-
-func outcomes(m map[Outcome]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, string(k))
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, m[Outcome(k)]))
-	}
-	return strings.Join(parts, " ")
-}
-
-func safe(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return strconv.QuoteToASCII(s)
-		}
-	}
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -4,43 +4,97 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestReportAnswersWhoAskedWhat(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "audit.log")
-	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	now := start
-	l, err := Open(Config{Path: path, Key: testKey, Now: func() time.Time { now = now.Add(time.Minute); return now }})
+// reportStart is when a test log's clock starts; each record is a minute
+// after the one before.
+var reportStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+// openReportLog opens a log at path under testKey (and cfg's signer) whose
+// clock moves a minute per record.
+func openReportLog(t *testing.T, path string, cfg Config) *Log {
+	t.Helper()
+	now := reportStart
+	cfg.Path, cfg.Key, cfg.Now = path, testKey, func() time.Time { now = now.Add(time.Minute); return now }
+	l, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	write := func(r Record) {
-		if err := l.Write(ctx, r); err != nil {
+	return l
+}
+
+// writeRecords writes records to l and closes it.
+func writeRecords(t *testing.T, l *Log, records ...Record) {
+	t.Helper()
+	for _, r := range records {
+		if err := l.Write(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := 0; i < 3; i++ {
-		write(callRecord("alice", "list_workflows"))
-		write(Record{Kind: KindResult, Principal: "alice", Tool: "list_workflows", Outcome: OutcomeOK})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
-	write(callRecord("bob", "describe_workflow"))
-	write(Record{Kind: KindResult, Principal: "bob", Tool: "describe_workflow", Outcome: OutcomeToolError})
-	write(Record{Kind: KindCall, Principal: "bob", Method: "tools/list"})
-	write(Record{Kind: KindResult, Principal: "bob", Method: "tools/list", Outcome: OutcomeOK})
-	write(Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"})
-	write(Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5001", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"})
-	l.Close()
+}
 
-	s, err := Summarize([]string{path}, Filter{})
+// call and result are a call record and its result record, as the gateway
+// writes them: sharing a request id and the principal.
+func call(id, principal, tool string, args ...Arg) Record {
+	r := callRecord(principal, tool, args...)
+	r.RequestID = id
+	return r
+}
+
+func result(id, principal, tool string, o Outcome) Record {
+	return Record{Kind: KindResult, RequestID: id, Principal: principal, Method: "tools/call", Tool: tool, Outcome: o}
+}
+
+// keyed are report options that verify with testKey.
+func keyed() ReportOptions {
+	return ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{testKey}, nil)}}
+}
+
+func report(t *testing.T, paths []string, f Filter, opts ReportOptions) *Summary {
+	t.Helper()
+	s, err := Report(paths, f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func principal(s *Summary, name string) *PrincipalSummary {
+	for _, p := range s.Principals {
+		if p.Principal == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func TestReportAnswersWhoAskedWhat(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	var records []Record
+	for i := range 3 {
+		id := fmt.Sprint("a", i)
+		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
+	}
+	records = append(records,
+		call("b1", "bob", "describe_workflow"), result("b1", "bob", "describe_workflow", OutcomeToolError),
+		Record{Kind: KindCall, RequestID: "b2", Principal: "bob", Method: "tools/list"},
+		Record{Kind: KindResult, RequestID: "b2", Principal: "bob", Method: "tools/list", Outcome: OutcomeOK},
+		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5001", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"})
+	writeRecords(t, openReportLog(t, path, Config{}), records...)
+
+	s := report(t, []string{path}, Filter{}, keyed())
 	if len(s.Principals) != 2 || s.Principals[0].Principal != "alice" || s.Principals[0].Calls != 3 {
 		t.Fatalf("principals = %+v", s.Principals)
 	}
@@ -52,11 +106,11 @@ func TestReportAnswersWhoAskedWhat(t *testing.T) {
 		t.Fatalf("denials = %+v", s.Denials)
 	}
 
-	only, _ := Summarize([]string{path}, Filter{Principal: "bob"})
+	only := report(t, []string{path}, Filter{Principal: "bob"}, keyed())
 	if len(only.Principals) != 1 || only.Principals[0].Principal != "bob" {
 		t.Fatalf("filter by principal = %+v", only.Principals)
 	}
-	late, _ := Summarize([]string{path}, Filter{Since: start.Add(7 * time.Minute)})
+	late := report(t, []string{path}, Filter{Since: reportStart.Add(8 * time.Minute)}, keyed())
 	if len(late.Principals) != 1 || late.Principals[0].Principal != "bob" {
 		t.Fatalf("filter by time = %+v", late.Principals)
 	}
@@ -80,5 +134,446 @@ func TestReportShowsHostileNamesQuoted(t *testing.T) {
 	t.Parallel()
 	if got := safe("evil\x1b[2Jname"); got != `"evil\x1b[2Jname"` {
 		t.Fatalf("safe = %q", got)
+	}
+}
+
+// editedPrincipalLog writes alice's calls, and sixty other principals'
+// (so the report runs to several pages), then edits the principal of
+// alice's first call to admin, as someone without the key would.
+func editedPrincipalLog(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	var records []Record
+	for i := range 3 {
+		id := fmt.Sprint("a", i)
+		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
+	}
+	for i := range 60 {
+		id, p := fmt.Sprint("p", i), fmt.Sprintf("agent-%02d", i)
+		records = append(records, call(id, p, "describe_namespace"), result(id, p, "describe_namespace", OutcomeOK))
+	}
+	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	editPrincipalIn(t, path, "alice", "admin")
+	return path
+}
+
+// editPrincipalIn changes the first record of principal from to to, as
+// someone without the key would.
+func editPrincipalIn(t *testing.T, path, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(b, []byte(`"principal":"\"`+from+`\""`), []byte(`"principal":"\"`+to+`\""`), 1)
+	if bytes.Equal(edited, b) {
+		t.Fatalf("found no record of %s to edit", from)
+	}
+	if err := os.WriteFile(path, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// everyPageWarns fails t unless the report begins and ends with the
+// warning and no run of warnEvery lines lacks it.
+func everyPageWarns(t *testing.T, report, what string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(report, "\n"), "\n")
+	if len(lines) < 2*warnEvery {
+		t.Fatalf("the report is %d lines, too short to show pages", len(lines))
+	}
+	warns := func(l string) bool {
+		return strings.HasPrefix(l, "WARNING: NOT VERIFIED: ") && strings.Contains(l, what)
+	}
+	if !warns(lines[0]) || !warns(lines[len(lines)-1]) {
+		t.Fatalf("the report does not begin and end with the warning:\n%s", report)
+	}
+	since := 0
+	for i, l := range lines {
+		if warns(l) {
+			since = 0
+			continue
+		}
+		if since++; since >= warnEvery {
+			t.Fatalf("lines %d to %d hold no warning:\n%s", i-since+2, i+1, report)
+		}
+	}
+}
+
+func TestAnEditedPrincipalIsRefusedAndUnderUnverifiedNeverCounted(t *testing.T) {
+	t.Parallel()
+	path := editedPrincipalLog(t)
+
+	if _, err := Report([]string{path}, Filter{}, keyed()); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), "HMAC does not match") {
+		t.Fatalf("Report of an edited log = %v; want ErrNotVerified naming the HMAC", err)
+	}
+
+	opts := keyed()
+	opts.Unverified = true
+	s := report(t, []string{path}, Filter{}, opts)
+	if s.Verified || s.Problem == nil || s.Unverified != 1 {
+		t.Fatalf("verified %v, problem %v, unverified %d; want false, the problem, 1", s.Verified, s.Problem, s.Unverified)
+	}
+	if principal(s, "admin") != nil {
+		t.Fatalf("the edited principal was counted: %+v", principal(s, "admin"))
+	}
+	// The edited call's result names alice, but its call was not counted.
+	if a := principal(s, "alice"); a == nil || a.Calls != 2 || a.Tools[0].Outcomes[OutcomeOK] != 2 {
+		t.Fatalf("alice = %+v; want 2 calls, ok=2", a)
+	}
+
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	everyPageWarns(t, table.String(), "HMAC does not match")
+	if !strings.Contains(table.String(), "unverified: 1 (records whose HMAC") {
+		t.Fatalf("the table does not show the unverified count:\n%s", table.String())
+	}
+	var js bytes.Buffer
+	if err := s.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Verified   *bool
+		Problem    *Problem
+		Unverified int
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.Verified == nil || *got.Verified || got.Problem == nil || got.Unverified != 1 {
+		t.Fatalf("JSON verified %v, problem %v, unverified %d (%v); want false, the problem, 1", got.Verified, got.Problem, got.Unverified, err)
+	}
+}
+
+func TestWithoutAKeyAnEditBreaksALinkAndTheReportSaysHMACsWereNotChecked(t *testing.T) {
+	t.Parallel()
+	path := editedPrincipalLog(t)
+	if _, err := Report([]string{path}, Filter{}, ReportOptions{}); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), "does not link") {
+		t.Fatalf("Report without a key = %v; want ErrNotVerified at the broken link", err)
+	}
+	s := report(t, []string{path}, Filter{}, ReportOptions{Unverified: true})
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	everyPageWarns(t, table.String(), "does not link")
+	if !strings.Contains(table.String(), "the HMACs were not checked") || strings.Contains(table.String(), "unverified:") {
+		t.Fatalf("the table does not say the HMACs were not checked:\n%s", table.String())
+	}
+}
+
+func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
+	t.Parallel()
+	sig := newSigner(t)
+	tr := newTrail(t)
+	l := openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 3})
+	writeRecords(t, l, call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
+	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: tr.checkpoints(t)}}
+	s := report(t, []string{tr.log}, Filter{}, opts)
+	if !s.Verified || s.Problem != nil || s.Unverified != 0 || len(s.Series) != 1 || s.Series[0].ProvenTo == 0 {
+		t.Fatalf("verified %v, problem %v, unverified %d, series %+v", s.Verified, s.Problem, s.Unverified, s.Series)
+	}
+	v := s.Series[0]
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	// The header is verify's OK answer: the extent, then what it rests on.
+	want := fmt.Sprintf("verified: %d records in 1 files, seq 1 to %d\n", v.Records, v.LastSeq)
+	for _, line := range v.Basis {
+		want += "  " + line + "\n"
+	}
+	if !strings.HasPrefix(table.String(), want) || !strings.Contains(want, "HMACs checked") || !strings.Contains(want, "complete and unchanged from seq 1") || strings.Contains(table.String(), "WARNING") {
+		t.Fatalf("the report begins\n%s\nwant\n%s(and no warning)", table.String(), want)
+	}
+	var js bytes.Buffer
+	if err := s.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Verified bool
+		Series   []struct {
+			ProvenTo uint64
+			Basis    []string
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || !got.Verified || len(got.Series) != 1 || got.Series[0].ProvenTo != v.ProvenTo || fmt.Sprint(got.Series[0].Basis) != fmt.Sprint(v.Basis) {
+		t.Fatalf("JSON %s (%v)", js.String(), err)
+	}
+}
+
+// TestAReportVerifiesEachReplicasChainOnItsOwn: each replica writes a
+// chain of its own; one report covers both, each verified with the
+// checkpoints collected from every replica, and an edit of either refuses
+// it.
+func TestAReportVerifiesEachReplicasChainOnItsOwn(t *testing.T) {
+	t.Parallel()
+	sig := newSigner(t)
+	a, b := newTrail(t), newTrail(t)
+	for _, r := range []struct {
+		tr        trail
+		principal string
+	}{{a, "alice"}, {b, "bob"}} {
+		var records []Record
+		for i := range 4 {
+			id := fmt.Sprint(r.principal, i)
+			records = append(records, call(id, r.principal, "list_workflows"), result(id, r.principal, "list_workflows", OutcomeOK))
+		}
+		writeRecords(t, openReportLog(t, r.tr.log, Config{Signer: sig.priv, CheckpointPath: r.tr.witness, CheckpointEvery: 3}), records...)
+	}
+	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: append(a.checkpoints(t), b.checkpoints(t)...)}}
+	s := report(t, []string{b.log, a.log}, Filter{}, opts)
+	if !s.Verified || len(s.Series) != 2 || s.Series[0].ProvenTo == 0 || s.Series[1].ProvenTo == 0 {
+		t.Fatalf("verified %v, series %+v; want two, each proven", s.Verified, s.Series)
+	}
+	if p, q := principal(s, "alice"), principal(s, "bob"); p == nil || q == nil || p.Calls != 4 || q.Calls != 4 || p.Tools[0].Outcomes[OutcomeOK] != 4 {
+		t.Fatalf("principals = %+v", s.Principals)
+	}
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(table.String(), "verified: 2 series, one per chain, each on its own\nseries 1: ") || !strings.Contains(table.String(), "\nseries 2: ") {
+		t.Fatalf("the report does not say each series was verified:\n%s", table.String())
+	}
+
+	opts.FromCheckpoint = a.checkpoints(t)[0].Seq
+	if _, err := Report([]string{a.log, b.log}, Filter{}, opts); err == nil || !strings.Contains(err.Error(), "one replica's files") {
+		t.Fatalf("--from-checkpoint with two chains = %v; want it refused", err)
+	}
+	opts.FromCheckpoint = 0
+
+	editPrincipalIn(t, b.log, "bob", "admin")
+	if _, err := Report([]string{a.log, b.log}, Filter{}, opts); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), b.log) {
+		t.Fatalf("Report with one replica's log edited = %v; want ErrNotVerified naming it", err)
+	}
+	opts.Unverified = true
+	s = report(t, []string{a.log, b.log}, Filter{}, opts)
+	if s.Verified || s.Series[0].OK() == s.Series[1].OK() || principal(s, "admin") != nil || principal(s, "alice").Calls != 4 {
+		t.Fatalf("verified %v, principals %+v", s.Verified, s.Principals)
+	}
+}
+
+// TestAnUpgradedVersion1TrailReportsAsOneSeries: the rotated files
+// written before records named their chain join the chain the log was
+// upgraded into.
+func TestAnUpgradedVersion1TrailReportsAsOneSeries(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files, _ := filepath.Glob("testdata/v1/audit.log*")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600)
+	}
+	key, _ := os.ReadFile("testdata/v1/audit.key")
+	l, err := Open(Config{Path: filepath.Join(dir, "audit.log"), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRecords(t, l, call("r9", "alice", "list_workflows"), result("r9", "alice", "list_workflows", OutcomeOK))
+	paths, _ := filepath.Glob(filepath.Join(dir, "audit.log*"))
+	s := report(t, paths, Filter{}, ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{key}, nil)}})
+	if !s.Verified || len(s.Series) != 1 || s.Series[0].Chain == "" || principal(s, "alice").Calls != 9 {
+		t.Fatalf("verified %v, series %+v, principals %+v; want one series of 9 calls", s.Verified, s.Series, s.Principals)
+	}
+}
+
+func TestAResultIsCountedWithItsCall(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	// Records are a minute apart, from reportStart plus a minute (the
+	// chain-start) on.
+	writeRecords(t, openReportLog(t, path, Config{}),
+		call("r1", "alice", "list_workflows"),                       // 2
+		call("r1", "bob", "list_workflows"),                         // 3: the same request id, another principal
+		result("r1", "alice", "list_workflows", OutcomeToolError),   // 4
+		result("r1", "bob", "list_workflows", OutcomeOK),            // 5
+		call("r2", "alice", "describe_workflow"),                    // 6
+		result("r2", "alice", "describe_workflow", OutcomeOK),       // 7: after --until, counted with its call
+		call("r2", "alice", "describe_workflow"),                    // 8: after --until
+		result("r2", "alice", "describe_workflow", OutcomeInternal), // 9: its call was not counted
+		result("r3", "alice", "describe_workflow", OutcomeInternal), // 10: no call
+	)
+	s := report(t, []string{path}, Filter{Until: reportStart.Add(6*time.Minute + 30*time.Second)}, keyed())
+	alice, bob := principal(s, "alice"), principal(s, "bob")
+	if alice == nil || alice.Calls != 2 || alice.Failed != 1 || bob == nil || bob.Calls != 1 || bob.Failed != 0 {
+		t.Fatalf("alice %+v, bob %+v; want alice 2 calls 1 failed, bob 1 call", alice, bob)
+	}
+	for _, tool := range alice.Tools {
+		if tool.Calls != 1 || len(tool.Outcomes) != 1 {
+			t.Errorf("alice's %s: %d calls, outcomes %v; want 1 call, one outcome", tool.Tool, tool.Calls, tool.Outcomes)
+		}
+	}
+	if s.Records != 6 {
+		t.Fatalf("%d records counted, want 6 (3 calls, 3 results)", s.Records)
+	}
+	onlyBob := report(t, []string{path}, Filter{Principal: "bob"}, keyed())
+	if len(onlyBob.Principals) != 1 || onlyBob.Principals[0].Tools[0].Outcomes[OutcomeOK] != 1 || onlyBob.Principals[0].Failed != 0 {
+		t.Fatalf("bob alone = %+v; his result, not alice's of the same request id", onlyBob.Principals)
+	}
+}
+
+func TestAReportFromACheckpointReadsOnlyWhatWasVerified(t *testing.T) {
+	t.Parallel()
+	sig := newSigner(t)
+	tr := newTrail(t)
+	var records []Record
+	for i := range 10 {
+		id := fmt.Sprint("a", i)
+		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
+	}
+	writeRecords(t, openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 4}), records...)
+	cps := tr.checkpoints(t)
+	from := cps[2].Seq
+	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: cps, FromCheckpoint: from}}
+	s := report(t, []string{tr.log}, Filter{}, opts)
+	b, _ := os.ReadFile(tr.log)
+	want := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if e, err := parseLine(line, nil); err == nil && e.Kind == KindCall && e.Seq >= from {
+			want++
+		}
+	}
+	if !s.Verified || len(s.Principals) != 1 || s.Principals[0].Calls != want || want == 0 || want == 10 {
+		t.Fatalf("verified %v, principals %+v; want the %d calls from seq %d", s.Verified, s.Principals, want, from)
+	}
+}
+
+// FuzzPageWarner: what the page warner writes, however it is cut into
+// writes, is what a reference that inserts the warning line by line
+// writes: the input, whole and in order, with the warning first, last and
+// before every line that would run past warnEvery lines since the last.
+func FuzzPageWarner(f *testing.F) {
+	f.Add([]byte("a\nb\n"), uint8(1))
+	f.Add(bytes.Repeat([]byte("line\n"), 120), uint8(7))
+	f.Add([]byte("no newline at the end"), uint8(3))
+	f.Add(bytes.Repeat([]byte("\n"), 99), uint8(0))
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
+		const warning = "WARNING\n"
+		var got bytes.Buffer
+		p := &pageWarner{w: &got, warning: []byte(warning), every: warnEvery}
+		if err := p.warn(); err != nil {
+			t.Fatal(err)
+		}
+		for rest, n := in, int(chunk)+1; len(rest) > 0; rest = rest[min(n, len(rest)):] {
+			if w, err := p.Write(rest[:min(n, len(rest))]); err != nil || w != min(n, len(rest)) {
+				t.Fatalf("Write = %d, %v", w, err)
+			}
+		}
+		if err := p.warn(); err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		want.WriteString(warning)
+		since := 0
+		for _, line := range strings.SplitAfter(string(in), "\n") {
+			if line == "" {
+				continue
+			}
+			if since == warnEvery-1 {
+				want.WriteString(warning)
+				since = 0
+			}
+			want.WriteString(line)
+			if strings.HasSuffix(line, "\n") {
+				since++
+			} else {
+				want.WriteString("\n")
+			}
+		}
+		want.WriteString(warning)
+		if got.String() != want.String() {
+			t.Fatalf("page warner wrote\n%q\nwant\n%q", got.String(), want.String())
+		}
+	})
+}
+
+func TestToolAndArgumentFiltersMatchWhatTheClientSentExactly(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	wf := func(v string) Arg { return Arg{Name: "workflowId", Value: v} }
+	writeRecords(t, openReportLog(t, path, Config{}),
+		call("a1", "alice", "list_workflows", Arg{Name: "query", Value: "WorkflowId = 'order-123'"}),
+		result("a1", "alice", "list_workflows", OutcomeOK),
+		call("a2", "alice", "describe_workflow", wf("order-123"), Arg{Name: "runId", Value: "r-1"}),
+		result("a2", "alice", "describe_workflow", OutcomeToolError),
+		call("a3", "alice", "describe_workflow", wf("order-1234")),
+		result("a3", "alice", "describe_workflow", OutcomeOK),
+		call("b1", "bob", "describe_workflow", wf(`"order-123"`)), // quotes of its own
+		result("b1", "bob", "describe_workflow", OutcomeOK),
+		call("b2", "bob", "describe_workflow", wf("order-123\x1b[2J\u202e")), // a terminal escape and a bidi override
+		result("b2", "bob", "describe_workflow", OutcomeOK),
+		call("e1", "eve", "describe_workflow\n", wf("order-123")), // a tool name with a newline
+		result("e1", "eve", "describe_workflow\n", OutcomeOK),
+		call("m1", "mallory", "describe_workflow", Arg{Name: "workflowId=order-123", Value: "x"}), // a name holding "="
+		result("m1", "mallory", "describe_workflow", OutcomeOK),
+		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+	)
+	calls := func(s *Summary) map[string]int {
+		m := map[string]int{}
+		for _, p := range s.Principals {
+			m[p.Principal] = p.Calls
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		f    Filter
+		want map[string]int
+	}{
+		{"a tool and an exact value admit only that value, not one that holds it", Filter{Tool: "describe_workflow", Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}}}, map[string]int{"alice": 1}},
+		{"a value with quotes of its own is matched with them", Filter{Args: []ArgFilter{{Name: "workflowId", Value: `"order-123"`}}}, map[string]int{"bob": 1}},
+		{"a value with escapes is matched as it was sent", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123\x1b[2J\u202e"}}}, map[string]int{"bob": 1}},
+		{"a substring admits every value containing it", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123", Substring: true}}}, map[string]int{"alice": 2, "bob": 2, "eve": 1}},
+		{"a substring of a query", Filter{Args: []ArgFilter{{Name: "query", Value: "order-123", Substring: true}}}, map[string]int{"alice": 1}},
+		{"a hostile tool name is matched as it was sent", Filter{Tool: "describe_workflow\n"}, map[string]int{"eve": 1}},
+		{"a name holding = is matched whole", Filter{Args: []ArgFilter{{Name: "workflowId=order-123", Value: "x"}}}, map[string]int{"mallory": 1}},
+		{"every argument filter must be met", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}, {Name: "runId", Value: "r-1"}}}, map[string]int{"alice": 1}},
+		{"one argument filter unmet admits nothing", Filter{Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}, {Name: "runId", Value: "r-2"}}}, map[string]int{}},
+		{"a principal and an argument: what alice asked about order-123", Filter{Principal: "alice", Args: []ArgFilter{{Name: "workflowId", Value: "order-123"}}}, map[string]int{"alice": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := report(t, []string{path}, c.f, keyed())
+			if got := calls(s); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("calls by principal = %v, want %v", got, c.want)
+			}
+			if !s.DenialsLeftOut || len(s.Denials) != 0 {
+				t.Fatalf("denials left out %v, denials %+v; want left out", s.DenialsLeftOut, s.Denials)
+			}
+			for _, p := range s.Principals {
+				for _, tool := range p.Tools {
+					n := 0
+					for _, k := range tool.Outcomes {
+						n += k
+					}
+					if n != tool.Calls {
+						t.Errorf("%s's %q: %d calls, %d outcomes; each call's result follows it", p.Principal, tool.Tool, tool.Calls, n)
+					}
+				}
+			}
+		})
+	}
+
+	s := report(t, []string{path}, Filter{Tool: "describe_workflow", Args: []ArgFilter{{Name: "workflowId", Value: "order-123\x1b"}}}, keyed())
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`filter: tool "describe_workflow"; argument "workflowId" = "order-123\x1b"`, "Denials are left out"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if strings.ContainsRune(table.String(), '\x1b') {
+		t.Errorf("the table carries an escape:\n%q", table.String())
+	}
+	if all := report(t, []string{path}, Filter{Principal: "alice"}, keyed()); all.DenialsLeftOut {
+		t.Errorf("a principal's report says denials were left out")
+	}
+}
+
+func TestAReportOfNoFilesIsRefused(t *testing.T) {
+	t.Parallel()
+	if _, err := Report(nil, Filter{}, ReportOptions{}); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), "holds no record") {
+		t.Fatalf("Report of no files = %v; want ErrNotVerified", err)
 	}
 }

@@ -54,6 +54,34 @@ type Verification struct {
 // OK reports whether the chain holds.
 func (v *Verification) OK() bool { return v.Problem == nil }
 
+// Basis says what a verification rests on, a line each: whether the
+// HMACs were checked, the chain, and how far the series is proven complete
+// and what is not.
+func (v *Verification) Basis() []string {
+	var lines []string
+	if v.Keyed {
+		lines = append(lines, "HMACs checked: no record was changed by anyone without the HMAC key")
+	} else {
+		lines = append(lines, "links only, HMACs NOT checked: an editor of the files could have rewritten the whole chain")
+	}
+	if v.Chain != "" {
+		lines = append(lines, "chain "+v.Chain)
+	}
+	switch {
+	case v.ProvenTo != 0:
+		lines = append(lines, fmt.Sprintf("complete and unchanged from seq %d to %d: proven by %d signed checkpoint(s) of this chain, the latest signed at %s",
+			v.FirstSeq, v.ProvenTo, v.ProvenBy, v.ProvenAt.UTC().Format(time.RFC3339)))
+		if v.LastRecord > v.ProvenTo {
+			lines = append(lines, fmt.Sprintf("seq %d to %d: present, NOT proven complete (after the latest checkpoint)", v.ProvenTo+1, v.LastSeq))
+		}
+	case v.Signed:
+		lines = append(lines, "checkpoint and pruned records' signatures checked; NOT proven complete: no witnessed checkpoint of this chain reaches it (--checkpoints)")
+	default:
+		lines = append(lines, "NOT proven complete: no checkpoints were checked (--public-key, --checkpoints)")
+	}
+	return lines
+}
+
 type logFile struct {
 	path    string
 	lines   [][]byte
@@ -100,29 +128,35 @@ func Verify(paths []string, key []byte) (*Verification, error) {
 // witnessed. An error means a file could not be read; a broken chain is
 // reported in the result.
 func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
+	files, problem, err := readChainOrder(paths)
+	if err != nil {
+		return nil, err
+	}
+	return verifyFiles(files, problem, opts), nil
+}
+
+// verifyFiles is VerifyWith of files read in chain order; problem is what
+// reading them found.
+func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions) *Verification {
 	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
 	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}}
-	files, problem, err := readChainOrder(paths)
-	if err != nil {
-		return nil, err
-	}
 	if problem != nil {
 		v.Problem = problem
-		return v, nil
+		return v
 	}
 	if p := w.indexCheckpoints(opts.Checkpoints, seriesChain(files)); p != nil {
 		v.Problem = p
-		return v, nil
+		return v
 	}
 	v.Problem = w.walk(files)
 	v.LastRecord = w.lastSubstantiveSeq
 	if v.Problem == nil {
 		v.Problem = w.finish()
 	}
-	return v, nil
+	return v
 }
 
 // readChainOrder reads the files and sorts them by their first record's
@@ -130,18 +164,19 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 // it was read, and what it holds breaks the chain.
 func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
 	var files []*logFile
+	var problem *Problem
 	for _, p := range paths {
 		f, hasRecord, err := readLogFile(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		if !hasRecord {
-			return nil, &Problem{File: p, Line: 1, What: "the file holds no audit record"}, nil
+		if !hasRecord && problem == nil {
+			problem = &Problem{File: p, Line: 1, What: "the file holds no audit record"}
 		}
 		files = append(files, f)
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].first < files[j].first })
-	return files, nil, nil
+	return files, problem, nil
 }
 
 // readLogFile reads a file into lines and finds its first record's sequence

@@ -207,13 +207,13 @@ Claude Code over stdio: put this in .mcp.json (valid while this demo runs):
 %s
 
 See who asked what, and check that the audit log is untouched:
-  %s audit report %s
+  %s audit report --key-file %s %s
   %s audit verify --key-file %s %s
 
 Operations log: %s
 Press Ctrl-C to stop porthole, the sample worker and the Temporal dev server.
 `, namespace, token, endpoint, token, temporaltest.RunningWorkflowID, endpoint, token, indent(string(mcpJSON)),
-		bin, auditLog, bin, auditKey, auditLog, logPath)
+		bin, auditKey, auditLog, bin, auditKey, auditLog, logPath)
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

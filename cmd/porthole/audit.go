@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -242,9 +243,19 @@ const auditUsage = `Usage:
       remove the oldest files of an archived series whose every record is
       before T, after appending a signed pruned record to its newest file
       (the first --key-file keys it); refuses a log porthole is writing
-  porthole audit report [--since T] [--until T] [--principal NAME] [--json] LOG...
-      who asked what: calls per principal and tool, denials by reason and
-      address, first and last seen (T is RFC 3339, or a duration ago like 24h)
+  porthole audit report [--key-file FILE]... [--public-key FILE]...
+                        [--checkpoints FILE]... [--from-checkpoint SEQ]
+                        [--unverified] [--since T] [--until T]
+                        [--principal NAME] [--tool NAME]
+                        [--arg NAME=VALUE | --arg NAME~TEXT]... [--json] LOG...
+      verify the files as verify does (each chain, one per replica, as a
+      series of its own), then say who asked what: calls per principal and
+      tool, denials by reason and address, first and last seen (T is
+      RFC 3339, or a duration ago like 24h); exit 1, writing no report,
+      when they do not verify, unless --unverified.
+      --tool and --arg count only calls of that tool, holding an argument
+      of that name whose value equals VALUE (or contains TEXT), and their
+      results; denials are then left out
 `
 
 func runAudit(args []string, stdout, stderr io.Writer) error {
@@ -285,29 +296,43 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func runAuditReport(args []string, stdout, stderr io.Writer) error {
-	var since, until, principal string
-	var asJSON bool
-	s := newSettings("audit report", "Summarize who asked what.", stderr)
-	s.fs.StringVar(&since, "since", "", "only records at or after this time (RFC 3339, or a duration ago such as 24h)")
-	s.fs.StringVar(&until, "until", "", "only records before this time (RFC 3339, or a duration ago)")
+func runAuditReport(argv []string, stdout, stderr io.Writer) error {
+	var since, until, principal, tool string
+	var asJSON, unverified bool
+	var vf verifyFlags
+	var args argFilters
+	s := newSettings("audit report", "Verify audit logs (each replica's chain on its own), then summarize who asked what.", stderr)
+	vf.register(s)
+	s.fs.BoolVar(&unverified, "unverified", false, "report on files that do not verify, saying so on every page (at least every 50 lines) and in the JSON; a record whose HMAC does not verify is still not counted")
+	s.fs.StringVar(&since, "since", "", "only calls and denials at or after this time (RFC 3339, or a duration ago such as 24h); a result is counted with its call")
+	s.fs.StringVar(&until, "until", "", "only calls and denials before this time (RFC 3339, or a duration ago)")
 	s.fs.StringVar(&principal, "principal", "", "only this principal")
+	s.fs.StringVar(&tool, "tool", "", "only calls of this tool, as the client named it (exact); leaves denials out")
+	s.fs.Var(&args, "arg", "only calls holding this argument: name=value for a value exactly equal, name~text for one containing text (split at the first = or ~; compared as the record holds them, redacted, a value cut at 4 KiB); once per argument, all must match; leaves denials out")
 	s.fs.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
-	files, err := parseInterspersed(s.fs, args)
+	files, err := parseInterspersed(s.fs, argv)
 	if err != nil {
 		return err
 	}
 	if len(files) == 0 {
 		return fmt.Errorf("%w: name at least one log file", errUsage)
 	}
-	f := audit.Filter{Principal: principal}
+	f := audit.Filter{Principal: principal, Tool: tool, Args: args}
 	if f.Since, err = parseWhen(since); err != nil {
 		return err
 	}
 	if f.Until, err = parseWhen(until); err != nil {
 		return err
 	}
-	sum, err := audit.Summarize(files, f)
+	// Notes on the checkpoint files go to stderr: stdout may be JSON.
+	opts, err := vf.options(stderr)
+	if err != nil {
+		return err
+	}
+	sum, err := audit.Report(files, f, audit.ReportOptions{VerifyOptions: opts, Unverified: unverified})
+	if errors.Is(err, audit.ErrNotVerified) {
+		return fmt.Errorf("%w; no report was written (porthole audit verify says more; --unverified reports on it anyway, marking every page)", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -315,6 +340,22 @@ func runAuditReport(args []string, stdout, stderr io.Writer) error {
 		return sum.WriteJSON(stdout)
 	}
 	return sum.WriteTable(stdout)
+}
+
+// argFilters are the --arg flags of a report.
+type argFilters []audit.ArgFilter
+
+func (a *argFilters) String() string { return fmt.Sprint(*a) }
+
+// Set reads name=value (a value exactly equal) or name~text (a value
+// containing text), split at the first = or ~.
+func (a *argFilters) Set(v string) error {
+	i := strings.IndexAny(v, "=~")
+	if i < 0 {
+		return fmt.Errorf("want name=value, or name~text for a value containing text")
+	}
+	*a = append(*a, audit.ArgFilter{Name: v[:i], Value: v[i+1:], Substring: v[i] == '~'})
+	return nil
 }
 
 func parseWhen(s string) (time.Time, error) {

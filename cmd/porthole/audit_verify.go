@@ -22,14 +22,34 @@ func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 // errChainBroken makes verify exit 1 without a usage message.
 var errChainBroken = fmt.Errorf("the audit chain is broken")
 
+// verifyFlags are the keys and checkpoints a verifier is given: verify and
+// report take the same flags.
+type verifyFlags struct {
+	keyFiles, publicKeys, checkpointFiles fileList
+	from                                  string
+}
+
+func (v *verifyFlags) register(s *settings) {
+	s.fs.Var(&v.keyFiles, "key-file", "an HMAC key the log was written under; once per key across rotations ($PORTHOLE_AUDIT_KEY_FILE when none is given); without any, only the links are checked")
+	s.fs.Var(&v.publicKeys, "public-key", "a public key (from porthole audit keygen) of a key that signed checkpoints; once per key")
+	s.fs.Var(&v.checkpointFiles, "checkpoints", "a file of witnessed checkpoints (the witness file, or lines collected from the operations log); the series must reach the latest")
+	s.fs.StringVar(&v.from, "from-checkpoint", "", "verify from the record a signed checkpoint of this sequence number names, not from the log's genesis")
+}
+
+// options reads the keys and checkpoints named, with $PORTHOLE_AUDIT_KEY_FILE
+// when no --key-file was given. Notes on what was given go to notes.
+func (v *verifyFlags) options(notes io.Writer) (audit.VerifyOptions, error) {
+	keyFiles := v.keyFiles
+	if env := os.Getenv("PORTHOLE_AUDIT_KEY_FILE"); len(keyFiles) == 0 && env != "" {
+		keyFiles = fileList{env}
+	}
+	return verifyOptions(keyFiles, v.publicKeys, v.checkpointFiles, v.from, notes)
+}
+
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
-	var keyFiles, publicKeys, checkpointFiles fileList
-	var from string
+	var vf verifyFlags
 	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
-	s.fs.Var(&keyFiles, "key-file", "an HMAC key the log was written under; once per key across rotations ($PORTHOLE_AUDIT_KEY_FILE when none is given); without any, only the links are checked")
-	s.fs.Var(&publicKeys, "public-key", "a public key (from porthole audit keygen) of a key that signed checkpoints; once per key")
-	s.fs.Var(&checkpointFiles, "checkpoints", "a file of witnessed checkpoints (the witness file, or lines collected from the operations log); the series must reach the latest")
-	s.fs.StringVar(&from, "from-checkpoint", "", "verify from the record a signed checkpoint of this sequence number names, not from the log's genesis")
+	vf.register(s)
 	files, err := parseInterspersed(s.fs, args)
 	if err != nil {
 		return err
@@ -37,10 +57,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return fmt.Errorf("%w: name at least one log file", errUsage)
 	}
-	if env := os.Getenv("PORTHOLE_AUDIT_KEY_FILE"); len(keyFiles) == 0 && env != "" {
-		keyFiles = fileList{env}
-	}
-	opts, err := verifyOptions(keyFiles, publicKeys, checkpointFiles, from, stdout)
+	opts, err := vf.options(stdout)
 	if err != nil {
 		return err
 	}
@@ -57,7 +74,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 		return errChainBroken
 	}
 	fmt.Fprintf(stdout, "OK: %d records in %d files, seq %d to %d\n", v.Records, len(v.Files), v.FirstSeq, v.LastSeq)
-	for _, line := range verifiedWhat(v) {
+	for _, line := range v.Basis() {
 		fmt.Fprintln(stdout, "  "+line)
 	}
 	return nil
@@ -107,32 +124,6 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 		opts.FromCheckpoint = n
 	}
 	return opts, nil
-}
-
-// verifiedWhat says what the OK line rests on, and what is not proven.
-func verifiedWhat(v *audit.Verification) []string {
-	var lines []string
-	if v.Keyed {
-		lines = append(lines, "HMACs checked: no record was changed by anyone without the HMAC key")
-	} else {
-		lines = append(lines, "links only, HMACs NOT checked: an editor of the files could have rewritten the whole chain")
-	}
-	if v.Chain != "" {
-		lines = append(lines, "chain "+v.Chain)
-	}
-	switch {
-	case v.ProvenTo != 0:
-		lines = append(lines, fmt.Sprintf("complete and unchanged from seq %d to %d: proven by %d signed checkpoint(s) of this chain, the latest signed at %s",
-			v.FirstSeq, v.ProvenTo, v.ProvenBy, v.ProvenAt.UTC().Format(time.RFC3339)))
-		if v.LastRecord > v.ProvenTo {
-			lines = append(lines, fmt.Sprintf("seq %d to %d: present, NOT proven complete (after the latest checkpoint)", v.ProvenTo+1, v.LastSeq))
-		}
-	case v.Signed:
-		lines = append(lines, "checkpoint and pruned records' signatures checked; NOT proven complete: no witnessed checkpoint of this chain reaches it (--checkpoints)")
-	default:
-		lines = append(lines, "NOT proven complete: no checkpoints were checked (--public-key, --checkpoints)")
-	}
-	return lines
 }
 
 func runAuditKeygen(args []string, stdout, stderr io.Writer) error {

@@ -27,7 +27,7 @@ Usage:
   porthole token new --name NAME --tokens-file FILE
                                make a token, append its digest to FILE, print the token once
   porthole audit verify LOG... check the audit log's hash chain and HMACs
-  porthole audit report LOG... who asked what, from the audit log
+  porthole audit report LOG... verify the audit log, then say who asked what
   porthole roster check|pin    check the roster of upstream MCP servers; pin their reviewed tools
   porthole version             print the version
 
