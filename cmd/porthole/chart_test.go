@@ -449,9 +449,10 @@ func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
 	}{
 		{"no audit key Secret", "nobody can verify the trail", []string{"tokensSecret.name=t", "auditSigningKeySecret.name=s"}},
 		{"no signing key Secret", "nothing proves an audit trail complete", []string{"tokensSecret.name=t", "auditKeySecret.name=k"}},
+		{"pruning without a signing key", "audit.maxAge needs auditSigningKeySecret.name", []string{"tokensSecret.name=t", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true", "audit.maxAge=8760h"}},
 	} {
 		_, stderr, err := helmTemplate(t, tc.set...)
-		if err == nil || !strings.Contains(stderr, tc.refusal) || !strings.Contains(stderr, "audit.dangerouslyWithoutKeys") {
+		if err == nil || !strings.Contains(stderr, tc.refusal) || !strings.Contains(stderr, "audit.dangerouslyWithoutKeys") && !strings.Contains(stderr, "audit.maxAge") {
 			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // What the chart renders is run here: each replica's porthole container is
@@ -120,7 +121,7 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 	// Small files and frequent checkpoints, so each trail rotates and is
 	// witnessed many times. (Rendered first: without helm, or under -short,
 	// nothing else is done.)
-	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.maxBytes=4096", "env.PORTHOLE_AUDIT_CHECKPOINT_EVERY=5")...)
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.maxBytes=4096", "audit.maxAge=2s", "env.PORTHOLE_AUDIT_CHECKPOINT_EVERY=5")...)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
 	}
@@ -139,7 +140,8 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 	}
 	replicas := []*replicaOnDisk{layOut(t, a, secrets), layOut(t, a, secrets)}
 	replicas[0].serve(t, token, 6)
-	replicas[0].serve(t, token, 4) // a restart: the chain continues on the same volume
+	time.Sleep(2500 * time.Millisecond) // past audit.maxAge: the restart prunes the first files
+	replicas[0].serve(t, token, 4)      // a restart: the chain continues on the same volume
 	replicas[1].serve(t, token, 5)
 
 	verify := func(args ...string) (string, error) {
@@ -157,8 +159,12 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 		if len(files) < 2 {
 			t.Errorf("replica %d: the trail did not rotate (%d file)", i, len(files))
 		}
-		if out, err := verify(append([]string{"--key-file", auditKey, "--checkpoints", r.witness}, files...)...); !proven(out, err) {
+		out, err := verify(append([]string{"--key-file", auditKey, "--checkpoints", r.witness}, files...)...)
+		if !proven(out, err) {
 			t.Errorf("replica %d: verify with its witness: %v\n%s", i, err, out)
+		}
+		if i == 0 && !strings.Contains(out, "were pruned") {
+			t.Errorf("replica 0's restart past audit.maxAge pruned nothing:\n%s", out)
 		}
 		collected := filepath.Join(t.TempDir(), "checkpoints")
 		if n := collectCheckpoints(t, r.operationsLog.String(), collected); n == 0 {

@@ -30,6 +30,9 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 {{- if and (eq $a.storage "emptyDir") (not $a.shippedElsewhere) -}}
 {{- fail "audit.storage: emptyDir keeps each replica's audit trail only as long as its pod, and a deleted or evicted pod takes it along: set audit.shippedElsewhere: true only when a shipper copies the trail off the pod (audit.shipper, or your own), or keep audit.storage: persistentVolumeClaim" -}}
 {{- end -}}
+{{- if and $a.maxAge (not .Values.auditSigningKeySecret.name) -}}
+{{- fail "audit.maxAge needs auditSigningKeySecret.name: what remains after pruning verifies only from a signed pruned record" -}}
+{{- end -}}
 {{- if and $a.shipper.enabled (or (not $a.shipper.image) (not $a.shipper.configMap)) -}}
 {{- fail "audit.shipper.enabled needs audit.shipper.image and audit.shipper.configMap (an existing ConfigMap holding the shipper's configuration)" -}}
 {{- end -}}
@@ -42,7 +45,7 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 
 {{/* The variables the chart owns for the audit trail. */}}
 {{- define "porthole.auditEnvNames" -}}
-PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC
+PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE
 {{- end -}}
 
 {{/* Where the audit volumes are mounted in the pod. */}}
