@@ -1,0 +1,179 @@
+package oauth
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ErrConfig is a configuration porthole refuses to start with.
+var ErrConfig = errors.New("the OAuth configuration is not valid")
+
+// Issuer is an authorization server porthole trusts.
+type Issuer struct {
+	// URL is the issuer identifier, exactly as tokens' iss and the
+	// issuer's metadata say it.
+	URL string
+	// Alias names the issuer in principals ("oauth:<alias>:<value>"): by
+	// default the URL's host.
+	Alias string
+}
+
+// Introspection is an RFC 7662 endpoint and porthole's credentials for it.
+type Introspection struct {
+	URL                    string
+	ClientID, ClientSecret string
+}
+
+// Config configures a Validator.
+type Config struct {
+	// Resource is porthole's canonical resource: the full URL of its MCP
+	// endpoint (PORTHOLE_PUBLIC_URL). A token's aud must hold it exactly.
+	Resource string
+	Issuers  []Issuer
+	// PrincipalClaim is the claim whose value names the caller; "sub" by
+	// default.
+	PrincipalClaim string
+	// GrantClaims are the claims (besides scope) whose values grants may
+	// name, e.g. "groups"; their values are kept in the Identity.
+	GrantClaims []string
+	// Introspection, when set, is asked about tokens that are not JWTs.
+	Introspection *Introspection
+	// Client fetches metadata and keys and introspects; a client with a
+	// 5 s timeout that follows no redirect by default.
+	Client *http.Client
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+}
+
+// Bounds on what porthole holds or reads for OAuth.
+const (
+	// MaxTokenBytes caps a token: a JWT access token with many claims is
+	// a few KiB.
+	MaxTokenBytes = 8 << 10
+	// MaxKeys caps an issuer's key set: an issuer holds a handful of keys,
+	// and one serving thousands is refused, not held.
+	MaxKeys = 64
+	// maxDocumentBytes caps a metadata, key set or introspection answer.
+	maxDocumentBytes = 256 << 10
+	// leeway is the clock skew allowed on exp and nbf.
+	leeway = 30 * time.Second
+	// keyRefresh is the least time between two fetches of an issuer's keys
+	// for an unknown kid.
+	keyRefresh = time.Minute
+	// introspectionTTL is how long a positive introspection answer holds.
+	introspectionTTL = 30 * time.Second
+	// maxCached caps each cache of validated tokens.
+	maxCached = 10000
+)
+
+// aliasRule is what an issuer alias may be: it goes into principal names.
+var aliasRule = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ParseIssuers reads PORTHOLE_OAUTH_ISSUER: comma-separated issuer URLs,
+// each optionally named "alias=URL".
+func ParseIssuers(s string) ([]Issuer, error) {
+	var out []Issuer
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		var is Issuer
+		if alias, u, ok := strings.Cut(part, "="); ok && !strings.Contains(alias, "/") {
+			is.Alias, is.URL = alias, u
+		} else {
+			is.URL = part
+		}
+		out = append(out, is)
+	}
+	return out, nil
+}
+
+// check validates the configuration and fills in defaults.
+func (c *Config) check() error {
+	u, err := url.Parse(c.Resource)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
+		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be the full URL of porthole's MCP endpoint, such as https://porthole.example.com/mcp", ErrConfig, c.Resource)
+	}
+	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be https (http only on a loopback address)", ErrConfig, c.Resource)
+	}
+	if len(c.Issuers) == 0 {
+		return fmt.Errorf("%w: PORTHOLE_OAUTH_ISSUER names no issuer", ErrConfig)
+	}
+	seen := map[string]bool{}
+	for i := range c.Issuers {
+		is := &c.Issuers[i]
+		iu, err := url.Parse(is.URL)
+		if err != nil || !iu.IsAbs() || iu.Host == "" || iu.RawQuery != "" || iu.Fragment != "" {
+			return fmt.Errorf("%w: the issuer %q is not an absolute URL without query or fragment", ErrConfig, is.URL)
+		}
+		// Security: keys fetched over plain HTTP could be anyone's.
+		if iu.Scheme != "https" && !(iu.Scheme == "http" && isLoopback(iu.Hostname())) {
+			return fmt.Errorf("%w: the issuer %q must be https (http only on a loopback address)", ErrConfig, is.URL)
+		}
+		if is.Alias == "" {
+			is.Alias = iu.Hostname()
+		}
+		if !aliasRule.MatchString(is.Alias) {
+			return fmt.Errorf("%w: the issuer alias %q must be letters, digits, '.', '_' or '-' (it is part of principal names)", ErrConfig, is.Alias)
+		}
+		if seen[is.Alias] || seen[is.URL] {
+			return fmt.Errorf("%w: the issuer %q or its alias %q is named twice", ErrConfig, is.URL, is.Alias)
+		}
+		seen[is.Alias], seen[is.URL] = true, true
+	}
+	if c.PrincipalClaim == "" {
+		c.PrincipalClaim = "sub"
+	}
+	if in := c.Introspection; in != nil {
+		iu, err := url.Parse(in.URL)
+		if err != nil || !iu.IsAbs() || iu.Scheme != "https" && !(iu.Scheme == "http" && isLoopback(iu.Hostname())) {
+			return fmt.Errorf("%w: the introspection URL %q must be https (http only on a loopback address)", ErrConfig, in.URL)
+		}
+		if in.ClientID == "" || in.ClientSecret == "" {
+			return fmt.Errorf("%w: introspection needs porthole's client id and secret", ErrConfig)
+		}
+	}
+	if c.Client == nil {
+		c.Client = &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// MetadataPath is where porthole serves its protected resource metadata
+// (RFC 9728 §3.1): the well-known path with the resource's path appended,
+// /.well-known/oauth-protected-resource/mcp for https://h/mcp.
+func MetadataPath(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return "/.well-known/oauth-protected-resource"
+	}
+	return "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.EscapedPath(), "/")
+}
+
+// MetadataURL is the full URL of the metadata, for WWW-Authenticate.
+func MetadataURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + MetadataPath(resource)
+}

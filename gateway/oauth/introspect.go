@@ -1,0 +1,92 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// introspect asks the introspection endpoint (RFC 7662) about a token that
+// is not a JWT. A positive answer is held for at most introspectionTTL and
+// never past the token's exp, so a revoked token stops working within that
+// time; a negative one is not held.
+func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Size]byte) (*Identity, error) {
+	in := v.cfg.Introspection
+	if in == nil {
+		return nil, fmt.Errorf("%w: it is not a JWT, and porthole has no introspection endpoint", ErrInvalidToken)
+	}
+	now := v.cfg.Now()
+	if id := v.intro.get(key, now); id != nil {
+		return id, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.URL, strings.NewReader(url.Values{"token": {token}, "token_type_hint": {"access_token"}}.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(in.ClientID), url.QueryEscape(in.ClientSecret))
+	resp, err := v.cfg.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the introspection endpoint did not answer: %v", ErrInvalidToken, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%w: the introspection endpoint answered HTTP %d", ErrInvalidToken, resp.StatusCode)
+	}
+	var a map[string]any
+	if err := decodeBounded(resp.Body, &a); err != nil {
+		return nil, fmt.Errorf("%w: introspection: %v", ErrInvalidToken, err)
+	}
+	if active, _ := a["active"].(bool); !active {
+		return nil, fmt.Errorf("%w: the introspection endpoint says it is not active (expired or revoked)", ErrInvalidToken)
+	}
+	iss, _ := a["iss"].(string)
+	k, ok := v.issuers[iss]
+	if !ok {
+		return nil, fmt.Errorf("%w: introspection names iss %q, not an issuer porthole trusts", ErrInvalidToken, iss)
+	}
+	// RFC 8707: a token for another resource is not porthole's.
+	if !audienceHolds(a["aud"], v.cfg.Resource) {
+		return nil, fmt.Errorf("%w: introspection says its aud is %v, not %s", ErrInvalidToken, a["aud"], v.cfg.Resource)
+	}
+	if tt, _ := a["token_type"].(string); tt != "" && !strings.EqualFold(tt, "Bearer") && !strings.EqualFold(tt, "access_token") {
+		return nil, fmt.Errorf("%w: introspection says it is a %q token", ErrInvalidToken, tt)
+	}
+	id, err := v.identity(k.Issuer, a)
+	if err != nil {
+		return nil, err
+	}
+	if id.Expiry.IsZero() {
+		return nil, fmt.Errorf("%w: introspection gives no exp", ErrInvalidToken)
+	}
+	if !now.Before(id.Expiry.Add(leeway)) {
+		return nil, fmt.Errorf("%w: it expired at %s", ErrInvalidToken, id.Expiry.UTC().Format(time.RFC3339))
+	}
+	v.intro.put(key, id, minTime(now.Add(introspectionTTL), id.Expiry), now)
+	return id, nil
+}
+
+// audienceHolds reports whether an aud claim (a string or an array of
+// them) holds resource exactly.
+func audienceHolds(aud any, resource string) bool {
+	switch a := aud.(type) {
+	case string:
+		return a == resource
+	case []any:
+		return slices.ContainsFunc(a, func(x any) bool { s, _ := x.(string); return s == resource })
+	}
+	return false
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

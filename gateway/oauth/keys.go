@@ -1,0 +1,237 @@
+package oauth
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// issuerKeys is what porthole knows of one issuer: where its keys are and
+// the keys, fetched from its metadata and refreshed on an unknown kid.
+type issuerKeys struct {
+	Issuer
+	mu        sync.Mutex
+	jwksURI   string
+	keys      map[string]jwk // by kid ("" for a set of one key without one)
+	fetched   time.Time      // when the keys were last fetched (or tried)
+	problem   string         // why the issuer's tokens are refused now, or ""
+	reachable bool           // its keys were had once
+}
+
+// jwk is one verification key of an issuer's set.
+type jwk struct {
+	alg string // the key's own alg, or "" for any the key type allows
+	key crypto.PublicKey
+}
+
+// allowedAlgs are the signature algorithms porthole accepts, and the key
+// type each needs.
+var allowedAlgs = map[string]string{"RS256": "RSA", "ES256": "EC", "EdDSA": "OKP"}
+
+// refresh fetches the issuer's metadata (once) and keys, unless they were
+// fetched less than keyRefresh ago (force skips that wait only when no key
+// was ever had). It records the problem, or clears it.
+func (k *issuerKeys) refresh(ctx context.Context, client *http.Client, now time.Time, force bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !force && now.Sub(k.fetched) < keyRefresh {
+		return
+	}
+	if force && k.reachable && now.Sub(k.fetched) < keyRefresh {
+		return
+	}
+	k.fetched = now
+	if err := k.fetch(ctx, client); err != nil {
+		k.problem = fmt.Sprintf("the OAuth issuer %s cannot be used: %v", k.URL, err)
+		return
+	}
+	k.problem, k.reachable = "", true
+}
+
+// fetch reads the metadata (when jwks_uri is not known yet) and the keys.
+func (k *issuerKeys) fetch(ctx context.Context, client *http.Client) error {
+	if k.jwksURI == "" {
+		uri, err := discover(ctx, client, k.URL)
+		if err != nil {
+			return err
+		}
+		k.jwksURI = uri
+	}
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := getJSON(ctx, client, k.jwksURI, &set); err != nil {
+		return fmt.Errorf("its keys (%s): %w", k.jwksURI, err)
+	}
+	if len(set.Keys) > MaxKeys {
+		return fmt.Errorf("its key set holds %d keys; porthole holds at most %d", len(set.Keys), MaxKeys)
+	}
+	keys := map[string]jwk{}
+	for _, raw := range set.Keys {
+		kid, key, err := parseJWK(raw)
+		if err != nil {
+			continue // a key porthole cannot use (encryption, another type) is no key of its
+		}
+		keys[kid] = key
+	}
+	if len(keys) == 0 {
+		return errors.New("its key set holds no key porthole can verify with (RS256, ES256, EdDSA)")
+	}
+	k.keys = keys
+	return nil
+}
+
+// key finds the key for a token's kid and alg.
+func (k *issuerKeys) key(kid, alg string) (crypto.PublicKey, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	j, ok := k.keys[kid]
+	if !ok && kid == "" && len(k.keys) == 1 {
+		for _, only := range k.keys {
+			j, ok = only, true
+		}
+	}
+	if !ok || j.alg != "" && j.alg != alg {
+		return nil, false
+	}
+	return j.key, true
+}
+
+func (k *issuerKeys) problemNow() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.problem
+}
+
+// discover reads the issuer's metadata, RFC 8414 first and then OpenID
+// Connect discovery, and returns its jwks_uri. The metadata's issuer must
+// be the issuer exactly (RFC 8414 §3.3): metadata served for another
+// issuer names another issuer's keys.
+func discover(ctx context.Context, client *http.Client, issuer string) (string, error) {
+	u, _ := url.Parse(issuer)
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	candidates := []string{
+		u.Scheme + "://" + u.Host + "/.well-known/oauth-authorization-server" + path,
+		strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration",
+	}
+	var errs []error
+	for _, c := range candidates {
+		var meta struct {
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
+		}
+		if err := getJSON(ctx, client, c, &meta); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c, err))
+			continue
+		}
+		if meta.Issuer != issuer {
+			return "", fmt.Errorf("its metadata (%s) names the issuer %q, not %q", c, meta.Issuer, issuer)
+		}
+		ju, err := url.Parse(meta.JWKSURI)
+		if err != nil || !ju.IsAbs() || ju.Scheme != "https" && !(ju.Scheme == "http" && isLoopback(ju.Hostname())) {
+			return "", fmt.Errorf("its metadata names the key set %q, which is not an https URL", meta.JWKSURI)
+		}
+		return meta.JWKSURI, nil
+	}
+	return "", fmt.Errorf("no metadata: %w", errors.Join(errs...))
+}
+
+// getJSON fetches a JSON document of at most maxDocumentBytes.
+func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return decodeBounded(resp.Body, v)
+}
+
+// decodeBounded decodes one JSON value of at most maxDocumentBytes.
+func decodeBounded(r io.Reader, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r, maxDocumentBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxDocumentBytes {
+		return fmt.Errorf("the answer is larger than %d bytes", maxDocumentBytes)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("the answer is not the JSON expected: %w", err)
+	}
+	return nil
+}
+
+// parseJWK reads a signature key: RSA (2048 bits or more), EC P-256 or
+// Ed25519.
+func parseJWK(raw json.RawMessage) (string, jwk, error) {
+	var k struct {
+		Kty, Kid, Use, Alg, Crv, N, E, X, Y string
+	}
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return "", jwk{}, err
+	}
+	if k.Use != "" && k.Use != "sig" {
+		return "", jwk{}, errors.New("not a signature key")
+	}
+	if k.Alg != "" && allowedAlgs[k.Alg] == "" {
+		return "", jwk{}, fmt.Errorf("alg %q", k.Alg)
+	}
+	b64 := func(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "=")) }
+	out := jwk{alg: k.Alg}
+	switch k.Kty {
+	case "RSA":
+		n, err1 := b64(k.N)
+		e, err2 := b64(k.E)
+		if err := errors.Join(err1, err2); err != nil || len(e) == 0 || len(e) > 4 {
+			return "", jwk{}, errors.New("an RSA key that does not decode")
+		}
+		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+		if pub.N.BitLen() < 2048 {
+			return "", jwk{}, errors.New("an RSA key under 2048 bits")
+		}
+		out.key = pub
+	case "EC":
+		x, err1 := b64(k.X)
+		y, err2 := b64(k.Y)
+		if err := errors.Join(err1, err2); err != nil || k.Crv != "P-256" || len(x) != 32 || len(y) != 32 {
+			return "", jwk{}, errors.New("not a P-256 key")
+		}
+		// A point off the curve is refused (ecdh checks it).
+		if _, err := ecdh.P256().NewPublicKey(append(append([]byte{4}, x...), y...)); err != nil {
+			return "", jwk{}, errors.New("a point off the curve")
+		}
+		out.key = &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+	case "OKP":
+		x, err := b64(k.X)
+		if err != nil || k.Crv != "Ed25519" || len(x) != ed25519.PublicKeySize {
+			return "", jwk{}, errors.New("not an Ed25519 key")
+		}
+		out.key = ed25519.PublicKey(x)
+	default:
+		return "", jwk{}, fmt.Errorf("key type %q", k.Kty)
+	}
+	return k.Kid, out, nil
+}

@@ -1,0 +1,287 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// ErrInvalidToken wraps every refusal of a token: the client gets 401.
+var ErrInvalidToken = errors.New("the access token is not valid for porthole")
+
+// Identity is who a valid token says is calling.
+type Identity struct {
+	// Principal is "oauth:<issuer alias>:<claim value>".
+	Principal string
+	Issuer    string // the issuer's URL
+	Subject   string // sub
+	ClientID  string // azp, or client_id
+	TokenID   string // jti
+	Scopes    []string
+	// Claims are the values of Config.GrantClaims the token holds.
+	Claims map[string][]string
+	// Expiry is the token's exp.
+	Expiry time.Time
+}
+
+// HasScope reports whether the token was granted scope.
+func (id *Identity) HasScope(scope string) bool { return slices.Contains(id.Scopes, scope) }
+
+// principalValue is the rule a claim value must fit to name a principal:
+// the tokens file's rule for names.
+var principalValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
+// Validator validates access tokens. It is safe for concurrent use.
+type Validator struct {
+	cfg     Config
+	issuers map[string]*issuerKeys // by URL
+	opts    []jwt.ParserOption
+	valid   tokenCache // validated JWTs, until their exp
+	intro   tokenCache // positive introspection answers, for at most 30 s
+}
+
+// New checks the configuration and returns a Validator. It fetches
+// nothing: call Refresh (porthole does at start, and when it may) for the
+// issuers' keys; until they are had, the issuers' tokens are refused.
+func New(cfg Config) (*Validator, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	v := &Validator{cfg: cfg, issuers: map[string]*issuerKeys{}}
+	for _, is := range cfg.Issuers {
+		v.issuers[is.URL] = &issuerKeys{Issuer: is, problem: fmt.Sprintf("the OAuth issuer %s has not been reached yet", is.URL)}
+	}
+	algs := make([]string, 0, len(allowedAlgs))
+	for a := range allowedAlgs {
+		algs = append(algs, a)
+	}
+	v.opts = []jwt.ParserOption{jwt.WithValidMethods(algs), jwt.WithAudience(cfg.Resource), jwt.WithLeeway(leeway),
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(cfg.Now)}
+	return v, nil
+}
+
+// Refresh fetches every issuer's keys not yet had (or, when they were, not
+// fetched within the last minute). porthole calls it at start and then
+// every minute while an issuer cannot be used, so that an issuer down at
+// start is taken up once it answers.
+func (v *Validator) Refresh(ctx context.Context) {
+	for _, k := range v.issuers {
+		k.refresh(ctx, v.cfg.Client, v.cfg.Now(), !k.isReachable())
+	}
+}
+
+func (k *issuerKeys) isReachable() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.reachable
+}
+
+// Problem says why some issuer's tokens are refused now, or "".
+func (v *Validator) Problem() string {
+	var ps []string
+	for _, k := range v.issuers {
+		if p := k.problemNow(); p != "" {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	return strings.Join(ps, "; ")
+}
+
+// Validate checks a token and says who it names.
+func (v *Validator) Validate(ctx context.Context, token string) (*Identity, error) {
+	if len(token) > MaxTokenBytes {
+		return nil, fmt.Errorf("%w: it is longer than %d bytes", ErrInvalidToken, MaxTokenBytes)
+	}
+	key := tokenKey(token)
+	now := v.cfg.Now()
+	if id := v.valid.get(key, now); id != nil {
+		return id, nil
+	}
+	if strings.Count(token, ".") != 2 {
+		return v.introspect(ctx, token, key)
+	}
+	id, err := v.validateJWT(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	v.valid.put(key, id, id.Expiry, now)
+	return id, nil
+}
+
+// header is what porthole reads of a JWT's header before it verifies it.
+type header struct {
+	Alg string          `json:"alg"`
+	Kid string          `json:"kid"`
+	Typ string          `json:"typ"`
+	Jku string          `json:"jku"`
+	X5u string          `json:"x5u"`
+	X5c json.RawMessage `json:"x5c"`
+	JWK json.RawMessage `json:"jwk"`
+}
+
+// validateJWT verifies a JWT access token against its issuer's keys.
+func (v *Validator) validateJWT(ctx context.Context, token string) (*Identity, error) {
+	h, iss, err := peek(token)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	// Security: a token that says where its key is must not be believed,
+	// so it is not looked at (CVE-class: jku/x5u/jwk header injection).
+	if h.Jku != "" || h.X5u != "" || len(h.X5c) > 0 || len(h.JWK) > 0 {
+		return nil, fmt.Errorf("%w: its header names a key of its own (jku, x5u, x5c or jwk)", ErrInvalidToken)
+	}
+	if allowedAlgs[h.Alg] == "" {
+		return nil, fmt.Errorf("%w: alg %q is not RS256, ES256 or EdDSA", ErrInvalidToken, h.Alg)
+	}
+	switch strings.ToLower(h.Typ) {
+	case "", "at+jwt", "application/at+jwt", "jwt":
+	default:
+		return nil, fmt.Errorf("%w: typ %q is not an access token's", ErrInvalidToken, h.Typ)
+	}
+	k, ok := v.issuers[iss]
+	if !ok {
+		return nil, fmt.Errorf("%w: iss %q is not an issuer porthole trusts", ErrInvalidToken, iss)
+	}
+	pub, ok := k.key(h.Kid, h.Alg)
+	if !ok {
+		// An unknown kid: the issuer may have rotated its keys. Fetched
+		// again at most once a minute, whatever kids tokens make up.
+		k.refresh(ctx, v.cfg.Client, v.cfg.Now(), false)
+		if pub, ok = k.key(h.Kid, h.Alg); !ok {
+			if p := k.problemNow(); p != "" {
+				return nil, fmt.Errorf("%w: %s", ErrInvalidToken, p)
+			}
+			return nil, fmt.Errorf("%w: no key of %s has kid %q for %s", ErrInvalidToken, iss, h.Kid, h.Alg)
+		}
+	}
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return pub, nil }, slices.Concat(v.opts, []jwt.ParserOption{jwt.WithIssuer(iss)})...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	return v.identity(k.Issuer, claims)
+}
+
+// peek reads a JWT's header and iss without verifying anything.
+func peek(token string) (header, string, error) {
+	var h header
+	parts := strings.Split(token, ".")
+	hb, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || json.Unmarshal(hb, &h) != nil {
+		return h, "", errors.New("its header is not base64url JSON")
+	}
+	pb, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var p struct {
+		Iss string `json:"iss"`
+	}
+	if err != nil || json.Unmarshal(pb, &p) != nil {
+		return h, "", errors.New("its payload is not base64url JSON")
+	}
+	return h, p.Iss, nil
+}
+
+// identity reads who the claims name.
+func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
+	str := func(name string) string { s, _ := c[name].(string); return s }
+	id := &Identity{Issuer: is.URL, Subject: str("sub"), ClientID: str("azp"), TokenID: str("jti"), Claims: map[string][]string{}}
+	if id.ClientID == "" {
+		id.ClientID = str("client_id")
+	}
+	if id.Subject == "" {
+		return nil, fmt.Errorf("%w: it has no sub", ErrInvalidToken)
+	}
+	value := str(v.cfg.PrincipalClaim)
+	if !principalValue.MatchString(value) {
+		return nil, fmt.Errorf("%w: its %s claim %q does not fit a principal name (letters, digits, '.', '_', '@' or '-', at most 64): choose another claim with PORTHOLE_OAUTH_PRINCIPAL_CLAIM", ErrInvalidToken, v.cfg.PrincipalClaim, value)
+	}
+	id.Principal = "oauth:" + is.Alias + ":" + value
+	switch s := c["scope"].(type) {
+	case string:
+		id.Scopes = strings.Fields(s)
+	}
+	if scp, ok := c["scp"].([]any); ok && id.Scopes == nil {
+		for _, x := range scp {
+			if s, ok := x.(string); ok {
+				id.Scopes = append(id.Scopes, s)
+			}
+		}
+	}
+	for _, name := range v.cfg.GrantClaims {
+		switch x := c[name].(type) {
+		case string:
+			id.Claims[name] = []string{x}
+		case []any:
+			for _, e := range x {
+				if s, ok := e.(string); ok {
+					id.Claims[name] = append(id.Claims[name], s)
+				}
+			}
+		}
+	}
+	switch exp := c["exp"].(type) {
+	case float64:
+		id.Expiry = time.Unix(int64(exp), 0)
+	case json.Number:
+		n, _ := exp.Int64()
+		id.Expiry = time.Unix(n, 0)
+	}
+	return id, nil
+}
+
+// tokenKey is what the caches hold a token by: its digest, never itself.
+func tokenKey(token string) [sha256.Size]byte { return sha256.Sum256([]byte(token)) }
+
+// tokenCache holds identities by token digest until a time, at most
+// maxCached of them: a full cache drops its entries past their time and,
+// if still full, one entry.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]cached
+}
+
+type cached struct {
+	id    *Identity
+	until time.Time
+}
+
+func (c *tokenCache) get(k [sha256.Size]byte, now time.Time) *Identity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if !ok || !now.Before(e.until) {
+		return nil
+	}
+	return e.id
+}
+
+func (c *tokenCache) put(k [sha256.Size]byte, id *Identity, until, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[[sha256.Size]byte]cached{}
+	}
+	if len(c.m) >= maxCached {
+		for key, e := range c.m {
+			if !now.Before(e.until) {
+				delete(c.m, key)
+			}
+		}
+		for key := range c.m {
+			if len(c.m) < maxCached {
+				break
+			}
+			delete(c.m, key)
+		}
+	}
+	c.m[k] = cached{id: id, until: until}
+}
