@@ -47,6 +47,15 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 		f = append(f, zap.String("tool", Quote(capBytes(r.Tool, MaxToolBytes))))
 	}
 	str("upstream", r.Upstream)
+	if o := r.OAuth; o != nil {
+		f = append(f, zap.Object("oauth", zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
+			e.AddString("issuer", Quote(capBytes(o.Issuer, MaxToolBytes*2)))
+			e.AddString("subject", Quote(capBytes(o.Subject, MaxToolBytes)))
+			e.AddString("clientId", Quote(capBytes(o.ClientID, MaxToolBytes)))
+			e.AddString("tokenId", Quote(capBytes(o.TokenID, MaxToolBytes)))
+			return nil
+		})))
+	}
 	if r.Kind == KindCall {
 		f = append(f, zap.Array("args", referenceArgs(r.Args)))
 		if r.ArgsOmitted > 0 {
@@ -169,6 +178,9 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 		}
 		if flag {
 			rec.Args = nil
+		}
+		if flag && principal != "" {
+			rec.OAuth = &OAuthCaller{Issuer: "https://login.example.com", Subject: principal, ClientID: tool, TokenID: argValue}
 		}
 		if isHex(requestID) {
 			// The writer's own fields: hex, numbers and a time.

@@ -53,7 +53,13 @@ type Entry struct {
 	Method     string    `json:"method"`
 	Tool       string    `json:"tool"`
 	Upstream   string    `json:"upstream"`
-	Args       []struct {
+	OAuth      *struct {
+		Issuer   string `json:"issuer"`
+		Subject  string `json:"subject"`
+		ClientID string `json:"clientId"`
+		TokenID  string `json:"tokenId"`
+	} `json:"oauth"`
+	Args []struct {
 		Name      string `json:"name"`
 		Value     string `json:"value"`
 		Truncated bool   `json:"truncated"`

@@ -98,6 +98,17 @@ type Record struct {
 	Checkpoint             *Checkpoint
 	// Pruned is a pruned record's statement of the last record removed.
 	Pruned *Checkpoint
+
+	// OAuth is who an OAuth access token named, on call and result
+	// records of its calls (Principal is then oauth:<alias>:<value>).
+	OAuth *OAuthCaller
+}
+
+// OAuthCaller is what an audit record says of an OAuth access token: the
+// issuer, subject, client and token id, each as the token gave it (quoted:
+// an issuer's claims are not porthole's words).
+type OAuthCaller struct {
+	Issuer, Subject, ClientID, TokenID string
 }
 
 // Arg is one argument of a call, as the client sent it.
@@ -151,6 +162,17 @@ func (r *Record) appendFields(b []byte) []byte {
 		b = appendStringField(b, "tool", Quote(capBytes(r.Tool, MaxToolBytes)))
 	}
 	b = appendStringField(b, "upstream", r.Upstream)
+	if o := r.OAuth; o != nil {
+		b = append(b, `,"oauth":{"issuer":`...)
+		b = appendString(b, Quote(capBytes(o.Issuer, MaxToolBytes*2)))
+		b = append(b, `,"subject":`...)
+		b = appendString(b, Quote(capBytes(o.Subject, MaxToolBytes)))
+		b = append(b, `,"clientId":`...)
+		b = appendString(b, Quote(capBytes(o.ClientID, MaxToolBytes)))
+		b = append(b, `,"tokenId":`...)
+		b = appendString(b, Quote(capBytes(o.TokenID, MaxToolBytes)))
+		b = append(b, '}')
+	}
 	if r.Kind == KindCall {
 		b = append(b, `,"args":[`...)
 		for i, a := range r.Args {

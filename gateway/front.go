@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -50,6 +51,9 @@ type HTTPOptions struct {
 	// LegacySSE also serves the 2024-11-05 HTTP+SSE transport at /sse,
 	// behind the same chain and the same buckets as /mcp.
 	LegacySSE bool
+	// OAuth, when set, admits OAuth access tokens beside the static tokens
+	// and serves the protected resource metadata.
+	OAuth *OAuthOptions
 }
 
 // ErrNoAuthentication is returned by Handler when no token source is given
@@ -101,7 +105,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		if opts.DangerouslyServeWithoutAuthentication {
 			return h
 		}
-		return g.requireBearer(opts.Tokens, failures)(h)
+		return g.requireBearer(opts.Tokens, failures, opts.OAuth)(h)
 	}
 	guard := func(h http.Handler) http.Handler {
 		return authenticate(g.strictDecode(opts.MaxBodyBytes, buckets)(g.rateLimit(buckets)(g.auditRefusals(h))))
@@ -129,6 +133,9 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		calls = sdk
 	}
 	r.Method(http.MethodPost, "/mcp", guard(calls))
+	if opts.OAuth != nil {
+		serveResourceMetadata(r, opts.OAuth)
+	}
 	if opts.LegacySSE {
 		stream, messages := g.legacySSE(opts)
 		// Opening a stream is charged one unit of the principal's
@@ -150,8 +157,12 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 // withDefaults fills the zero values of opts and refuses a front without
 // authentication that was not asked for.
 func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
-	if opts.Tokens == nil && !opts.DangerouslyServeWithoutAuthentication {
+	if opts.Tokens == nil && opts.OAuth == nil && !opts.DangerouslyServeWithoutAuthentication {
 		return opts, ErrNoAuthentication
+	}
+	if opts.Tokens == nil && opts.OAuth != nil {
+		none, _ := tokens.Parse(strings.NewReader(""))
+		opts.Tokens = func() *tokens.Set { return none }
 	}
 	if opts.Hosts.Hosts == nil {
 		opts.Hosts = DefaultHostPolicy()

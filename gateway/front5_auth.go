@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/oauth"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -27,13 +30,24 @@ type principalKey struct{}
 // whitespace between scheme and token, write the verifier's error text into
 // the body, and never send error="invalid_token"; so porthole decides here
 // and shapes its own refusals.
-func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failures) func(http.Handler) http.Handler {
+//
+// With OAuth, a token that is no static token is validated as an access
+// token of a trusted issuer (gateway/oauth): its principal is
+// oauth:<issuer alias>:<claim value>, and a token without a scope every
+// call needs gets 403 insufficient_scope. Every 401 then says where the
+// protected resource metadata is (RFC 9728), so an MCP client can find the
+// authorization server.
+func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failures, oa *OAuthOptions) func(http.Handler) http.Handler {
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: name}, nil
+		info := &auth.TokenInfo{UserID: name}
+		if id, ok := r.Context().Value(identityKey{}).(*oauth.Identity); ok {
+			info.Scopes, info.Expiration, info.Extra = id.Scopes, id.Expiry, map[string]any{"oauth": id}
+		}
+		return info, nil
 	}
 	sdk := auth.RequireBearerToken(verifier, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	return func(next http.Handler) http.Handler {
@@ -60,6 +74,25 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
 				return
 			}
+			reason := "a bearer token that matches no principal"
+			if sent && oa != nil {
+				id, err := oa.validate(r.Context(), token)
+				if err == nil {
+					if scope := oa.missingScope(id); scope != "" {
+						g.metrics.authFailed("insufficient-scope")
+						g.denied(r.WithContext(context.WithValue(r.Context(), principalKey{}, id.Principal)), audit.OutcomeDenied, http.StatusForbidden,
+							fmt.Sprintf("an OAuth access token of %s without the scope %s", id.Principal, scope))
+						oa.insufficientScope(w, scope)
+						return
+					}
+					ctx := context.WithValue(context.WithValue(r.Context(), principalKey{}, id.Principal), identityKey{}, id)
+					inner.ServeHTTP(w, r.WithContext(ctx))
+					return
+				}
+				// The reason goes to the audit record and the operations
+				// log (redacted), never to the client.
+				reason = "an OAuth access token porthole refuses: " + strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
+			}
 			// One failure; sent says a token was sent and refused, which
 			// RFC 6750 signals with error="invalid_token".
 			failures.Failed(addr)
@@ -68,21 +101,22 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
 			} else {
 				g.metrics.authFailed("unknown-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "a bearer token that matches no principal")
+				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
 			}
-			unauthorized(w, sent)
+			unauthorized(w, sent, oa)
 		})
 	}
 }
 
 // unauthorized writes porthole's one 401. invalid says a token was sent and
-// refused, which RFC 6750 signals with error="invalid_token".
-func unauthorized(w http.ResponseWriter, invalid bool) {
-	challenge := `Bearer realm="porthole"`
+// refused, which RFC 6750 signals with error="invalid_token"; with OAuth
+// the challenge names the protected resource metadata and the scopes.
+func unauthorized(w http.ResponseWriter, invalid bool, oa *OAuthOptions) {
+	code := ""
 	if invalid {
-		challenge += `, error="invalid_token"`
+		code = "invalid_token"
 	}
-	w.Header().Set("WWW-Authenticate", challenge)
+	w.Header().Set("WWW-Authenticate", oa.challenge(code))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusUnauthorized)

@@ -130,6 +130,13 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()),
 		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: g.auditText(ri.UserAgent, audit.MaxUserAgentBytes), Method: method,
 	}
+	if extra := req.GetExtra(); extra != nil {
+		if id := oauthIdentity(ctx, extra.TokenInfo); id != nil {
+			rec.OAuth = &audit.OAuthCaller{Issuer: id.Issuer, Subject: id.Subject, ClientID: id.ClientID, TokenID: id.TokenID}
+		}
+	} else if id := oauthIdentity(ctx, nil); id != nil {
+		rec.OAuth = &audit.OAuthCaller{Issuer: id.Issuer, Subject: id.Subject, ClientID: id.ClientID, TokenID: id.TokenID}
+	}
 	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 		// Every tool porthole serves has a name within MaxToolBytes, so
 		// the cut changes no name the metrics count.
@@ -187,6 +194,7 @@ func resultOf(call audit.Record, d time.Duration, outcome audit.Outcome) audit.R
 	return audit.Record{
 		Kind: audit.KindResult, RequestID: call.RequestID, Principal: call.Principal, ClientAddr: call.ClientAddr,
 		Transport: call.Transport, Method: call.Method, Tool: call.Tool, Upstream: call.Upstream, Duration: d, Outcome: outcome,
+		OAuth: call.OAuth,
 	}
 }
 

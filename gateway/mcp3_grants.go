@@ -4,10 +4,26 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/policy"
 )
+
+// grantee is the caller as grants see it: its principal, and the scopes
+// and claims of its OAuth access token, if it has one.
+func grantee(ctx context.Context, extra *mcp.RequestExtra) policy.Caller {
+	c := policy.Caller{Principal: caller(ctx, extra)}
+	var info *auth.TokenInfo
+	if extra != nil {
+		info = extra.TokenInfo
+	}
+	if id := oauthIdentity(ctx, info); id != nil {
+		c.Scopes, c.Claims = id.Scopes, id.Claims
+	}
+	return c
+}
 
 // granted is the MCP middleware that applies per-principal grants: tools/list
 // shows a principal only the tools it may call, and a tools/call of a tool it
@@ -16,14 +32,14 @@ import (
 // a refusal is recorded as a call with outcome "denied".
 func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		who := caller(ctx, req.GetExtra())
+		who := grantee(ctx, req.GetExtra())
 		switch method {
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 			if p == nil {
 				break
 			}
-			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grantsNow().Allows(who, p.Name) {
+			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grantsNow().AllowsCaller(who, p.Name) {
 				// A granted upstream tool that is not served now: say why,
 				// rather than let it look like a tool that never existed.
 				resultNotesFrom(ctx).outcome = audit.OutcomeToolError
@@ -31,7 +47,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				res.IsError = true
 				return res, nil
 			}
-			if !g.serves(p.Name) || !g.grantsNow().Allows(who, p.Name) {
+			if !g.serves(p.Name) || !g.grantsNow().AllowsCaller(who, p.Name) {
 				resultNotesFrom(ctx).outcome = audit.OutcomeDenied
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", g.quote.EscapeIdentifier(p.Name)),
@@ -45,7 +61,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				cp := *l
 				cp.Tools = make([]*mcp.Tool, 0, len(l.Tools))
 				for _, t := range l.Tools {
-					if g.serves(t.Name) && g.grantsNow().Allows(who, t.Name) {
+					if g.serves(t.Name) && g.grantsNow().AllowsCaller(who, t.Name) {
 						cp.Tools = append(cp.Tools, t)
 					}
 				}

@@ -15,8 +15,16 @@ import (
 //	    "ci-agent": {"tools": ["list_workflows", "describe_workflow"]},
 //	    "oncall":   {"tools": ["*"]}
 //	  },
+//	  "scopes": {"porthole:admin": {"tools": ["*"]}},
+//	  "claims": {"groups": {"sre": {"tools": ["describe_workflow"]}}},
 //	  "queryAttributes": ["CustomerTier"]
 //	}
+//
+// "scopes" and "claims" grant tools to callers with an OAuth access token
+// (their principals are "oauth:<issuer alias>:<claim value>", which
+// "principals" may name too): by a scope the token was granted, and by a
+// value of one of its claims (a string, or an array of strings). A caller
+// may call a tool any of these grant it.
 //
 // A principal not named has no tool at all. "*" grants every tool, the
 // tools of upstream MCP servers (PORTHOLE_ROSTER_FILE) included; an upstream
@@ -25,8 +33,10 @@ import (
 // when the file is read, so a typo cannot grant less, or more, than the
 // operator meant.
 type File struct {
-	Principals      map[string]Grant `json:"principals"`
-	QueryAttributes []string         `json:"queryAttributes"`
+	Principals      map[string]Grant            `json:"principals"`
+	Scopes          map[string]Grant            `json:"scopes"`
+	Claims          map[string]map[string]Grant `json:"claims"`
+	QueryAttributes []string                    `json:"queryAttributes"`
 }
 
 // Grant is what one principal may call.
@@ -39,6 +49,16 @@ type Grant struct {
 type Grants struct {
 	tools map[string]map[string]bool
 	all   map[string]bool // principals granted "*"
+	// By OAuth scope, and by claim name and value ("groups\x00sre").
+	scopes, claims *Grants
+}
+
+// Caller is who calls, as grants see it: a principal, and, for a caller
+// with an OAuth access token, its scopes and claims.
+type Caller struct {
+	Principal string
+	Scopes    []string
+	Claims    map[string][]string
 }
 
 // ParseFile checks a policy file's content. extra names the tools porthole
@@ -53,16 +73,34 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("the policy file holds more than one JSON object")
 	}
-	if f.Principals == nil {
-		return nil, fmt.Errorf(`the policy file names no principals: add "principals": {"name": {"tools": [...]}}`)
+	if f.Principals == nil && f.Scopes == nil && f.Claims == nil {
+		return nil, fmt.Errorf(`the policy file grants nothing: add "principals": {"name": {"tools": [...]}}`)
 	}
 	if err := CheckCustomAttributes(f.QueryAttributes); err != nil {
 		return nil, fmt.Errorf("the policy file's queryAttributes: %w", err)
 	}
-	for name, g := range f.Principals {
+	check := func(whom string, g Grant) error {
 		for _, t := range g.Tools {
 			if t != "*" && !slices.Contains(Tools, t) && !slices.Contains(extra, t) {
-				return nil, fmt.Errorf("the policy file grants %q the tool %q, which porthole does not have", name, t)
+				return fmt.Errorf("the policy file grants %s the tool %q, which porthole does not have", whom, t)
+			}
+		}
+		return nil
+	}
+	for name, g := range f.Principals {
+		if err := check(fmt.Sprintf("%q", name), g); err != nil {
+			return nil, err
+		}
+	}
+	for scope, g := range f.Scopes {
+		if err := check(fmt.Sprintf("the scope %q", scope), g); err != nil {
+			return nil, err
+		}
+	}
+	for claim, values := range f.Claims {
+		for value, g := range values {
+			if err := check(fmt.Sprintf("the claim %s=%q", claim, value), g); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -71,8 +109,21 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 
 // Grants returns the file's grants.
 func (f *File) Grants() *Grants {
+	g := grantsOf(f.Principals)
+	g.scopes = grantsOf(f.Scopes)
+	byClaim := map[string]Grant{}
+	for claim, values := range f.Claims {
+		for value, grant := range values {
+			byClaim[claim+"\x00"+value] = grant
+		}
+	}
+	g.claims = grantsOf(byClaim)
+	return g
+}
+
+func grantsOf(m map[string]Grant) *Grants {
 	g := &Grants{tools: map[string]map[string]bool{}, all: map[string]bool{}}
-	for name, grant := range f.Principals {
+	for name, grant := range m {
 		set := map[string]bool{}
 		for _, t := range grant.Tools {
 			if t == "*" {
@@ -84,6 +135,27 @@ func (f *File) Grants() *Grants {
 		g.tools[name] = set
 	}
 	return g
+}
+
+// AllowsCaller reports whether c may call tool: by its principal, or by
+// one of its scopes or claim values.
+func (g *Grants) AllowsCaller(c Caller, tool string) bool {
+	if g == nil || g.Allows(c.Principal, tool) {
+		return true
+	}
+	for _, s := range c.Scopes {
+		if g.scopes.Allows(s, tool) {
+			return true
+		}
+	}
+	for claim, values := range c.Claims {
+		for _, v := range values {
+			if g.claims.Allows(claim+"\x00"+v, tool) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Allows reports whether principal may call tool. It answers for grants

@@ -77,3 +77,32 @@ func TestPageRefusesAnOverlongToken(t *testing.T) {
 		t.Fatalf("Page = %d, %v", n, err)
 	}
 }
+
+// TestGrantsByScopeAndClaimReachOAuthCallers: an OAuth caller may call what
+// its principal, one of its scopes or one of its claim values is granted,
+// and nothing else.
+func TestGrantsByScopeAndClaimReachOAuthCallers(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFile([]byte(`{"principals":{"oauth:corp:alice":{"tools":["describe_namespace"]}},
+		"scopes":{"porthole:admin":{"tools":["*"]}},
+		"claims":{"groups":{"sre":{"tools":["describe_workflow"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f.Grants()
+	alice := Caller{Principal: "oauth:corp:alice", Scopes: []string{"porthole:read"}, Claims: map[string][]string{"groups": {"dev", "sre"}}}
+	for tool, want := range map[string]bool{"describe_namespace": true, "describe_workflow": true, "list_workflows": false} {
+		if got := g.AllowsCaller(alice, tool); got != want {
+			t.Errorf("alice may call %s: %v, want %v", tool, got, want)
+		}
+	}
+	if !g.AllowsCaller(Caller{Principal: "oauth:corp:bob", Scopes: []string{"porthole:admin"}}, "list_workflows") {
+		t.Error("the admin scope does not grant every tool")
+	}
+	if g.AllowsCaller(Caller{Principal: "oauth:corp:eve", Claims: map[string][]string{"groups\x00sre": {"x"}}}, "describe_workflow") {
+		t.Error("a claim name holding the separator was taken for a grant")
+	}
+	if _, err := ParseFile([]byte(`{"scopes":{"s":{"tools":["no_such_tool"]}}}`)); err == nil {
+		t.Error("a scope granting an unknown tool was accepted")
+	}
+}

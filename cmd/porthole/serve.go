@@ -113,17 +113,24 @@ func runServe(args []string, stderr io.Writer) error {
 		ts temporalSettings
 		fs frontSettings
 		as auditSettings
+		oa oauthSettings
 	)
 	s := newSettings("serve", serveSummary, stderr)
 	fs.register(s)
 	ts.register(s)
 	as.register(s)
+	oa.register(s)
 	if err := s.parse(args); err != nil {
 		return err
 	}
 	httpOpts, err := fs.httpOptions()
 	if err != nil {
 		return err
+	}
+	if secret, err := oa.readSecret(); err != nil {
+		return err
+	} else if secret != "" {
+		ts.extraSecrets = append(ts.extraSecrets, secret)
 	}
 	c, err := ts.setup(&as)
 	if err != nil {
@@ -142,7 +149,10 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if (store == nil || store.Current().Len() == 0) && !fs.noAuth {
+	if httpOpts.OAuth, err = oa.options(ctx, log); err != nil {
+		return err
+	}
+	if (store == nil || store.Current().Len() == 0) && !fs.noAuth && httpOpts.OAuth == nil {
 		fs.waitUnconfigured(ctx, log)
 		return nil
 	}
@@ -191,6 +201,9 @@ func (f *frontSettings) authenticate(ctx context.Context, o *gateway.HTTPOptions
 		log.Warn("WARNING: PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION is set: anyone who reaches " + f.addr +
 			" can read the Temporal namespace " + namespace + " as principal \"anonymous\"")
 		return
+	}
+	if store == nil {
+		return // OAuth alone
 	}
 	o.Tokens = store.Current
 	go store.Watch(ctx, f.tokensReload)

@@ -28,6 +28,7 @@ type temporalSettings struct {
 	disableHostVerify  bool
 	logLevel           string
 	secretFiles        string
+	extraSecrets       []string // secrets other settings read (the OAuth introspection secret)
 	policyFile         string
 	policyReload       time.Duration
 	rosterFile         string
@@ -144,6 +145,7 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		}
 		secrets = append(secrets, string(pemBytes))
 	}
+	secrets = append(secrets, t.extraSecrets...)
 	for _, f := range splitList(t.secretFiles) {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -39,9 +39,6 @@ type Config struct {
 	// PrincipalClaim is the claim whose value names the caller; "sub" by
 	// default.
 	PrincipalClaim string
-	// GrantClaims are the claims (besides scope) whose values grants may
-	// name, e.g. "groups"; their values are kept in the Identity.
-	GrantClaims []string
 	// Introspection, when set, is asked about tokens that are not JWTs.
 	Introspection *Introspection
 	// Client fetches metadata and keys and introspects; a client with a

@@ -28,7 +28,8 @@ type Identity struct {
 	ClientID  string // azp, or client_id
 	TokenID   string // jti
 	Scopes    []string
-	// Claims are the values of Config.GrantClaims the token holds.
+	// Claims are the token's claims whose values are strings or arrays of
+	// strings, for grants by claim (a token is at most MaxTokenBytes).
 	Claims map[string][]string
 	// Expiry is the token's exp.
 	Expiry time.Time
@@ -216,8 +217,8 @@ func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
 			}
 		}
 	}
-	for _, name := range v.cfg.GrantClaims {
-		switch x := c[name].(type) {
+	for name, x := range c {
+		switch x := x.(type) {
 		case string:
 			id.Claims[name] = []string{x}
 		case []any:

@@ -96,7 +96,7 @@ func (ti *testIssuer) token(t *testing.T, claims jwt.MapClaims, header map[strin
 
 func newValidator(t *testing.T, ti *testIssuer) *Validator {
 	t.Helper()
-	v, err := New(Config{Resource: resource, Issuers: []Issuer{{URL: ti.srv.URL, Alias: "test"}}, GrantClaims: []string{"groups"}})
+	v, err := New(Config{Resource: resource, Issuers: []Issuer{{URL: ti.srv.URL, Alias: "test"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

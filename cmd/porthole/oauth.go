@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/oauth"
+)
+
+// oauthSettings make porthole an OAuth 2.1 resource server (docs/oauth.md).
+type oauthSettings struct {
+	publicURL         string
+	issuers           string
+	scopes            string
+	principalClaim    string
+	introspectionURL  string
+	introspectionID   string
+	introspectionFile string
+	secret            string // read from introspectionFile
+}
+
+func (o *oauthSettings) register(s *settings) {
+	s.string(&o.publicURL, "public-url", "PORTHOLE_PUBLIC_URL", "", "the full URL clients reach porthole's MCP endpoint at, such as https://porthole.example.com/mcp: porthole's OAuth resource (a token's aud must hold it)")
+	s.string(&o.issuers, "oauth-issuer", "PORTHOLE_OAUTH_ISSUER", "", "comma-separated OAuth issuers whose access tokens porthole accepts beside its static tokens, each optionally alias=URL (the alias names principals oauth:<alias>:<value>); needs PORTHOLE_PUBLIC_URL")
+	s.string(&o.scopes, "oauth-scopes", "PORTHOLE_OAUTH_SCOPES", "porthole:read", "space- or comma-separated scopes every OAuth token must hold; one without them gets 403 insufficient_scope")
+	s.string(&o.principalClaim, "oauth-principal-claim", "PORTHOLE_OAUTH_PRINCIPAL_CLAIM", "sub", "the claim whose value names an OAuth caller (oauth:<issuer alias>:<value>)")
+	s.string(&o.introspectionURL, "oauth-introspection-url", "PORTHOLE_OAUTH_INTROSPECTION_URL", "", "RFC 7662 endpoint asked about tokens that are not JWTs")
+	s.string(&o.introspectionID, "oauth-introspection-client-id", "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_ID", "", "porthole's client id at the introspection endpoint")
+	s.string(&o.introspectionFile, "oauth-introspection-client-secret-file", "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE", "", "file holding porthole's client secret at the introspection endpoint (redacted everywhere)")
+}
+
+// readSecret reads the introspection secret, before the redactor is made,
+// so that it is one of the secrets redacted.
+func (o *oauthSettings) readSecret() (string, error) {
+	if o.introspectionFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(o.introspectionFile)
+	if err != nil {
+		return "", fmt.Errorf("%w: PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE: %v", errUsage, err)
+	}
+	o.secret = strings.TrimSpace(string(b))
+	return o.secret, nil
+}
+
+// options builds the front's OAuth options, or nil without an issuer, and
+// keeps the issuers' keys fresh until ctx ends: fetched at start, and every
+// minute after (an issuer down at start is taken up once it answers; its
+// tokens are refused meanwhile, and static tokens keep working).
+func (o *oauthSettings) options(ctx context.Context, log *zap.Logger) (*gateway.OAuthOptions, error) {
+	if o.issuers == "" {
+		if o.introspectionURL != "" {
+			return nil, fmt.Errorf("%w: PORTHOLE_OAUTH_INTROSPECTION_URL is set without PORTHOLE_OAUTH_ISSUER", errUsage)
+		}
+		return nil, nil
+	}
+	issuers, _ := oauth.ParseIssuers(o.issuers)
+	cfg := oauth.Config{Resource: o.publicURL, Issuers: issuers, PrincipalClaim: o.principalClaim}
+	if o.introspectionURL != "" {
+		cfg.Introspection = &oauth.Introspection{URL: o.introspectionURL, ClientID: o.introspectionID, ClientSecret: o.secret}
+	}
+	v, err := oauth.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	scopes := strings.Fields(strings.ReplaceAll(o.scopes, ",", " "))
+	var servers []string
+	for _, is := range issuers {
+		servers = append(servers, is.URL)
+	}
+	go keepIssuersFresh(ctx, v, log)
+	return &gateway.OAuthOptions{Validator: v, Resource: o.publicURL, AuthorizationServers: servers, Scopes: scopes}, nil
+}
+
+func keepIssuersFresh(ctx context.Context, v *oauth.Validator, log *zap.Logger) {
+	said := ""
+	for {
+		fetch, cancel := context.WithTimeout(ctx, 15*time.Second)
+		v.Refresh(fetch)
+		cancel()
+		switch p := v.Problem(); {
+		case p != "" && p != said:
+			log.Warn("OAuth tokens of an issuer are refused until it can be used; static tokens keep working", zap.String("problem", p))
+		case p == "" && said != "":
+			log.Info("every OAuth issuer can be used")
+		}
+		said = v.Problem()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Minute):
+		}
+	}
+}
