@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/oauth"
+	"github.com/porthole-dev/porthole/gateway/tokens"
+)
+
+// A local issuer (an Ed25519 key served as a key set) holds the front's
+// handling of OAuth here; cmd/porthole's end-to-end tests hold it to a
+// real authorization server.
+type localIssuer struct {
+	srv  *httptest.Server
+	priv ed25519.PrivateKey
+}
+
+func newLocalIssuer(t *testing.T) *localIssuer {
+	t.Helper()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	li := &localIssuer{priv: priv}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]string{"issuer": li.srv.URL, "jwks_uri": li.srv.URL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "OKP", "crv": "Ed25519", "kid": "e1", "x": base64.RawURLEncoding.EncodeToString(pub)}}})
+	})
+	li.srv = httptest.NewServer(mux)
+	t.Cleanup(li.srv.Close)
+	return li
+}
+
+func (li *localIssuer) token(t *testing.T, resource, scope string) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"iss": li.srv.URL, "sub": "alice", "aud": resource, "scope": scope,
+		"exp": time.Now().Add(time.Hour).Unix(), "azp": "claude-desktop", "jti": "tok-42"})
+	tok.Header["kid"], tok.Header["typ"] = "e1", "at+jwt"
+	s, err := tok.SignedString(li.priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
+	t.Parallel()
+	li := newLocalIssuer(t)
+	const resource = "http://127.0.0.1/mcp"
+	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Refresh(context.Background())
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log, err := audit.Open(audit.Config{Path: path, Key: []byte(strings.Repeat("k", 32))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewServer(&fakeReader{}, Options{Namespace: "default", Audit: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	none, _ := tokens.Parse(strings.NewReader(""))
+	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
+		OAuth: &OAuthOptions{Validator: v, Resource: resource, AuthorizationServers: []string{li.srv.URL}, Scopes: []string{"porthole:read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+
+	// The metadata, without a token.
+	resp, body := send(t, http.MethodGet, srv.URL+"/.well-known/oauth-protected-resource/mcp", nil, "")
+	var meta map[string]any
+	json.Unmarshal([]byte(body), &meta)
+	if resp.StatusCode != 200 || meta["resource"] != resource || meta["authorization_servers"].([]any)[0] != li.srv.URL || meta["bearer_methods_supported"].([]any)[0] != "header" {
+		t.Fatalf("metadata: %d %s", resp.StatusCode, body)
+	}
+	// No token: 401 naming the metadata and the scope.
+	resp, _ = post(t, srv.URL+"/mcp", nil, call)
+	if c := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(c, `resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"`) || !strings.Contains(c, `scope="porthole:read"`) {
+		t.Fatalf("no token: %d %q", resp.StatusCode, c)
+	}
+	// A token for another resource: 401 invalid_token.
+	resp, _ = post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.token(t, "https://other/mcp", "porthole:read")}}, call)
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Fatalf("another audience: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	// Without the scope: 403 insufficient_scope.
+	resp, _ = post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.token(t, resource, "openid")}}, call)
+	if resp.StatusCode != 403 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+		t.Fatalf("no scope: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	// A good token: served, and recorded with who called through what.
+	resp, body = post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.token(t, resource, "porthole:read")}}, call)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"describe_namespace"`) {
+		t.Fatalf("a good token: %d %s", resp.StatusCode, body)
+	}
+	log.Close()
+	b, _ := os.ReadFile(path)
+	want := `"principal":"\"oauth:corp:alice\"","clientAddr"`
+	if !strings.Contains(string(b), want) || !strings.Contains(string(b), `"oauth":{"issuer":"\"`+li.srv.URL+`\"","subject":"\"alice\"","clientId":"\"claude-desktop\"","tokenId":"\"tok-42\""}`) {
+		t.Fatalf("the audit log does not name the OAuth caller:\n%s", b)
+	}
+	if strings.Contains(string(b), "eyJ") {
+		t.Fatalf("a token is in the audit log:\n%s", b)
+	}
+}
