@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -572,5 +573,27 @@ func TestChartRunsTheShipperBesideTheTrailReadOnly(t *testing.T) {
 	}
 	if _, ok := envOf(s)["POD_NAME"]; !ok {
 		t.Errorf("the shipper's env %v: want POD_NAME to label what it ships", envOf(s))
+	}
+}
+
+// TestChartTakesTheOAuthSettings: with an issuer the chart needs no tokens
+// Secret, passes the settings, mounts the introspection secret read-only,
+// and refuses an issuer without the public URL.
+func TestChartTakesTheOAuthSettings(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s",
+		"oauth.publicURL=https://porthole.example.com/mcp", "oauth.issuers=corp=https://login.example.com",
+		"oauth.introspection.url=https://login.example.com/introspect", "oauth.introspection.clientID=porthole", "oauth.introspection.clientSecret.name=intro")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"PORTHOLE_PUBLIC_URL", "https://porthole.example.com/mcp", "PORTHOLE_OAUTH_ISSUER", "corp=https://login.example.com",
+		"PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE", "/etc/porthole/oauth-introspection/client-secret", `"secretName":"intro"`} {
+		if rendered, _ := json.Marshal(docs); !strings.Contains(string(rendered), want) {
+			t.Errorf("the rendered chart lacks %q", want)
+		}
+	}
+	if _, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s", "oauth.issuers=https://login.example.com"); err == nil || !strings.Contains(stderr, "oauth.publicURL") {
+		t.Errorf("an issuer without the public URL rendered (%v): %s", err, stderr)
 	}
 }

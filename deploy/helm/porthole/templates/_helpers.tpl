@@ -4,8 +4,14 @@ app.kubernetes.io/name: porthole
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- define "porthole.check" -}}
-{{- if and (not .Values.tokensSecret.name) (not .Values.dangerouslyServeWithoutAuthentication) -}}
-{{- fail "porthole needs tokensSecret.name (an existing Secret holding the tokens file); set dangerouslyServeWithoutAuthentication: true only if anyone who reaches the port may read the namespace" -}}
+{{- if and (not .Values.tokensSecret.name) (not .Values.oauth.issuers) (not .Values.dangerouslyServeWithoutAuthentication) -}}
+{{- fail "porthole needs tokensSecret.name (an existing Secret holding the tokens file) or oauth.issuers; set dangerouslyServeWithoutAuthentication: true only if anyone who reaches the port may read the namespace" -}}
+{{- end -}}
+{{- if and .Values.oauth.issuers (not .Values.oauth.publicURL) -}}
+{{- fail "oauth.issuers needs oauth.publicURL: the full URL clients reach porthole's MCP endpoint at, which tokens' aud must hold" -}}
+{{- end -}}
+{{- if and .Values.oauth.issuers .Values.oauth.introspection.url (or (not .Values.oauth.introspection.clientID) (not .Values.oauth.introspection.clientSecret.name)) -}}
+{{- fail "oauth.introspection.url needs oauth.introspection.clientID and oauth.introspection.clientSecret.name" -}}
 {{- end -}}
 {{- if not .Values.temporal.address -}}{{- fail "temporal.address is required" -}}{{- end -}}
 {{- if not .Values.temporal.namespace -}}{{- fail "temporal.namespace is required" -}}{{- end -}}
