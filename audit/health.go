@@ -159,7 +159,13 @@ func (l *Log) sinkFreeSpace() (int64, error) {
 	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
 		return 0, err
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	// Linux counts blocks in fragment-size units (Frsize); Bsize is the
+	// preferred I/O size, which differs on some file systems (FUSE).
+	size := st.Frsize
+	if size == 0 {
+		size = st.Bsize
+	}
+	return int64(st.Bavail) * size, nil
 }
 
 // checkSpace reads the free space of the log's file system, and raises or

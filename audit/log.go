@@ -825,11 +825,13 @@ func (l *Log) witnessWrite(cp Checkpoint) error {
 // rotate renames the current file aside and starts a new one with an anchor
 // record that links to the old file's last record.
 func (l *Log) rotate() error {
+	// Every step can fail (a full disk, no descriptors left) and is undone
+	// when a later one does, so that the log keeps writing to the file it
+	// had and the next record tries the rotation again. (The file used to
+	// be closed first: a rename or create that failed left the log writing
+	// to a closed file until a restart.)
 	f := l.sink.(*os.File)
 	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	path := f.Name()
@@ -839,8 +841,12 @@ func (l *Log) rotate() error {
 	}
 	nf, err := openLocked(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL)
 	if err != nil {
+		if uerr := os.Rename(aside, path); uerr != nil {
+			return fmt.Errorf("%w; and putting the log back failed: %v", err, uerr)
+		}
 		return err
 	}
+	_ = f.Close() // its lock goes with it; the new file holds its own
 	l.sink, l.size, l.dirty, l.rotated = nf, 0, false, true
 	return l.write(Record{Kind: KindAnchor, PreviousFile: filepath.Base(aside), PreviousLastSeq: l.seq})
 }

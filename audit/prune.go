@@ -2,11 +2,14 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,24 +26,70 @@ import (
 // rotatedAtLayout is the suffix rotate gives a file it renames aside.
 const rotatedAtLayout = "20060102T150405.000000000Z"
 
-// rotatedFiles are the files rotated aside from the log at path, oldest
-// first, with the time each was rotated (when its last record was
-// written).
+// rotatedFiles are the files rotated aside from the log at path, in chain
+// order (by the sequence number of their first record: a clock stepped
+// back names a later file earlier), with the time each was rotated (when
+// its last record was written). A file whose first line is no record sorts
+// by its name's time.
 func rotatedFiles(path string) ([]string, []time.Time, error) {
-	matches, err := filepath.Glob(path + ".*")
+	matches, err := filepath.Glob(escapeGlob(path) + ".*")
 	if err != nil {
 		return nil, nil, err
 	}
-	var files []string
-	var times []time.Time
-	for _, m := range matches { // Glob sorts: the layout sorts by time
+	type rotated struct {
+		path  string
+		at    time.Time
+		first uint64
+	}
+	var rs []rotated
+	for _, m := range matches {
 		t, err := time.Parse(rotatedAtLayout, strings.TrimPrefix(m, path+"."))
 		if err != nil {
 			continue
 		}
-		files, times = append(files, m), append(times, t)
+		rs = append(rs, rotated{m, t, firstSeq(m)})
+	}
+	slices.SortStableFunc(rs, func(a, b rotated) int {
+		if a.first != 0 && b.first != 0 {
+			return cmp.Compare(a.first, b.first)
+		}
+		return a.at.Compare(b.at)
+	})
+	files, times := make([]string, len(rs)), make([]time.Time, len(rs))
+	for i, r := range rs {
+		files[i], times[i] = r.path, r.at
 	}
 	return files, times, nil
+}
+
+// firstSeq is the sequence number of a file's first record, or 0.
+func firstSeq(path string) uint64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	e, err := parseLineKey(line, nil)
+	if err != nil {
+		return 0
+	}
+	return e.Seq
+}
+
+// escapeGlob escapes what filepath.Glob reads as a pattern in a path: a
+// log in a directory named trail[1] had no rotated files (found by review).
+func escapeGlob(path string) string {
+	var b strings.Builder
+	for _, r := range path {
+		if strings.ContainsRune(`*?[]\\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // lastRecordOf is the sequence number and line hash of the last line of a
@@ -145,6 +194,9 @@ func Prune(paths []string, before time.Time, opts VerifyOptions, key []byte, sig
 	}
 	files := v.Files
 	newest := files[len(files)-1]
+	if err := noSuccessor(files); err != nil {
+		return nil, err
+	}
 	f, err := openLocked(newest, os.O_WRONLY|os.O_APPEND)
 	if errors.Is(err, ErrLogInUse) {
 		return nil, ErrPruneLive
@@ -206,4 +258,54 @@ func lastTime(path string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%s holds no audit record", path)
+}
+
+// ErrPruneNotWhole is a prune of files that are not the whole series: the
+// pruned record would be written into a file the series has gone on from,
+// and break its chain.
+var ErrPruneNotWhole = errors.New("the files given are not the whole series")
+
+// noSuccessor refuses files whose newest has a successor in its directory:
+// the log it was rotated from (audit.log beside audit.log.<time>), or a
+// file rotated after it, that the files given leave out. (A glob of
+// audit.log.* leaves out audit.log: the pruned record went into the newest
+// rotated file and took the sequence number of the anchor after it; found
+// by review.)
+func noSuccessor(files []string) error {
+	newest := files[len(files)-1]
+	given := map[string]bool{}
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		given[abs] = true
+	}
+	base := newest
+	for i := len(newest) - 1; i > 0; i-- {
+		if newest[i] != '.' {
+			continue
+		}
+		if _, err := time.Parse(rotatedAtLayout, newest[i+1:]); err == nil {
+			base = newest[:i]
+			break
+		}
+	}
+	candidates := []string{base}
+	rotated, _, err := rotatedFiles(base)
+	if err != nil {
+		return err
+	}
+	candidates = append(candidates, rotated...)
+	newestAbs, _ := filepath.Abs(newest)
+	for _, c := range candidates {
+		abs, _ := filepath.Abs(c)
+		if given[abs] || abs == newestAbs {
+			continue
+		}
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
+		if c == base || c > newest {
+			return fmt.Errorf("%w: %s goes on in %s, which was not given (give every file of the series: %s*)", ErrPruneNotWhole, filepath.Base(newest), filepath.Base(c), filepath.Base(base))
+		}
+	}
+	return nil
 }

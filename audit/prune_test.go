@@ -118,3 +118,60 @@ func TestASecondWriterOfOneLogIsRefused(t *testing.T) {
 		t.Fatalf("a second Open: %v", err)
 	}
 }
+
+// TestARotationThatFailsIsTriedAgain: the file was closed before it was
+// renamed, and a rename or create that failed left the log writing to a
+// closed file until a restart (found by review).
+func TestARotationThatFailsIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	l, err := Open(Config{Path: path, Key: testKey, MaxBytes: 1500, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	blocker := path + "." + at.Format(rotatedAtLayout)
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	failed := false
+	for i := 0; i < 10; i++ {
+		if err := l.Write(context.Background(), callRecord("alice", "list_workflows")); err != nil {
+			failed = true
+		}
+	}
+	if !failed {
+		t.Fatal("the rotation onto a directory did not fail")
+	}
+	os.RemoveAll(blocker)
+	for i := 0; i < 5; i++ {
+		if err := l.Write(context.Background(), callRecord("alice", "list_workflows")); err != nil {
+			t.Fatalf("after the cause was gone: %v", err)
+		}
+	}
+	if _, err := os.Stat(blocker); err != nil {
+		t.Fatalf("the log did not rotate once it could: %v", err)
+	}
+}
+
+// TestPruneRefusesFilesThatLeaveOutTheSeriesEnd: `porthole audit prune
+// audit.log.*` left out audit.log, wrote its pruned record into the newest
+// rotated file with the sequence number of audit.log's anchor, and broke
+// the chain (found by review), live or archived.
+func TestPruneRefusesFilesThatLeaveOutTheSeriesEnd(t *testing.T) {
+	t.Parallel()
+	s, tr := newSigner(t), newTrail(t)
+	tr.run(t, testKey, s, 30, 10)
+	rotated, _, err := rotatedFiles(tr.log)
+	if err != nil || len(rotated) < 3 {
+		t.Fatalf("rotated %v, %v", rotated, err)
+	}
+	if _, err := Prune(rotated, time.Now().Add(time.Hour), VerifyOptions{Keys: ring(nil, s)}, testKey, s.priv, time.Now()); !errors.Is(err, ErrPruneNotWhole) {
+		t.Fatalf("Prune of audit.log.* alone: %v", err)
+	}
+	if v := tr.verify(t, tr.files(t), VerifyOptions{Keys: ring([][]byte{testKey}, s), Checkpoints: tr.checkpoints(t)}); !v.OK() {
+		t.Fatalf("the refused prune broke the series: %+v", v)
+	}
+}

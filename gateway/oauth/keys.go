@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"crypto"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -219,11 +218,12 @@ func parseJWK(raw json.RawMessage) (string, jwk, error) {
 		if err := errors.Join(err1, err2); err != nil || k.Crv != "P-256" || len(x) != 32 || len(y) != 32 {
 			return "", jwk{}, errors.New("not a P-256 key")
 		}
-		// A point off the curve is refused (ecdh checks it).
-		if _, err := ecdh.P256().NewPublicKey(append(append([]byte{4}, x...), y...)); err != nil {
+		// A point off the curve is refused.
+		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+		if err != nil {
 			return "", jwk{}, errors.New("a point off the curve")
 		}
-		out.key = &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+		out.key = pub
 	case "OKP":
 		x, err := b64(k.X)
 		if err != nil || k.Crv != "Ed25519" || len(x) != ed25519.PublicKeySize {

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
@@ -207,5 +209,32 @@ func TestConfigurationsPortholeRefuses(t *testing.T) {
 	}
 	if MetadataPath(resource) != "/.well-known/oauth-protected-resource/mcp" {
 		t.Errorf("MetadataPath = %s", MetadataPath(resource))
+	}
+}
+
+// TestAnECKeyVerifiesAndAPointOffTheCurveIsRefused: ES256 keys are read
+// from their JWK, and one whose point is not on P-256 is no key.
+func TestAnECKeyVerifiesAndAPointOffTheCurveIsRefused(t *testing.T) {
+	t.Parallel()
+	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	raw, _ := priv.PublicKey.Bytes() // uncompressed: 0x04 || X || Y
+	x, y := raw[1:33], raw[33:]
+	jwkOf := func(x, y []byte) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"kty": "EC", "crv": "P-256", "kid": "ec1", "x": base64.RawURLEncoding.EncodeToString(x), "y": base64.RawURLEncoding.EncodeToString(y)})
+		return b
+	}
+	_, k, err := parseJWK(jwkOf(x, y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"sub": "a"})
+	s, _ := tok.SignedString(priv)
+	if _, err := jwt.Parse(s, func(*jwt.Token) (any, error) { return k.key, nil }); err != nil {
+		t.Fatalf("an ES256 token does not verify with its JWK: %v", err)
+	}
+	off := append([]byte{}, y...)
+	off[31] ^= 1
+	if _, _, err := parseJWK(jwkOf(x, off)); err == nil {
+		t.Fatal("a point off the curve was taken for a key")
 	}
 }
