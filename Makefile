@@ -16,6 +16,13 @@ CLIENTS_SRC := cmd/porthole/testdata/clients
 CLIENTS_DIR := $(CACHE_DIR)/clients-$(shell sha256sum $(CLIENTS_SRC)/package-lock.json | cut -c1-12)
 export PORTHOLE_CLIENTS_DIR := $(CLIENTS_DIR)
 
+# The authorization server the OAuth tests run: panva's oidc-provider and
+# the Node 22 LTS it supports (it warns that Node 20 is unsupported),
+# installed once per lock file into the cache.
+OIDC_SRC := gateway/oauth/oidctest/testdata
+OIDC_DIR := $(CACHE_DIR)/oidc-provider-$(shell sha256sum $(OIDC_SRC)/package-lock.json | cut -c1-12)
+export PORTHOLE_OIDC_DIR := $(OIDC_DIR)
+
 # helm renders the chart in the tests; built from the Go module proxy once.
 HELM_VERSION := v3.22.0
 HELM := $(CACHE_DIR)/helm-$(HELM_VERSION)/helm
@@ -30,7 +37,7 @@ STATICCHECK := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test unit check staticcheck clients helm temporal-cli fuzz bench bench-links soak clean
+.PHONY: build demo test unit check staticcheck clients oidc-provider helm temporal-cli fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
@@ -42,10 +49,10 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients $(HELM) check
+test: $(TEMPORAL_CLI) clients oidc-provider $(HELM) check
 	$(GO) test -race -count=1 ./...
 
-## unit: every test that needs no Temporal dev server, npm clients or helm, with the race detector; -short skips the rest, naming what each needs
+## unit: every test that needs no Temporal dev server, npm clients, oidc-provider or helm, with the race detector; -short skips the rest, naming what each needs
 unit:
 	$(GO) test -short -race -count=1 ./...
 
@@ -95,6 +102,15 @@ $(CLIENTS_DIR)/.installed: $(CLIENTS_SRC)/package.json $(CLIENTS_SRC)/package-lo
 	@mkdir -p $(CLIENTS_DIR)
 	cp $(CLIENTS_SRC)/package.json $(CLIENTS_SRC)/package-lock.json $(CLIENTS_DIR)/
 	cd $(CLIENTS_DIR) && npm install --no-audit --no-fund --ignore-scripts --no-save
+	touch $@
+
+## oidc-provider: install the authorization server the OAuth tests run
+oidc-provider: $(OIDC_DIR)/.installed
+
+$(OIDC_DIR)/.installed: $(OIDC_SRC)/package.json $(OIDC_SRC)/package-lock.json
+	@mkdir -p $(OIDC_DIR)
+	cp $(OIDC_SRC)/package.json $(OIDC_SRC)/package-lock.json $(OIDC_DIR)/
+	cd $(OIDC_DIR) && npm install --no-audit --no-fund --ignore-scripts --no-save
 	touch $@
 
 ## helm: install helm, which the chart tests run

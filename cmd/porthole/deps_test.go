@@ -94,6 +94,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		// A copy of another revision of the query parser, for tests only:
 		// the binary screens with one parser, and that one is v0.1.0.
 		module + "/policy/internal/serversql": "is the Temporal server's tokenizer, copied for tests",
+		// The authorization server of the OAuth tests.
+		module + "/gateway/oauth/oidctest": "starts oidc-provider, and its clients' secrets are in its source",
 	}
 	deps := goList(t, "-deps", module+"/cmd/porthole")
 	if len(deps) < 50 {
