@@ -169,8 +169,8 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 	if err := a.checkWitness(log, signer); err != nil {
 		return nil, err
 	}
-	if a.maxAge > 0 && (signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout") {
-		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_AGE needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (what remains verifies from a signed pruned record) and a file PORTHOLE_AUDIT_LOG", errUsage)
+	if a.maxAge > 0 && (signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" || a.maxBytes == 0) {
+		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_AGE needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (what remains verifies from a signed pruned record), a file PORTHOLE_AUDIT_LOG and a PORTHOLE_AUDIT_MAX_BYTES that rotates it (only rotated files are pruned)", errUsage)
 	}
 	if cfg.Fsync != audit.FsyncAlways && cfg.Fsync != audit.FsyncInterval {
 		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
