@@ -64,6 +64,9 @@ func (k *Keyring) with(key []byte, pub ed25519.PublicKey) *Keyring {
 // hasHMAC reports whether the ring holds any HMAC key; a nil ring holds none.
 func (k *Keyring) hasHMAC() bool { return k != nil && len(k.hmac) > 0 }
 
+// HasHMAC reports whether the ring holds any HMAC key; a nil ring holds none.
+func (k *Keyring) HasHMAC() bool { return k.hasHMAC() }
+
 func (k *Keyring) hasSigning() bool { return k != nil && len(k.signing) > 0 }
 
 // ErrKeyFile is a key file that does not hold what it should.

@@ -83,11 +83,24 @@ func (s *Summary) writeTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// linksOnly reports whether every series was checked for its links only:
+// no HMAC key, no checkpoint proving it.
+func (s *Summary) linksOnly() bool {
+	for _, sv := range s.Series {
+		if sv.Keyed || sv.ProvenTo != 0 {
+			return false
+		}
+	}
+	return len(s.Series) > 0
+}
+
 // writeHeader says what the report rests on and what it covers.
 func (s *Summary) writeHeader(w io.Writer) {
 	switch {
 	case !s.Verified:
 		fmt.Fprintln(w, "NOT verified: see the warning")
+	case s.linksOnly():
+		fmt.Fprintln(w, "NOT verified, links only: no HMAC key and no checkpoints were given, and anyone can recompute the links of a rewritten log")
 	case len(s.Series) == 1:
 		fmt.Fprintf(w, "verified: %s\n", s.Series[0].extent())
 	default:

@@ -298,7 +298,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	var since, until, principal, tool string
-	var asJSON, unverified bool
+	var asJSON, unverified, linksOnly bool
 	var vf verifyFlags
 	var args argFilters
 	s := newSettings("audit report", "Verify audit logs (each replica's chain on its own), then summarize who asked what.", stderr)
@@ -310,6 +310,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	s.fs.StringVar(&tool, "tool", "", "only calls of this tool, as the client named it (exact); leaves denials out")
 	s.fs.Var(&args, "arg", "only calls holding this argument: name=value for a value exactly equal, name~text for one containing text (split at the first = or ~; compared as the record holds them, redacted, a value cut at 4 KiB); once per argument, all must match; leaves denials out")
 	s.fs.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
+	s.fs.BoolVar(&linksOnly, "links-only", false, "report without an HMAC key or checkpoints, checking only the links, which anyone can recompute (the report says NOT verified)")
 	files, err := parseInterspersed(s.fs, argv)
 	if err != nil {
 		return err
@@ -328,6 +329,11 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	opts, err := vf.options(stderr)
 	if err != nil {
 		return err
+	}
+	if !opts.Keys.HasHMAC() && len(opts.Checkpoints) == 0 && !linksOnly {
+		// Security: the links are plain hashes; a rewritten log verifies
+		// by its links alone, and its principals would be counted.
+		return fmt.Errorf("%w: give the audit key (--key-file, or $PORTHOLE_AUDIT_KEY_FILE) or a public key and checkpoints (--public-key, --checkpoints); --links-only reports on the links alone, which anyone can recompute, and says so", errUsage)
 	}
 	sum, err := audit.Report(files, f, audit.ReportOptions{VerifyOptions: opts, Unverified: unverified})
 	if errors.Is(err, audit.ErrNotVerified) {

@@ -844,7 +844,7 @@ func TestAFloodOfRefusalsCannotFillTheDisk(t *testing.T) {
 		t.Fatalf("%d denial records and %d denials summarised in %d bytes; want 10 and 290", denials, summarised, len(b))
 	}
 	verifyAuditSeries(t, auditKeyOf(auditLog), []string{auditLog})
-	out, err := execPorthole(t, baseEnv(), "audit", "report", "--json", auditLog).Output()
+	out, err := execPorthole(t, baseEnv(), "audit", "report", "--json", "--key-file", auditKeyOf(auditLog), auditLog).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
