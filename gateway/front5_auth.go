@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -15,16 +17,17 @@ import (
 )
 
 // unauthorizedBody is the whole body of every 401: it says nothing about
-// whether a token was missing, malformed or unknown.
+// whether a token was missing, malformed, unknown or expired.
 const unauthorizedBody = "authentication required\n"
 
 type principalKey struct{}
 
 // requireBearer admits a request only with exactly one Authorization header
-// of the exact form "Bearer <token>" whose token is in the current set. It
-// then hands the request to the go-sdk's auth.RequireBearerToken with a verifier that
-// reads the principal found here, so tool handlers learn their caller the
-// go-sdk's way (TokenInfo.UserID) and there is no second path.
+// of the exact form "Bearer <token>" whose token is in the current set and
+// has not expired. It then hands the request to the go-sdk's
+// auth.RequireBearerToken with a verifier that reads the principal found
+// here, so tool handlers learn their caller the go-sdk's way
+// (TokenInfo.UserID) and there is no second path.
 //
 // The go-sdk's middleware alone would accept any case of "bearer" and any
 // whitespace between scheme and token, write the verifier's error text into
@@ -60,11 +63,14 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 			// behind an ingress without trusted proxies) cannot lock it out
 			// by failing; only failures are counted and limited.
 			token, sent := tokens.Bearer(r.Header)
+			var refused error // why a sent token was refused as a static one
 			if sent {
-				if name, ok := current().Lookup(token); ok {
+				name, err := current().Lookup(token, time.Now())
+				if err == nil {
 					inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, name)))
 					return
 				}
+				refused = err
 			}
 			addr := requestInfoFrom(r.Context()).ClientAddr
 			if blocked, after := failures.Blocked(addr); blocked {
@@ -74,8 +80,11 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
 				return
 			}
-			reason := "a bearer token that matches no principal"
-			if sent && oa != nil {
+			reason := tokens.ErrUnknownToken.Error()
+			// Security: an expired static token is refused here, never
+			// offered to OAuth validation: it is a porthole secret, and
+			// introspection would send it to the authorization server.
+			if sent && oa != nil && !errors.Is(refused, tokens.ErrExpiredToken) {
 				id, err := oa.validate(r.Context(), token)
 				if err == nil {
 					if scope := oa.missingScope(id); scope != "" {
@@ -94,12 +103,19 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				reason = "an OAuth access token porthole refuses: " + strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
 			}
 			// One failure; sent says a token was sent and refused, which
-			// RFC 6750 signals with error="invalid_token".
+			// RFC 6750 signals with error="invalid_token". An expired static
+			// token is answered as an unknown one, but its record says so
+			// and names the principal: a reviewer wants to tell a stale
+			// agent from a stranger.
 			failures.Failed(addr)
-			if !sent {
+			switch {
+			case !sent:
 				g.metrics.authFailed("no-token")
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
-			} else {
+			case errors.Is(refused, tokens.ErrExpiredToken):
+				g.metrics.authFailed("expired-token")
+				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, refused.Error())
+			default:
 				g.metrics.authFailed("unknown-token")
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
 			}

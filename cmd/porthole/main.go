@@ -4,6 +4,7 @@
 //	porthole serve      MCP over streamable HTTP at POST /mcp, behind bearer tokens
 //	porthole stdio      MCP over stdin and stdout, for a local MCP client
 //	porthole token new  make a token for a principal and append its digest
+//	porthole token list list the principals of a tokens file and their expiries
 //	porthole roster pin pin the reviewed tools of upstream MCP servers
 //	porthole version    print the version
 //
@@ -24,8 +25,10 @@ const usage = `porthole: a read-only MCP gateway to one Temporal namespace
 Usage:
   porthole serve [flags]       serve MCP over HTTP at POST /mcp (bearer tokens required)
   porthole stdio [flags]       serve MCP over stdin/stdout for a local client (principal "local")
-  porthole token new --name NAME --tokens-file FILE
+  porthole token new --name NAME [--expires 90d] --tokens-file FILE
                                make a token, append its digest to FILE, print the token once
+  porthole token list --tokens-file FILE
+                               list the principals of FILE and when their tokens expire
   porthole audit verify LOG... check the audit log's hash chain and HMACs
   porthole audit report LOG... verify the audit log, then say who asked what
   porthole roster check|pin    check the roster of upstream MCP servers; pin their reviewed tools

@@ -95,7 +95,7 @@ func (s *Store) Reload() (bool, error) {
 		if changed {
 			s.log.Error(ProblemUnreadable, zap.Error(err))
 		}
-		s.cur.Store(&Set{byDigest: map[[sha256.Size]byte]string{}})
+		s.cur.Store(&Set{byDigest: map[[sha256.Size]byte]Entry{}})
 		s.sum = [sha256.Size]byte{}
 		s.setProblem(ProblemUnreadable)
 		return changed, err

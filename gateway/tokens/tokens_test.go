@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -36,11 +37,11 @@ func TestTokensFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for token, want := range map[string]string{alice: "alice", bob: "bob"} {
-		if got, ok := set.Lookup(token); !ok || got != want {
-			t.Errorf("Lookup = %q, %v; want %q", got, ok, want)
+		if got, err := set.Lookup(token, time.Now()); err != nil || got != want {
+			t.Errorf("Lookup = %q, %v; want %q", got, err, want)
 		}
 	}
-	if _, ok := set.Lookup(Digest(alice)); ok {
+	if _, err := set.Lookup(Digest(alice), time.Now()); err == nil {
 		t.Error("the digest itself was accepted as a token")
 	}
 
@@ -95,7 +96,7 @@ func TestARevokedTokenDoesNotOutliveItsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitted := func() bool { _, ok := s.Current().Lookup(alice); return ok }
+	admitted := func() bool { _, err := s.Current().Lookup(alice, time.Now()); return err == nil }
 	if !admitted() || s.Problem() != "" {
 		t.Fatalf("a fresh store: admitted %v, problem %q", admitted(), s.Problem())
 	}
