@@ -199,9 +199,18 @@ func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
 		id.ClientID = str("client_id")
 	}
 	if id.Subject == "" {
-		return nil, fmt.Errorf("%w: it has no sub", ErrInvalidToken)
+		// A token of a client acting for itself (client credentials) may
+		// leave sub out where introspection answers for it; its subject
+		// is its client (as RFC 9068 §2.2 has sub for such a token).
+		id.Subject = id.ClientID
+	}
+	if id.Subject == "" {
+		return nil, fmt.Errorf("%w: it has no sub and no client id", ErrInvalidToken)
 	}
 	value := str(v.cfg.PrincipalClaim)
+	if v.cfg.PrincipalClaim == "sub" {
+		value = id.Subject
+	}
 	if !principalValue.MatchString(value) {
 		return nil, fmt.Errorf("%w: its %s claim %q does not fit a principal name (letters, digits, '.', '_', '@' or '-', at most 64): choose another claim with PORTHOLE_OAUTH_PRINCIPAL_CLAIM", ErrInvalidToken, v.cfg.PrincipalClaim, value)
 	}

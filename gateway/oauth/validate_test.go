@@ -149,7 +149,7 @@ func TestTokensPortholeMustRefuse(t *testing.T) {
 		"a jku":                         ti.token(t, nil, map[string]any{"jku": "https://evil.example.com/jwks"}),
 		"an id token's typ":             ti.token(t, nil, map[string]any{"typ": "id_token+jwt"}),
 		"a sub that is no name":         ti.token(t, jwt.MapClaims{"sub": "auth0|1234"}, nil),
-		"no sub":                        ti.token(t, jwt.MapClaims{"sub": nil}, nil),
+		"no sub and no client":          ti.token(t, jwt.MapClaims{"sub": nil, "azp": nil}, nil),
 		"opaque, without introspection": "an-opaque-token-0123456789",
 		"oversized":                     strings.Repeat("a", MaxTokenBytes+1),
 	}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
+)
+
+// oauthPorthole is a porthole serving with OAuth alone (no tokens file),
+// trusting provider p, with introspection.
+type oauthPorthole struct {
+	endpoint, resource, auditLog string
+	proc                         *process
+}
+
+func startOAuthPorthole(t *testing.T, p *oidctest.Provider) *oauthPorthole {
+	t.Helper()
+	addr := freePort(t)
+	resource := "http://" + addr + "/mcp"
+	secret := filepath.Join(t.TempDir(), "introspection-secret")
+	if err := os.WriteFile(secret, []byte(oidctest.ClientSecret(oidctest.ResourceServerClientID)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, auditLog, _ := auditEnv(t)
+	env = append(env, "PORTHOLE_ADDR="+addr, "PORTHOLE_PUBLIC_URL="+resource, "PORTHOLE_OAUTH_ISSUER=corp="+p.Issuer(),
+		"PORTHOLE_OAUTH_INTROSPECTION_URL="+p.IntrospectionURL(), "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_ID="+oidctest.ResourceServerClientID,
+		"PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE="+secret)
+	proc, _ := startPorthole(t, temporalEnv(t, env...), "serving MCP", "serve")
+	return &oauthPorthole{endpoint: resource, resource: resource, auditLog: auditLog, proc: proc}
+}
+
+// status is the HTTP status of a describe_namespace call with token.
+func (o *oauthPorthole) status(token string) int {
+	return callRaw(o.endpoint, token, "describe_namespace", nil).status
+}
+
+// eventually polls until f holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); ; time.Sleep(250 * time.Millisecond) {
+		if f() {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s did not happen within %s", what, d)
+		}
+	}
+}
+
+// TestOAuthTokensOfARealAuthorizationServer: porthole against panva's
+// oidc-provider. Every token porthole must accept comes from the provider;
+// the refusals are the issue's list, each from the provider where it can
+// make one.
+func TestOAuthTokensOfARealAuthorizationServer(t *testing.T) {
+	t.Parallel()
+	p := oidctest.Start(t, oidctest.Options{})
+	o := startOAuthPorthole(t, p)
+	must := func(tok string, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	good := must(p.ClientCredentialsToken(o.resource, "porthole:read"))
+	eventually(t, 10*time.Second, "porthole accepting the provider's token", func() bool { return o.status(good) == http.StatusOK })
+
+	signing, _ := p.SigningKey()
+	other := oidctest.Start(t, oidctest.Options{Key: signing})
+	key, kid := p.SigningKey()
+	pubDER, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": p.Issuer(), "sub": "mallory", "aud": o.resource, "scope": "porthole:read", "exp": time.Now().Add(time.Hour).Unix()})
+	hs.Header["kid"], hs.Header["typ"] = kid, "at+jwt"
+	hsToken, _ := hs.SignedString(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
+	for _, c := range []struct {
+		name  string
+		token string
+		want  int
+	}{
+		{"another audience", must(p.ClientCredentialsToken("http://127.0.0.1:1/other/mcp", "porthole:read")), 401},
+		{"another issuer, the same key", must(other.ClientCredentialsToken(o.resource, "porthole:read")), 401},
+		{"expired", must(p.ExpiredToken(o.resource, "porthole:read")), 401},
+		{"not yet valid", must(p.NotYetValidToken(o.resource, "porthole:read")), 401},
+		{"alg switched to HS256 over the public key", hsToken, 401},
+		{"without the scope", must(p.ClientCredentialsToken(o.resource)), 403},
+		{"opaque, through introspection", must(p.OpaqueToken(o.resource, "porthole:read")), 200},
+		{"opaque, for another resource", must(p.OpaqueToken("http://127.0.0.1:1/other/mcp", "porthole:read")), 401},
+	} {
+		if got := o.status(c.token); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+
+	// A revoked opaque token is refused within the introspection cache's
+	// 30 s.
+	revoked := must(p.OpaqueToken(o.resource, "porthole:read"))
+	if got := o.status(revoked); got != 200 {
+		t.Fatalf("an opaque token before revocation: %d", got)
+	}
+	if err := p.Revoke(revoked); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 35*time.Second, "the revoked token refused", func() bool { return o.status(revoked) == http.StatusUnauthorized })
+
+	// The provider restarts with new keys: a token of the new kid is
+	// accepted once porthole fetches the keys again (at most once a
+	// minute for unknown kids).
+	p.Restart(true)
+	fresh := must(p.ClientCredentialsToken(o.resource, "porthole:read"))
+	eventually(t, 75*time.Second, "a token of the provider's new key accepted", func() bool { return o.status(fresh) == http.StatusOK })
+
+	o.proc.stop(t)
+	b, err := os.ReadFile(o.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"clientId":"\"`+oidctest.AgentClientID+`\""`) || !strings.Contains(string(b), `"principal":"\"oauth:corp:`) {
+		t.Fatalf("the audit log does not say who called through which client:\n%s", b)
+	}
+	for _, tok := range []string{good, revoked, fresh} {
+		if strings.Contains(string(b), tok) || strings.Contains(o.proc.logs.String(), tok) {
+			t.Fatal("a token is in the audit log or the operations log")
+		}
+	}
+}
+
+// TestAnMCPClientFindsTheAuthorizationServerFromA401: the go-sdk's client,
+// given only porthole's URL, is answered 401, reads the protected resource
+// metadata, runs the authorization-code flow with PKCE at the provider
+// (its development login standing in for a person), and calls tools.
+func TestAnMCPClientFindsTheAuthorizationServerFromA401(t *testing.T) {
+	t.Parallel()
+	p := oidctest.Start(t, oidctest.Options{})
+	o := startOAuthPorthole(t, p)
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient: &oauthex.ClientCredentials{ClientID: oidctest.PublicClientID},
+		RedirectURL:         "http://127.0.0.1:9/callback",
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			r, err := p.Login(ctx, args.URL, "alice")
+			if err != nil {
+				return nil, err
+			}
+			return &auth.AuthorizationResult{Code: r.Code, State: r.State, Iss: r.Iss}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-oauth-e2e", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: o.endpoint, OAuthHandler: handler, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting with OAuth: %v\n%s", err, o.proc.logs.String())
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "describe_namespace", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("describe_namespace: %v %+v", err, res)
+	}
+	o.proc.stop(t)
+	b, _ := os.ReadFile(o.auditLog)
+	if !strings.Contains(string(b), `"principal":"\"oauth:corp:alice\""`) || !strings.Contains(string(b), `"clientId":"\"`+oidctest.PublicClientID+`\""`) {
+		t.Fatalf("the audit log does not name alice through %s:\n%s", oidctest.PublicClientID, b)
+	}
+}
