@@ -14,6 +14,7 @@ import (
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/oauth"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -108,6 +109,35 @@ var parallel = flag.Bool("parallel-chain", false, "post the chain benchmarks' ca
 
 // BenchmarkWholeChain is `make bench`'s porthole mode without Temporal.
 func BenchmarkWholeChain(b *testing.B) { benchChain(b, -1) }
+
+// BenchmarkWholeChainOAuth is BenchmarkWholeChain with an OAuth access
+// token (EdDSA, from a local issuer) instead of a static token: what
+// validating it costs per call once its identity is held by digest.
+func BenchmarkWholeChainOAuth(b *testing.B) {
+	li := newLocalIssuer(b)
+	const resource = "http://localhost/mcp"
+	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "bench"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v.Refresh(context.Background())
+	dir := b.TempDir()
+	log, err := audit.Open(audit.Config{Path: filepath.Join(dir, "audit.log"), Key: []byte(strings.Repeat("k", 64))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: log, CacheTTL: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := g.Handler(HTTPOptions{OAuth: &OAuthOptions{Validator: v, Resource: resource, Scopes: []string{"porthole:read"}},
+		Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	serveBench(b, h, li.token(b, resource, "porthole:read"))
+}
 
 // BenchmarkWholeChainCached is `make bench`'s cached mode: every call after
 // the first is answered from the cache.

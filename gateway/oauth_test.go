@@ -29,7 +29,7 @@ type localIssuer struct {
 	priv ed25519.PrivateKey
 }
 
-func newLocalIssuer(t *testing.T) *localIssuer {
+func newLocalIssuer(t testing.TB) *localIssuer {
 	t.Helper()
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	li := &localIssuer{priv: priv}
@@ -45,7 +45,7 @@ func newLocalIssuer(t *testing.T) *localIssuer {
 	return li
 }
 
-func (li *localIssuer) token(t *testing.T, resource, scope string) string {
+func (li *localIssuer) token(t testing.TB, resource, scope string) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"iss": li.srv.URL, "sub": "alice", "aud": resource, "scope": scope,
 		"exp": time.Now().Add(time.Hour).Unix(), "azp": "claude-desktop", "jti": "tok-42"})
