@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"net/http"
 	"os"
@@ -175,5 +176,49 @@ func TestAnMCPClientFindsTheAuthorizationServerFromA401(t *testing.T) {
 	b, _ := os.ReadFile(o.auditLog)
 	if !strings.Contains(string(b), `"principal":"\"oauth:corp:alice\""`) || !strings.Contains(string(b), `"clientId":"\"`+oidctest.PublicClientID+`\""`) {
 		t.Fatalf("the audit log does not name alice through %s:\n%s", oidctest.PublicClientID, b)
+	}
+}
+
+// TestTypeScriptSDKWithAnOAuthToken: the TypeScript SDK's client calls
+// every tool through porthole with an access token from the real
+// authorization server, as it does with a static token.
+func TestTypeScriptSDKWithAnOAuthToken(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	p := oidctest.Start(t, oidctest.Options{})
+	o := startOAuthPorthole(t, p)
+	token, err := p.ClientCredentialsToken(o.resource, "porthole:read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "porthole accepting the provider's token", func() bool { return o.status(token) == http.StatusOK })
+	script, _ := filepath.Abs(filepath.Join("testdata", "clients", "list-and-call.mjs"))
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "list-and-call-oauth.mjs")
+	if err := os.WriteFile(copyPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := json.Marshal(everyCallArgs())
+	out, err := runNode(t, dir, node, copyPath, o.endpoint, token, string(calls))
+	var got struct {
+		Tools   []struct{ Name string } `json:"tools"`
+		Results []struct {
+			Name    string `json:"name"`
+			IsError bool   `json:"isError"`
+		} `json:"results"`
+	}
+	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &got) != nil {
+		t.Fatalf("TypeScript SDK client with an OAuth token: %v\n%s", err, out)
+	}
+	if len(got.Tools) != 8 || len(got.Results) != len(everyCallArgs()) {
+		t.Fatalf("the TypeScript SDK saw %d tools and %d results:\n%s", len(got.Tools), len(got.Results), out)
+	}
+	for _, r := range got.Results {
+		if r.IsError {
+			t.Errorf("%s failed through the TypeScript SDK with an OAuth token", r.Name)
+		}
 	}
 }
