@@ -588,7 +588,8 @@ func TestChartTakesTheOAuthSettings(t *testing.T) {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
 	}
 	for _, want := range []string{"PORTHOLE_PUBLIC_URL", "https://porthole.example.com/mcp", "PORTHOLE_OAUTH_ISSUER", "corp=https://login.example.com",
-		"PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE", "/etc/porthole/oauth-introspection/client-secret", `"secretName":"intro"`} {
+		"PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE", "/etc/porthole/oauth-introspection/client-secret", `"secretName":"intro"`,
+		`"defaultMode":288`, `"fsGroupChangePolicy":"OnRootMismatch"`} {
 		if rendered, _ := json.Marshal(docs); !strings.Contains(string(rendered), want) {
 			t.Errorf("the rendered chart lacks %q", want)
 		}
