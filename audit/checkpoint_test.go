@@ -360,3 +360,24 @@ func lastSeqOf(t *testing.T, path string) uint64 {
 	}
 	return lastSeq(bytes.Split(bytes.TrimSpace(b), []byte("\n")))
 }
+
+// TestAWitnessThatCannotBeWrittenIsCounted: a failed witness write was
+// only a line of the operations log (found by review).
+func TestAWitnessThatCannotBeWrittenIsCounted(t *testing.T) {
+	t.Parallel()
+	s, tr := newSigner(t), newTrail(t)
+	l, err := Open(Config{Path: tr.log, Key: testKey, Signer: s.priv, CheckpointPath: tr.witness, CheckpointEvery: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.witness.Close() // every later write to it fails
+	for i := 0; i < 4; i++ {
+		if err := l.Write(context.Background(), callRecord("alice", "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	if n := l.Stats().WitnessFailures; n == 0 {
+		t.Fatal("no witness failure counted")
+	}
+}

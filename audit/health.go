@@ -35,6 +35,10 @@ type Stats struct {
 	Timeouts uint64
 	// LowSpaceRefusals counts call records refused for want of free space.
 	LowSpaceRefusals uint64
+	// WitnessFailures counts checkpoints that could not be appended to the
+	// witness file (the log's own checkpoint record stands; a cut after it
+	// can no longer be proven by that file).
+	WitnessFailures uint64
 	// FreeBytes is the free space of the log's file system, available to
 	// an unprivileged process, at the last check; -1 for a stream, which
 	// has none to check.
@@ -49,6 +53,7 @@ func (l *Log) Stats() Stats {
 		SyncFailures:     l.stats.syncFailures.Load(),
 		Timeouts:         l.stats.timeouts.Load(),
 		LowSpaceRefusals: l.stats.lowSpace.Load(),
+		WitnessFailures:  l.stats.witnessFailures.Load(),
 		FreeBytes:        l.stats.freeBytes.Load(),
 	}
 }
@@ -72,8 +77,8 @@ func (l *Log) Problem() string { return l.health.problem() }
 
 // stats are the counters behind Stats, written by the loop and by Write.
 type stats struct {
-	bytes, writeFailures, syncFailures, timeouts, lowSpace atomic.Uint64
-	freeBytes                                              atomic.Int64
+	bytes, writeFailures, syncFailures, timeouts, lowSpace, witnessFailures atomic.Uint64
+	freeBytes                                                               atomic.Int64
 }
 
 // A problemKind is one way the sink fails; the order is Problem's.

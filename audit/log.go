@@ -819,6 +819,9 @@ func (l *Log) witnessWrite(cp Checkpoint) error {
 		err = l.witness.Sync()
 	}
 	l.witnessTorn = err != nil
+	if err != nil {
+		l.stats.witnessFailures.Add(1)
+	}
 	return err
 }
 

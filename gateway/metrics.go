@@ -173,7 +173,7 @@ type auditCollector struct{ h auditHealth }
 
 var (
 	auditFailuresDesc = prometheus.NewDesc("porthole_audit_write_failures_total",
-		"Audit writes that failed, by reason: write (the sink's write or a rotation failed), sync (an fsync failed), timeout (the sink did not answer within PORTHOLE_AUDIT_TIMEOUT), low_space (a call record refused: the file system is below PORTHOLE_AUDIT_MIN_FREE_BYTES).", []string{"reason"}, nil)
+		"Audit writes that failed, by reason: write (the sink's write or a rotation failed), sync (an fsync failed), timeout (the sink did not answer within PORTHOLE_AUDIT_TIMEOUT), low_space (a call record refused: the file system is below PORTHOLE_AUDIT_MIN_FREE_BYTES), witness (a checkpoint not appended to PORTHOLE_AUDIT_CHECKPOINT_FILE).", []string{"reason"}, nil)
 	auditBytesDesc = prometheus.NewDesc("porthole_audit_written_bytes_total",
 		"Bytes the audit sink took.", nil, nil)
 	auditOKDesc = prometheus.NewDesc("porthole_audit_sink_ok",
@@ -193,7 +193,7 @@ func (c auditCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range []struct {
 		reason string
 		n      uint64
-	}{{"write", s.WriteFailures}, {"sync", s.SyncFailures}, {"timeout", s.Timeouts}, {"low_space", s.LowSpaceRefusals}} {
+	}{{"write", s.WriteFailures}, {"sync", s.SyncFailures}, {"timeout", s.Timeouts}, {"low_space", s.LowSpaceRefusals}, {"witness", s.WitnessFailures}} {
 		ch <- prometheus.MustNewConstMetric(auditFailuresDesc, prometheus.CounterValue, float64(f.n), f.reason)
 	}
 	ch <- prometheus.MustNewConstMetric(auditBytesDesc, prometheus.CounterValue, float64(s.BytesWritten))
