@@ -242,19 +242,17 @@ func TestLowSpaceRefusesCallRecordsAndWritesTheRest(t *testing.T) {
 			t.Fatalf("a call record with low space: %v, want ErrLowSpace and ErrUnavailable", err)
 		}
 	}
-	for _, rec := range []Record{
-		{Kind: KindResult, Principal: "alice", Tool: "x", Outcome: OutcomeOK},
-		{Kind: KindDenial, ClientAddr: "127.0.0.1", Outcome: OutcomeUnauthenticated, Status: 401},
-	} {
-		if err := l.Write(ctx, rec); err != nil {
-			t.Fatalf("a %s record with low space: %v", rec.Kind, err)
-		}
+	if err := l.Write(ctx, Record{Kind: KindResult, Principal: "alice", Tool: "x", Outcome: OutcomeOK}); err != nil {
+		t.Fatalf("a result record with low space: %v", err)
 	}
-	if got := strings.Join(s.lines(), "\n"); strings.Contains(got, "bob") || strings.Count(got, "\n") != 2 {
+	if err := l.Write(ctx, Record{Kind: KindDenial, ClientAddr: "127.0.0.1", Outcome: OutcomeUnauthenticated, Status: 401}); !errors.Is(err, ErrLowSpace) {
+		t.Fatalf("a denial record with low space: %v, want ErrLowSpace", err)
+	}
+	if got := strings.Join(s.lines(), "\n"); strings.Contains(got, "bob") || strings.Count(got, "\n") != 1 {
 		t.Fatalf("the log with low space:\n%s", got)
 	}
 	st := l.Stats()
-	if st.LowSpaceRefusals != 3 || st.FreeBytes != 999 {
+	if st.LowSpaceRefusals != 4 || st.FreeBytes != 999 {
 		t.Fatalf("stats with low space: %+v", st)
 	}
 	want := "the audit log's file system has 999 bytes free, less than the 1000 kept free (PORTHOLE_AUDIT_MIN_FREE_BYTES): calls are refused until space is freed"
@@ -316,5 +314,26 @@ func TestAFileLogReadsItsFileSystemsFreeSpace(t *testing.T) {
 	}
 	if err := l.Write(context.Background(), Record{Kind: KindResult, Tool: "x", Outcome: OutcomeOK}); err != nil {
 		t.Fatalf("a result record below the minimum: %v", err)
+	}
+}
+
+// TestDenialsAreNotWrittenBelowTheMinimum: denials grow with the addresses
+// refused, which clients without a token choose; below the minimum they
+// could use up the space kept for the results of calls already recorded
+// (found by review).
+func TestDenialsAreNotWrittenBelowTheMinimum(t *testing.T) {
+	t.Parallel()
+	l, err := Open(Config{Path: filepath.Join(t.TempDir(), "audit.log"), Key: testKey, MinFreeBytes: 1 << 62})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, k := range []Kind{KindDenial, KindDenials, KindCall} {
+		if err := l.Write(context.Background(), Record{Kind: k, Outcome: OutcomeUnauthenticated}); !errors.Is(err, ErrLowSpace) {
+			t.Errorf("a %s record below the minimum: %v", k, err)
+		}
+	}
+	if err := l.Write(context.Background(), Record{Kind: KindResult, Outcome: OutcomeOK}); err != nil {
+		t.Errorf("a result record below the minimum: %v", err)
 	}
 }

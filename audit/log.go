@@ -551,10 +551,14 @@ func lastSeq(lines [][]byte) uint64 {
 // Write writes rec and returns once it is in the sink, or ErrUnavailable
 // when the sink fails or does not answer within the timeout. A record that
 // timed out may still be written later. While the file system is below
-// MinFreeBytes a call record is refused at once, with an error that is
-// also ErrLowSpace; other records are written while the disk has room.
+// MinFreeBytes a call record, and a denial (or denials summary), is refused
+// at once, with an error that is also ErrLowSpace; other records (results
+// of calls already recorded, checkpoints, the close) are written while the
+// disk has room. Denials are refused too because unauthenticated clients
+// decide how many there are: from many addresses they could fill the space
+// kept for the rest (found by review).
 func (l *Log) Write(ctx context.Context, rec Record) error {
-	if rec.Kind == KindCall && l.health.has(problemLowSpace) {
+	if (rec.Kind == KindCall || rec.Kind == KindDenial || rec.Kind == KindDenials) && l.health.has(problemLowSpace) {
 		l.stats.lowSpace.Add(1)
 		return errLowSpaceRefusal
 	}

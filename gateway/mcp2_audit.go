@@ -304,7 +304,9 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 			return
 		}
 	}
-	if err := g.writeDetached(r.Context(), rec); err != nil {
+	// Below the audit disk's minimum the denial is not recorded, which the
+	// operations log says once for the episode, not once a denial.
+	if err := g.writeDetached(r.Context(), rec); err != nil && !errors.Is(err, audit.ErrLowSpace) {
 		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), zap.Error(err))
 	}
 }
