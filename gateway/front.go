@@ -160,6 +160,16 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	if opts.Tokens == nil && opts.OAuth == nil && !opts.DangerouslyServeWithoutAuthentication {
 		return opts, ErrNoAuthentication
 	}
+	if opts.OAuth != nil && opts.DangerouslyServeWithoutAuthentication {
+		return opts, fmt.Errorf("gateway: OAuth and serving without authentication are both asked for: choose one")
+	}
+	// Security (from review): the legacy SSE transport hands calls on a
+	// stream the identity of the request that opened it, not of each POST,
+	// so an OAuth token's scopes and claims would outlive its expiry and a
+	// narrower token on later POSTs.
+	if opts.OAuth != nil && opts.LegacySSE {
+		return opts, fmt.Errorf("gateway: the legacy SSE transport does not carry each request's OAuth token: it cannot be served with OAuth")
+	}
 	if opts.Tokens == nil && opts.OAuth != nil {
 		none, _ := tokens.Parse(strings.NewReader(""))
 		opts.Tokens = func() *tokens.Set { return none }

@@ -72,6 +72,23 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				}
 				refused = err
 			}
+			// An OAuth token porthole can decide on without the network (its
+			// identity held, or a JWT of a key held) is decided before the
+			// block too, for the same reason; one that needs a fetch or
+			// introspection waits until after it. Security: a static token
+			// (ph_), expired or unknown, is never offered to OAuth: it is
+			// a porthole secret, and introspection would send it to the
+			// authorization server.
+			offer := sent && oa != nil && refused != nil && !errors.Is(refused, tokens.ErrExpiredToken) && !strings.HasPrefix(token, tokens.Prefix)
+			var held error
+			if offer {
+				id, err := oa.Validator.ValidateHeld(token)
+				if err == nil {
+					g.admitOAuth(w, r, inner, oa, id)
+					return
+				}
+				held = err
+			}
 			addr := requestInfoFrom(r.Context()).ClientAddr
 			if blocked, after := failures.Blocked(addr); blocked {
 				// Too many failures from this address: refused before
@@ -81,22 +98,14 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				return
 			}
 			reason := tokens.ErrUnknownToken.Error()
-			// Security: an expired static token is refused here, never
-			// offered to OAuth validation: it is a porthole secret, and
-			// introspection would send it to the authorization server.
-			if sent && oa != nil && !errors.Is(refused, tokens.ErrExpiredToken) {
-				id, err := oa.validate(r.Context(), token)
-				if err == nil {
-					if scope := oa.missingScope(id); scope != "" {
-						g.metrics.authFailed("insufficient-scope")
-						g.denied(r.WithContext(context.WithValue(r.Context(), principalKey{}, id.Principal)), audit.OutcomeDenied, http.StatusForbidden,
-							fmt.Sprintf("an OAuth access token of %s without the scope %s", id.Principal, scope))
-						oa.insufficientScope(w, scope)
+			if offer {
+				err := held
+				if errors.Is(held, oauth.ErrNeedsFetch) {
+					var id *oauth.Identity
+					if id, err = oa.validate(r.Context(), token); err == nil {
+						g.admitOAuth(w, r, inner, oa, id)
 						return
 					}
-					ctx := context.WithValue(context.WithValue(r.Context(), principalKey{}, id.Principal), identityKey{}, id)
-					inner.ServeHTTP(w, r.WithContext(ctx))
-					return
 				}
 				// The reason goes to the audit record and the operations
 				// log (redacted), never to the client.
@@ -122,6 +131,20 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 			unauthorized(w, sent, oa)
 		})
 	}
+}
+
+// admitOAuth serves a request with a valid OAuth access token, or answers
+// 403 when the token lacks a scope every call needs.
+func (g *Server) admitOAuth(w http.ResponseWriter, r *http.Request, inner http.Handler, oa *OAuthOptions, id *oauth.Identity) {
+	if scope := oa.missingScope(id); scope != "" {
+		g.metrics.authFailed("insufficient-scope")
+		g.denied(r.WithContext(context.WithValue(r.Context(), principalKey{}, id.Principal)), audit.OutcomeDenied, http.StatusForbidden,
+			fmt.Sprintf("an OAuth access token of %s without the scope %s", id.Principal, scope))
+		oa.insufficientScope(w, scope)
+		return
+	}
+	ctx := context.WithValue(context.WithValue(r.Context(), principalKey{}, id.Principal), identityKey{}, id)
+	inner.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // unauthorized writes porthole's one 401. invalid says a token was sent and

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,7 +87,20 @@ func (m *metrics) toolLabel(tool, method string) string {
 	return "unknown"
 }
 
+// principalLabel is a principal as the metrics name it: a static one as
+// it is (the tokens file bounds them), an OAuth caller as its issuer's
+// namespace alone (oauth:<alias>), since an issuer may let anyone sign up
+// and one series per caller would grow without bound (found by review).
+func principalLabel(principal string) string {
+	if rest, ok := strings.CutPrefix(principal, "oauth:"); ok {
+		alias, _, _ := strings.Cut(rest, ":")
+		return "oauth:" + alias
+	}
+	return principal
+}
+
 func (m *metrics) call(tool, method, principal, outcome string, d time.Duration) {
+	principal = principalLabel(principal)
 	t := m.toolLabel(tool, method)
 	m.calls.WithLabelValues(t, principal, outcome).Inc()
 	m.callSeconds.WithLabelValues(t).Observe(d.Seconds())

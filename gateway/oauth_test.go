@@ -123,3 +123,32 @@ func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
 		t.Fatalf("a token is in the audit log:\n%s", b)
 	}
 }
+
+// TestFailuresFromASharedAddressDoNotLockOutAnOAuthCaller: the failed-auth
+// block ran before OAuth validation, so strangers failing from an address
+// a valid caller shares locked the caller out (found by review). A token
+// porthole can decide on without the network is decided before it.
+func TestFailuresFromASharedAddressDoNotLockOutAnOAuthCaller(t *testing.T) {
+	t.Parallel()
+	li := newLocalIssuer(t)
+	const resource = "http://127.0.0.1/mcp"
+	v, _ := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
+	v.Refresh(context.Background())
+	g := mustServer(t, &fakeReader{})
+	h, err := g.Handler(HTTPOptions{OAuth: &OAuthOptions{Validator: v, Resource: resource, Scopes: []string{"porthole:read"}}, FailedAuthBurst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	for i := 0; i < 5; i++ {
+		post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer ph_stranger-guess-" + strings.Repeat("x", i)}}, call)
+	}
+	if resp, _ := post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer ph_another-guess"}}, call); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the address is not blocked: %d", resp.StatusCode)
+	}
+	if resp, body := post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.token(t, resource, "porthole:read")}}, call); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a valid OAuth token from the blocked address: %d %s", resp.StatusCode, body)
+	}
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"strings"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -98,6 +99,9 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 		}
 	}
 	for claim, values := range f.Claims {
+		if strings.ContainsRune(claim, 0) {
+			return nil, fmt.Errorf("the policy file's claim name %q holds a NUL", claim)
+		}
 		for value, g := range values {
 			if err := check(fmt.Sprintf("the claim %s=%q", claim, value), g); err != nil {
 				return nil, err

@@ -55,8 +55,15 @@ func (o *oauthSettings) readSecret() (string, error) {
 // tokens are refused meanwhile, and static tokens keep working).
 func (o *oauthSettings) options(ctx context.Context, log *zap.Logger) (*gateway.OAuthOptions, error) {
 	if o.issuers == "" {
-		if o.introspectionURL != "" {
-			return nil, fmt.Errorf("%w: PORTHOLE_OAUTH_INTROSPECTION_URL is set without PORTHOLE_OAUTH_ISSUER", errUsage)
+		// A setting that means something only with an issuer, set
+		// without one, is a configuration the operator did not finish.
+		for _, s := range []struct{ name, value, unset string }{
+			{"PORTHOLE_OAUTH_INTROSPECTION_URL", o.introspectionURL, ""}, {"PORTHOLE_PUBLIC_URL", o.publicURL, ""},
+			{"PORTHOLE_OAUTH_SCOPES", o.scopes, "porthole:read"}, {"PORTHOLE_OAUTH_PRINCIPAL_CLAIM", o.principalClaim, "sub"},
+		} {
+			if s.value != s.unset {
+				return nil, fmt.Errorf("%w: %s is set without PORTHOLE_OAUTH_ISSUER", errUsage, s.name)
+			}
 		}
 		return nil, nil
 	}

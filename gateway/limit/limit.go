@@ -101,15 +101,36 @@ func NewBuckets(l Limits) *Buckets {
 	}
 }
 
+// sweepAt is how many principals' buckets are held before the full ones
+// are dropped.
+const sweepAt = 10000
+
 func (l *Buckets) principal(name string) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim, ok := l.per[name]
 	if !ok {
+		if len(l.per) >= sweepAt {
+			l.dropFull()
+		}
 		lim = rate.NewLimiter(rate.Limit(l.limits.PerPrincipal), l.limits.PerPrincipalBurst)
 		l.per[name] = lim
 	}
 	return lim
+}
+
+// dropFull drops the buckets that are full again: a full bucket is a new
+// one, so nothing is lost, and the principals of OAuth issuers (anyone an
+// issuer lets sign up) cannot grow the map without bound by calling once
+// each (found by review). What remains are principals that called within
+// a burst's refill time.
+func (l *Buckets) dropFull() {
+	now := l.now()
+	for name, lim := range l.per {
+		if lim.TokensAt(now) >= float64(l.limits.PerPrincipalBurst) {
+			delete(l.per, name)
+		}
+	}
 }
 
 // Refusal says which limit refused a call and when to retry.

@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -42,5 +43,21 @@ func TestBucketsAdmitRateTimesWindowPlusBurst(t *testing.T) {
 	}
 	if want := 5 + 10*10; accepted < want-2 || accepted > want+2 {
 		t.Fatalf("accepted %d over 10 s at 10/s with burst 5, want %d ± 2", accepted, want)
+	}
+}
+
+// TestBucketsOfPrincipalsAtRestAreDropped: OAuth callers are as many as an
+// issuer lets sign up; a bucket full again is dropped once many are held.
+func TestBucketsOfPrincipalsAtRestAreDropped(t *testing.T) {
+	t.Parallel()
+	b := NewBuckets(Limits{PerPrincipal: 1000, PerPrincipalBurst: 10, Global: 1e9, GlobalBurst: 1e9})
+	now := time.Unix(0, 0)
+	b.now = func() time.Time { return now }
+	for i := 0; i < 3*sweepAt; i++ {
+		b.Charge(fmt.Sprintf("oauth:corp:user-%d", i), 1, false)
+		now = now.Add(time.Millisecond) // each bucket is full again 1 ms later
+	}
+	if n := len(b.per); n > sweepAt+1 {
+		t.Fatalf("%d buckets held for %d principals who each called once", n, 3*sweepAt)
 	}
 }

@@ -163,7 +163,12 @@ func MetadataPath(resource string) string {
 	if err != nil {
 		return "/.well-known/oauth-protected-resource"
 	}
-	return "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.EscapedPath(), "/")
+	if u.EscapedPath() == "/" {
+		return "/.well-known/oauth-protected-resource"
+	}
+	// RFC 9728 §3.1: the resource's path, as it is, after the well-known
+	// path (a trailing slash included).
+	return "/.well-known/oauth-protected-resource" + u.EscapedPath()
 }
 
 // MetadataURL is the full URL of the metadata, for WWW-Authenticate.

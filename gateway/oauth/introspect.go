@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -24,6 +25,32 @@ func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Si
 	if id := v.intro.get(key, now); id != nil {
 		return id, nil
 	}
+	// A token the endpoint refused is refused again for a while without
+	// asking: one bad token sent from many addresses must not become as
+	// many calls to the authorization server.
+	if v.introRefused.get(key, now) != nil {
+		return nil, fmt.Errorf("%w: the introspection endpoint refused it within the last %s", ErrInvalidToken, introspectionRefusedTTL)
+	}
+	id, err := v.askIntrospection(ctx, in, token, now)
+	if err != nil {
+		if errors.Is(err, ErrInvalidToken) {
+			v.introRefused.put(key, refusedMarker, now.Add(introspectionRefusedTTL), now)
+		}
+		return nil, err
+	}
+	v.intro.put(key, id, minTime(now.Add(introspectionTTL), id.Expiry), now)
+	return id, nil
+}
+
+// introspectionRefusedTTL is how long a token the endpoint refused stays
+// refused without asking again.
+const introspectionRefusedTTL = 10 * time.Second
+
+// refusedMarker stands in the refusal cache for a refused token.
+var refusedMarker = &Identity{}
+
+// askIntrospection asks the endpoint and checks its answer.
+func (v *Validator) askIntrospection(ctx context.Context, in *Introspection, token string, now time.Time) (*Identity, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.URL, strings.NewReader(url.Values{"token": {token}, "token_type_hint": {"access_token"}}.Encode()))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
@@ -58,6 +85,9 @@ func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Si
 	if tt, _ := a["token_type"].(string); tt != "" && !strings.EqualFold(tt, "Bearer") && !strings.EqualFold(tt, "access_token") {
 		return nil, fmt.Errorf("%w: introspection says it is a %q token", ErrInvalidToken, tt)
 	}
+	if nbf, ok := a["nbf"].(float64); ok && now.Add(leeway).Before(time.Unix(int64(nbf), 0)) {
+		return nil, fmt.Errorf("%w: introspection says it is not valid before %s", ErrInvalidToken, time.Unix(int64(nbf), 0).UTC().Format(time.RFC3339))
+	}
 	id, err := v.identity(k.Issuer, a)
 	if err != nil {
 		return nil, err
@@ -68,7 +98,6 @@ func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Si
 	if !now.Before(id.Expiry.Add(leeway)) {
 		return nil, fmt.Errorf("%w: it expired at %s", ErrInvalidToken, id.Expiry.UTC().Format(time.RFC3339))
 	}
-	v.intro.put(key, id, minTime(now.Add(introspectionTTL), id.Expiry), now)
 	return id, nil
 }
 

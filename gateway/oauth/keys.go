@@ -17,20 +17,40 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // issuerKeys is what porthole knows of one issuer: where its keys are and
-// the keys, fetched from its metadata and refreshed on an unknown kid.
+// the keys, fetched from its metadata, every minute by porthole's own
+// schedule and on an unknown kid.
+//
+// Security (from review): a fetch runs on a context of its own, never the
+// request's, so that a client hanging up cannot fail it; only a fetch that
+// completed counts against the minute an unknown kid must wait, and the
+// schedule has its own turn, so strangers' made-up kids cannot keep a
+// withdrawn key trusted. The keys are read without a lock while a fetch
+// runs (one at a time), so a slow issuer holds up no token of a known key.
 type issuerKeys struct {
 	Issuer
-	mu        sync.Mutex
+	mu        sync.Mutex // guards the fields below but keys
 	jwksURI   string
-	keys      map[string]jwk // by kid ("" for a set of one key without one)
-	fetched   time.Time      // when the keys were last fetched (or tried)
-	problem   string         // why the issuer's tokens are refused now, or ""
-	reachable bool           // its keys were had once
+	attempted time.Time // when the last fetch an unknown kid asked for began
+	fetching  bool
+	problem   string // why the issuer's tokens are refused now, or ""
+	keys      atomic.Pointer[keySet]
 }
+
+// keySet is the keys of the last fetch that succeeded, and when.
+type keySet struct {
+	byKid map[string]jwk // by kid ("" for a set of one key without one)
+	at    time.Time
+}
+
+// maxKeyAge is how long the keys of the last good fetch stay trusted while
+// fetches fail: an issuer that stops answering, or starts answering
+// garbage, is not believed to keep the keys it had for ever.
+const maxKeyAge = 24 * time.Hour
 
 // jwk is one verification key of an issuer's set.
 type jwk struct {
@@ -42,43 +62,66 @@ type jwk struct {
 // type each needs.
 var allowedAlgs = map[string]string{"RS256": "RSA", "ES256": "EC", "EdDSA": "OKP"}
 
-// refresh fetches the issuer's metadata (once) and keys, unless they were
-// fetched less than keyRefresh ago (force skips that wait only when no key
-// was ever had). It records the problem, or clears it.
-func (k *issuerKeys) refresh(ctx context.Context, client *http.Client, now time.Time, force bool) {
+// fetchTimeout bounds one fetch of an issuer's metadata and keys.
+const fetchTimeout = 10 * time.Second
+
+// refreshForUnknownKid fetches the keys again for a token of a kid not in
+// them, unless the last such fetch began less than keyRefresh ago (or one
+// is running). It returns when the fetch is done.
+func (k *issuerKeys) refreshForUnknownKid(client *http.Client, now time.Time) {
+	k.mu.Lock()
+	if k.fetching || now.Sub(k.attempted) < keyRefresh {
+		k.mu.Unlock()
+		return
+	}
+	k.attempted = now
+	k.mu.Unlock()
+	k.refresh(client, now)
+}
+
+// refresh fetches the issuer's metadata (once) and keys, one fetch at a
+// time, on a context of its own, and records the problem or clears it.
+func (k *issuerKeys) refresh(client *http.Client, now time.Time) {
+	k.mu.Lock()
+	if k.fetching {
+		k.mu.Unlock()
+		return
+	}
+	k.fetching = true
+	uri := k.jwksURI
+	k.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	defer cancel()
+	set, uri, err := fetchKeys(ctx, client, k.URL, uri)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if !force && now.Sub(k.fetched) < keyRefresh {
-		return
-	}
-	if force && k.reachable && now.Sub(k.fetched) < keyRefresh {
-		return
-	}
-	k.fetched = now
-	if err := k.fetch(ctx, client); err != nil {
+	k.fetching = false
+	if err != nil {
 		k.problem = fmt.Sprintf("the OAuth issuer %s cannot be used: %v", k.URL, err)
 		return
 	}
-	k.problem, k.reachable = "", true
+	k.jwksURI, k.problem = uri, ""
+	k.keys.Store(&keySet{byKid: set, at: now})
 }
 
-// fetch reads the metadata (when jwks_uri is not known yet) and the keys.
-func (k *issuerKeys) fetch(ctx context.Context, client *http.Client) error {
-	if k.jwksURI == "" {
-		uri, err := discover(ctx, client, k.URL)
+// fetchKeys reads the metadata (when jwksURI is not known yet) and the
+// keys.
+func fetchKeys(ctx context.Context, client *http.Client, issuer, jwksURI string) (map[string]jwk, string, error) {
+	if jwksURI == "" {
+		uri, err := discover(ctx, client, issuer)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		k.jwksURI = uri
+		jwksURI = uri
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := getJSON(ctx, client, k.jwksURI, &set); err != nil {
-		return fmt.Errorf("its keys (%s): %w", k.jwksURI, err)
+	if err := getJSON(ctx, client, jwksURI, &set); err != nil {
+		return nil, "", fmt.Errorf("its keys (%s): %w", jwksURI, err)
 	}
 	if len(set.Keys) > MaxKeys {
-		return fmt.Errorf("its key set holds %d keys; porthole holds at most %d", len(set.Keys), MaxKeys)
+		return nil, "", fmt.Errorf("its key set holds %d keys; porthole holds at most %d", len(set.Keys), MaxKeys)
 	}
 	keys := map[string]jwk{}
 	for _, raw := range set.Keys {
@@ -89,19 +132,21 @@ func (k *issuerKeys) fetch(ctx context.Context, client *http.Client) error {
 		keys[kid] = key
 	}
 	if len(keys) == 0 {
-		return errors.New("its key set holds no key porthole can verify with (RS256, ES256, EdDSA)")
+		return nil, "", errors.New("its key set holds no key porthole can verify with (RS256, ES256, EdDSA)")
 	}
-	k.keys = keys
-	return nil
+	return keys, jwksURI, nil
 }
 
-// key finds the key for a token's kid and alg.
-func (k *issuerKeys) key(kid, alg string) (crypto.PublicKey, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	j, ok := k.keys[kid]
-	if !ok && kid == "" && len(k.keys) == 1 {
-		for _, only := range k.keys {
+// key finds the key for a token's kid and alg, among the keys of the last
+// good fetch, unless those are older than maxKeyAge.
+func (k *issuerKeys) key(kid, alg string, now time.Time) (crypto.PublicKey, bool) {
+	set := k.keys.Load()
+	if set == nil || now.Sub(set.at) > maxKeyAge {
+		return nil, false
+	}
+	j, ok := set.byKid[kid]
+	if !ok && kid == "" && len(set.byKid) == 1 {
+		for _, only := range set.byKid {
 			j, ok = only, true
 		}
 	}

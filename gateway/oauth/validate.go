@@ -49,6 +49,9 @@ type Validator struct {
 	opts    []jwt.ParserOption
 	valid   tokenCache // validated JWTs, until their exp
 	intro   tokenCache // positive introspection answers, for at most 30 s
+	// introRefused holds tokens the introspection endpoint refused, for
+	// introspectionRefusedTTL.
+	introRefused tokenCache
 }
 
 // New checks the configuration and returns a Validator. It fetches
@@ -67,24 +70,30 @@ func New(cfg Config) (*Validator, error) {
 		algs = append(algs, a)
 	}
 	v.opts = []jwt.ParserOption{jwt.WithValidMethods(algs), jwt.WithAudience(cfg.Resource), jwt.WithLeeway(leeway),
-		jwt.WithExpirationRequired(), jwt.WithTimeFunc(cfg.Now)}
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithStrictDecoding(), jwt.WithTimeFunc(cfg.Now)}
 	return v, nil
 }
 
-// Refresh fetches every issuer's keys not yet had (or, when they were, not
-// fetched within the last minute). porthole calls it at start and then
-// every minute while an issuer cannot be used, so that an issuer down at
-// start is taken up once it answers.
+// Refresh fetches every issuer's keys, each on a context of its own and
+// all at once, and returns when they are done (or ctx is). porthole calls
+// it at start and every minute: an issuer down at start is taken up once
+// it answers, and a key an issuer withdraws stops being trusted within a
+// minute.
 func (v *Validator) Refresh(ctx context.Context) {
+	var wg sync.WaitGroup
 	for _, k := range v.issuers {
-		k.refresh(ctx, v.cfg.Client, v.cfg.Now(), !k.isReachable())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k.refresh(v.cfg.Client, v.cfg.Now())
+		}()
 	}
-}
-
-func (k *issuerKeys) isReachable() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.reachable
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // Problem says why some issuer's tokens are refused now, or "".
@@ -99,8 +108,27 @@ func (v *Validator) Problem() string {
 	return strings.Join(ps, "; ")
 }
 
-// Validate checks a token and says who it names.
+// Validate checks a token and says who it names. It may fetch an issuer's
+// keys (for an unknown kid) or ask the introspection endpoint.
 func (v *Validator) Validate(ctx context.Context, token string) (*Identity, error) {
+	return v.validate(ctx, token, false)
+}
+
+// ErrNeedsFetch is ValidateHeld's answer for a token it cannot decide
+// without the network: an opaque token, or a JWT of a kid not held.
+var ErrNeedsFetch = errors.New("deciding on the token needs the network")
+
+var errNeedsFetch = ErrNeedsFetch
+
+// ValidateHeld is Validate without the network: a token whose identity is
+// held, or a JWT of a key held. The front asks it before the failed-auth
+// block, so that strangers failing from an address a valid caller shares
+// do not lock that caller out, while nothing they send costs a fetch.
+func (v *Validator) ValidateHeld(token string) (*Identity, error) {
+	return v.validate(context.Background(), token, true)
+}
+
+func (v *Validator) validate(ctx context.Context, token string, offline bool) (*Identity, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: it is longer than %d bytes", ErrInvalidToken, MaxTokenBytes)
 	}
@@ -110,9 +138,15 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 		return id, nil
 	}
 	if strings.Count(token, ".") != 2 {
+		if id := v.intro.get(key, now); id != nil {
+			return id, nil
+		}
+		if offline {
+			return nil, errNeedsFetch
+		}
 		return v.introspect(ctx, token, key)
 	}
-	id, err := v.validateJWT(ctx, token)
+	id, err := v.validateJWT(token, offline)
 	if err != nil {
 		return nil, err
 	}
@@ -122,17 +156,18 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 
 // header is what porthole reads of a JWT's header before it verifies it.
 type header struct {
-	Alg string          `json:"alg"`
-	Kid string          `json:"kid"`
-	Typ string          `json:"typ"`
-	Jku string          `json:"jku"`
-	X5u string          `json:"x5u"`
-	X5c json.RawMessage `json:"x5c"`
-	JWK json.RawMessage `json:"jwk"`
+	Alg  string          `json:"alg"`
+	Kid  string          `json:"kid"`
+	Typ  string          `json:"typ"`
+	Jku  string          `json:"jku"`
+	X5u  string          `json:"x5u"`
+	X5c  json.RawMessage `json:"x5c"`
+	JWK  json.RawMessage `json:"jwk"`
+	Crit json.RawMessage `json:"crit"`
 }
 
 // validateJWT verifies a JWT access token against its issuer's keys.
-func (v *Validator) validateJWT(ctx context.Context, token string) (*Identity, error) {
+func (v *Validator) validateJWT(token string, offline bool) (*Identity, error) {
 	h, iss, err := peek(token)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
@@ -141,6 +176,11 @@ func (v *Validator) validateJWT(ctx context.Context, token string) (*Identity, e
 	// so it is not looked at (CVE-class: jku/x5u/jwk header injection).
 	if h.Jku != "" || h.X5u != "" || len(h.X5c) > 0 || len(h.JWK) > 0 {
 		return nil, fmt.Errorf("%w: its header names a key of its own (jku, x5u, x5c or jwk)", ErrInvalidToken)
+	}
+	// RFC 7515 §4.1.11: a header extension porthole does not know, that the
+	// token says must be understood, refuses the token.
+	if len(h.Crit) > 0 {
+		return nil, fmt.Errorf("%w: its header has crit extensions porthole does not understand", ErrInvalidToken)
 	}
 	if allowedAlgs[h.Alg] == "" {
 		return nil, fmt.Errorf("%w: alg %q is not RS256, ES256 or EdDSA", ErrInvalidToken, h.Alg)
@@ -154,12 +194,15 @@ func (v *Validator) validateJWT(ctx context.Context, token string) (*Identity, e
 	if !ok {
 		return nil, fmt.Errorf("%w: iss %q is not an issuer porthole trusts", ErrInvalidToken, iss)
 	}
-	pub, ok := k.key(h.Kid, h.Alg)
+	pub, ok := k.key(h.Kid, h.Alg, v.cfg.Now())
 	if !ok {
+		if offline {
+			return nil, errNeedsFetch
+		}
 		// An unknown kid: the issuer may have rotated its keys. Fetched
 		// again at most once a minute, whatever kids tokens make up.
-		k.refresh(ctx, v.cfg.Client, v.cfg.Now(), false)
-		if pub, ok = k.key(h.Kid, h.Alg); !ok {
+		k.refreshForUnknownKid(v.cfg.Client, v.cfg.Now())
+		if pub, ok = k.key(h.Kid, h.Alg, v.cfg.Now()); !ok {
 			if p := k.problemNow(); p != "" {
 				return nil, fmt.Errorf("%w: %s", ErrInvalidToken, p)
 			}
@@ -171,6 +214,14 @@ func (v *Validator) validateJWT(ctx context.Context, token string) (*Identity, e
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	return v.identity(k.Issuer, claims)
+}
+
+// senderBound reports whether claims bind the token to a key its sender
+// must prove (RFC 9449 DPoP, RFC 8705 mTLS): porthole checks neither, so
+// such a token is not a bearer token it may accept.
+func senderBound(c map[string]any) bool {
+	_, ok := c["cnf"]
+	return ok
 }
 
 // peek reads a JWT's header and iss without verifying anything.
@@ -198,31 +249,45 @@ func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
 	if id.ClientID == "" {
 		id.ClientID = str("client_id")
 	}
+	if senderBound(c) {
+		return nil, fmt.Errorf("%w: it is bound to a key of its sender (cnf), which porthole does not check", ErrInvalidToken)
+	}
+	// A token of a client acting for itself (client credentials) may leave
+	// sub out where introspection answers for it: its subject is its
+	// client, and its principal names it as a client, apart from any
+	// person of the same name (oauth:<alias>:client:<id>).
+	segment, value := "", str(v.cfg.PrincipalClaim)
 	if id.Subject == "" {
-		// A token of a client acting for itself (client credentials) may
-		// leave sub out where introspection answers for it; its subject
-		// is its client (as RFC 9068 §2.2 has sub for such a token).
-		id.Subject = id.ClientID
+		id.Subject, segment = id.ClientID, "client:"
+		if v.cfg.PrincipalClaim == "sub" {
+			value = id.ClientID
+		}
 	}
 	if id.Subject == "" {
 		return nil, fmt.Errorf("%w: it has no sub and no client id", ErrInvalidToken)
 	}
-	value := str(v.cfg.PrincipalClaim)
-	if v.cfg.PrincipalClaim == "sub" {
-		value = id.Subject
+	if v.cfg.PrincipalClaim == "email" && c["email_verified"] != true {
+		return nil, fmt.Errorf("%w: its email is not verified (email_verified)", ErrInvalidToken)
 	}
 	if !principalValue.MatchString(value) {
 		return nil, fmt.Errorf("%w: its %s claim %q does not fit a principal name (letters, digits, '.', '_', '@' or '-', at most 64): choose another claim with PORTHOLE_OAUTH_PRINCIPAL_CLAIM", ErrInvalidToken, v.cfg.PrincipalClaim, value)
 	}
-	id.Principal = "oauth:" + is.Alias + ":" + value
-	switch s := c["scope"].(type) {
-	case string:
+	id.Principal = "oauth:" + is.Alias + ":" + segment + value
+	if s, ok := c["scope"].(string); ok {
 		id.Scopes = strings.Fields(s)
 	}
-	if scp, ok := c["scp"].([]any); ok && id.Scopes == nil {
-		for _, x := range scp {
-			if s, ok := x.(string); ok {
-				id.Scopes = append(id.Scopes, s)
+	// scp: an array (Okta), or a space-separated string (Microsoft Entra).
+	switch scp := c["scp"].(type) {
+	case string:
+		if id.Scopes == nil {
+			id.Scopes = strings.Fields(scp)
+		}
+	case []any:
+		if id.Scopes == nil {
+			for _, x := range scp {
+				if s, ok := x.(string); ok {
+					id.Scopes = append(id.Scopes, s)
+				}
 			}
 		}
 	}

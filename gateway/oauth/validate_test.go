@@ -238,3 +238,65 @@ func TestAnECKeyVerifiesAndAPointOffTheCurveIsRefused(t *testing.T) {
 		t.Fatal("a point off the curve was taken for a key")
 	}
 }
+
+// TestAFetchOutlivesTheRequestThatAskedForIt: a stranger's made-up kid
+// started a key fetch on its request's context; hanging up failed the
+// fetch and spent the minute, and a key the issuer withdrew stayed trusted
+// (found by review).
+func TestAFetchOutlivesTheRequestThatAskedForIt(t *testing.T) {
+	t.Parallel()
+	ti := newTestIssuer(t)
+	v := newValidator(t, ti)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v.Validate(ctx, ti.token(t, nil, map[string]any{"kid": "made-up"}))
+	if p := v.Problem(); p != "" {
+		t.Fatalf("a request's cancelled context failed the issuer: %q", p)
+	}
+}
+
+// TestASlowFetchHoldsUpNoTokenOfAKeyHeld: the issuer's lock was held for
+// the whole fetch, and every token of that issuer waited behind it.
+func TestASlowFetchHoldsUpNoTokenOfAKeyHeld(t *testing.T) {
+	t.Parallel()
+	ti := newTestIssuer(t)
+	v := newValidator(t, ti)
+	slow := make(chan struct{})
+	ti.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-slow })
+	defer close(slow)
+	go v.Refresh(context.Background())
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if _, err := v.ValidateHeld(ti.token(t, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("a token of a key held waited %s behind a slow fetch", d)
+	}
+}
+
+// TestTokensPortholeRefusesSinceReview: a sender-bound token (cnf), an
+// unknown crit header, an iat ahead, a second spelling of the same token
+// (loose base64), and a person named like a client.
+func TestTokensPortholeRefusesSinceReview(t *testing.T) {
+	t.Parallel()
+	ti := newTestIssuer(t)
+	v := newValidator(t, ti)
+	for name, token := range map[string]string{
+		"sender-bound":      ti.token(t, jwt.MapClaims{"cnf": map[string]string{"jkt": "abc"}}, nil),
+		"an unknown crit":   ti.token(t, nil, map[string]any{"crit": []string{"b64"}, "b64": false}),
+		"issued in future":  ti.token(t, jwt.MapClaims{"iat": time.Now().Add(time.Hour).Unix()}, nil),
+	} {
+		if _, err := v.Validate(context.Background(), token); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	client, err := v.Validate(context.Background(), ti.token(t, jwt.MapClaims{"sub": nil, "azp": "alice"}, nil))
+	if err != nil || client.Principal != "oauth:test:client:alice" {
+		t.Fatalf("a token without sub: %+v, %v", client, err)
+	}
+	scp, err := v.Validate(context.Background(), ti.token(t, jwt.MapClaims{"scope": nil, "scp": "porthole:read other"}, nil))
+	if err != nil || !scp.HasScope("porthole:read") {
+		t.Fatalf("scp as a string (Entra): %+v, %v", scp, err)
+	}
+}

@@ -56,8 +56,10 @@ func (e Entry) Expired(now time.Time) bool {
 // audit records, so it is short and plain.
 var principalName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 
-// tokenPrefix marks porthole tokens so secret scanners can recognise them.
-const tokenPrefix = "ph_"
+// Prefix marks porthole tokens so secret scanners can recognise them.
+const Prefix = "ph_"
+
+const tokenPrefix = Prefix
 
 // expiryField starts the optional third field of a line, and expiryLayout
 // is the one way its time is written: RFC 3339 in UTC, to the second.
