@@ -2,10 +2,10 @@ package policy
 
 import (
 	"bytes"
-	"strings"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // File is the policy file (PORTHOLE_POLICY_FILE): which tools each principal

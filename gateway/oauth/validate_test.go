@@ -283,9 +283,9 @@ func TestTokensPortholeRefusesSinceReview(t *testing.T) {
 	ti := newTestIssuer(t)
 	v := newValidator(t, ti)
 	for name, token := range map[string]string{
-		"sender-bound":      ti.token(t, jwt.MapClaims{"cnf": map[string]string{"jkt": "abc"}}, nil),
-		"an unknown crit":   ti.token(t, nil, map[string]any{"crit": []string{"b64"}, "b64": false}),
-		"issued in future":  ti.token(t, jwt.MapClaims{"iat": time.Now().Add(time.Hour).Unix()}, nil),
+		"sender-bound":     ti.token(t, jwt.MapClaims{"cnf": map[string]string{"jkt": "abc"}}, nil),
+		"an unknown crit":  ti.token(t, nil, map[string]any{"crit": []string{"b64"}, "b64": false}),
+		"issued in future": ti.token(t, jwt.MapClaims{"iat": time.Now().Add(time.Hour).Unix()}, nil),
 	} {
 		if _, err := v.Validate(context.Background(), token); err == nil {
 			t.Errorf("%s: accepted", name)
