@@ -36,7 +36,7 @@ type testIssuer struct {
 	garbage   atomic.Bool
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -73,7 +73,7 @@ func (ti *testIssuer) jwk() map[string]string {
 
 // token signs claims (the defaults a valid token has, overridden) with the
 // issuer's key, or with header fields changed.
-func (ti *testIssuer) token(t *testing.T, claims jwt.MapClaims, header map[string]any) string {
+func (ti *testIssuer) token(t testing.TB, claims jwt.MapClaims, header map[string]any) string {
 	t.Helper()
 	c := jwt.MapClaims{"iss": ti.srv.URL, "sub": "alice", "aud": resource, "exp": time.Now().Add(time.Hour).Unix(),
 		"scope": "porthole:read other", "azp": "claude", "jti": "t-1", "groups": []string{"sre"}}
