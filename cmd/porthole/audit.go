@@ -318,7 +318,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return fmt.Errorf("%w: name at least one log file", errUsage)
 	}
-	f := audit.Filter{Principal: principal, Tool: tool, Args: args}
+	f := audit.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
 	if f.Since, err = parseWhen(since); err != nil {
 		return err
 	}
@@ -346,6 +346,21 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 		return sum.WriteJSON(stdout)
 	}
 	return sum.WriteTable(stdout)
+}
+
+// screenedQuery is a recorded query as porthole sent it to Temporal:
+// printed from its parse (escapes read, spacing and case of keywords
+// porthole's), with the custom attributes of $PORTHOLE_QUERY_ATTRIBUTES
+// allowed; a query the screen refuses is left as it is.
+func screenedQuery(name, value string) string {
+	if name != "query" {
+		return value
+	}
+	sq, err := policy.ScreenQuery(value, policy.QueryRules{CustomAttributes: splitList(os.Getenv("PORTHOLE_QUERY_ATTRIBUTES"))})
+	if err != nil {
+		return value
+	}
+	return sq.Text
 }
 
 // argFilters are the --arg flags of a report.

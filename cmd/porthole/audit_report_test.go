@@ -238,3 +238,17 @@ func TestAuditReportAnswersWhatAliceAskedAboutAnOrderInOneCommand(t *testing.T) 
 		t.Fatalf("--arg without = or ~: exit %d, %s%s; want it refused", code, out, errOut)
 	}
 }
+
+// TestAQueryIsMatchedAsTemporalReadIt: porthole sends Temporal the query
+// printed from its parse, where 'or\der-123' is 'order-123'; the report's
+// --arg query~ matched only the text as the client wrote it (found by
+// review).
+func TestAQueryIsMatchedAsTemporalReadIt(t *testing.T) {
+	t.Parallel()
+	logPath, keyPath := reportTrail(t, audit.Record{Principal: "alice", Tool: "list_workflows",
+		Args: []audit.Arg{{Name: "query", Value: `WorkflowId = 'or\der-123'`}}})
+	out, errOut, code := auditReport(t, baseEnv(), "--key-file", keyPath, "--arg", "query~order-123", logPath)
+	if code != 0 || !strings.Contains(out, "alice") {
+		t.Fatalf("report --arg query~order-123: exit %d, %s%s", code, out, errOut)
+	}
+}
