@@ -549,8 +549,15 @@ func TestAnSSEUpstreamCannotPointPortholeElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What must hold: the connection fails, and the other host receives
+	// nothing. Which error the go-sdk's SSE client reports races with its
+	// closing the stream: porthole's refusal of the other origin, or the
+	// "connection closed" that follows it (the test failed on the latter
+	// about once in ten loaded runs, with the other host untouched).
 	_, err = set.Upstreams()[0].Offered(context.Background())
-	if err == nil || !strings.Contains(err.Error(), errOtherOrigin.Error()) {
+	if err == nil {
+		t.Error("connecting to an upstream that points elsewhere succeeded")
+	} else if !strings.Contains(err.Error(), errOtherOrigin.Error()) && !strings.Contains(err.Error(), "connection closed") {
 		t.Errorf("connecting to an upstream that points elsewhere: %v, want a refusal", err)
 	}
 	seen.Range(func(k, v any) bool {
