@@ -85,7 +85,7 @@ fuzz:
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s
-bench: $(TEMPORAL_CLI) build
+bench: $(TEMPORAL_CLI) oidc-provider build
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
 	./bin/porthole-bench -duration $(BENCH_DURATION) -porthole bin/porthole
 

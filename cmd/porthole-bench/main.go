@@ -47,6 +47,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
@@ -203,6 +204,10 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 	if err != nil {
 		return nil, mode{}, err
 	}
+	oa, oauthToken, err := r.startOAuthPorthole(ctx, o.bin, dir, env)
+	if err != nil {
+		return nil, mode{}, err
+	}
 
 	sdkCall := func(ctx context.Context) error {
 		_, err := describeWorkflow(ctx, c, srv.Namespace, temporaltest.RunningWorkflowID, "")
@@ -216,10 +221,41 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		{"bare", httpCall(hc, bare.endpoint, describe, ""), bare},
 		{"porthole", httpCall(hc, ph.endpoint, describe, token), ph},
 		{"cached", httpCall(hc, cached.endpoint, describe, token), cached},
+		{"oauth", httpCall(hc, oa.endpoint, describe, oauthToken), oa},
 		{"echo", httpCall(hc, bare.endpoint, echo, ""), bare},
 	}
 	coalesce = mode{"cached", httpCall(hc, cached.endpoint, describeBody(temporaltest.CompletedWorkflowID), token), cached}
 	return modes, coalesce, nil
+}
+
+// startOAuthPorthole runs the real authorization server (oidc-provider,
+// as the OAuth tests do) and a porthole like the porthole mode's that
+// trusts it, and returns that porthole and an access token for it from
+// the provider (client credentials, RS256 at+jwt).
+func (r *rig) startOAuthPorthole(ctx context.Context, bin, dir string, env func(name, cache string) []string) (*server, string, error) {
+	work := filepath.Join(dir, "oidc")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return nil, "", err
+	}
+	p, stop, err := oidctest.Launch(oidctest.Options{TokenTTL: time.Hour}, work)
+	if err != nil {
+		return nil, "", err
+	}
+	r.onClose(stop)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	resource := "http://" + addr + "/mcp"
+	token, err := p.ClientCredentialsToken(resource, "porthole:read")
+	if err != nil {
+		return nil, "", err
+	}
+	e := append(env("oauth", "0"), "PORTHOLE_ADDR="+addr, "PORTHOLE_PUBLIC_URL="+resource, "PORTHOLE_OAUTH_ISSUER=bench="+p.Issuer())
+	s, err := r.startServer(ctx, bin, []string{"serve"}, e, "serving MCP")
+	return s, token, err
 }
 
 // startServer starts a server and has close stop it.

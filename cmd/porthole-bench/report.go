@@ -57,8 +57,10 @@ and Temporal); **bare** is a go-sdk stateless streamable HTTP server with the
 same describe_workflow tool and no hardening; **porthole** is the porthole
 binary with its whole chain (bearer auth, strict decoding, rate limits set
 high, audit to a file, redaction, policy) and its cache off; **cached** is
-porthole answering from its cache; **echo** is the bare server's echo tool,
-which reads nothing. HTTP modes use one keep-alive client posting
+porthole answering from its cache; **oauth** is the porthole mode with an
+OAuth access token from a real authorization server (oidc-provider, RS256
+at+jwt by client credentials) instead of a static token; **echo** is the
+bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting
 tools/call.
 
 porthole answers a plain tools/call of its own tools itself, through the
@@ -99,6 +101,12 @@ difference in CPU and garbage per call between porthole and bare below.
 		if p != nil && bare != nil {
 			fmt.Fprintf(&b, "| whole chain at most 1.10× bare, p50 and p99, concurrency %d | p50 %s, p99 %s |\n", c,
 				ratio(float64(p.p50), float64(bare.p50)), ratio(float64(p.p99), float64(bare.p99)))
+		}
+	}
+	for _, c := range []int{1, 32} {
+		if p, oa := find(rs, "porthole", c), find(rs, "oauth", c); p != nil && oa != nil {
+			fmt.Fprintf(&b, "| an OAuth access token at most +5%% p50 over a static token, concurrency %d | %s (p99 %s) |\n", c,
+				ratio(float64(oa.p50), float64(p.p50)), ratio(float64(oa.p99), float64(p.p99)))
 		}
 	}
 	if p, s, h, bare := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1), find(rs, "bare", 1); p != nil && s != nil && h != nil && bare != nil {

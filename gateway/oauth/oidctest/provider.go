@@ -82,15 +82,28 @@ func Start(t testing.TB, opts Options) *Provider {
 	if testing.Short() {
 		t.Skip("needs oidc-provider, which -short (make unit) leaves out; make test runs it")
 	}
-	dir, node, err := install()
+	p, stop, err := Launch(opts, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
+	}
+	p.t = t
+	t.Cleanup(stop)
+	return p
+}
+
+// Launch is Start outside a test (porthole-bench's OAuth mode): it runs
+// oidc-provider with its script and key in work, and returns the provider
+// and what stops it. Restart and PrivateJWKS need a provider of Start.
+func Launch(opts Options, work string) (*Provider, func(), error) {
+	dir, node, err := install()
+	if err != nil {
+		return nil, nil, err
 	}
 	if opts.TokenTTL == 0 {
 		opts.TokenTTL = 10 * time.Minute
 	}
 	if opts.TokenTTL < time.Second || opts.TokenTTL%time.Second != 0 {
-		t.Fatalf("oidctest: TokenTTL %v is not a whole number of seconds", opts.TokenTTL)
+		return nil, nil, fmt.Errorf("oidctest: TokenTTL %v is not a whole number of seconds", opts.TokenTTL)
 	}
 	if len(opts.Scopes) == 0 {
 		opts.Scopes = []string{"porthole:read", "porthole:write"}
@@ -98,29 +111,31 @@ func Start(t testing.TB, opts Options) *Provider {
 	key := opts.Key
 	if key == nil {
 		if key, err = newKey(); err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 	}
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	p := &Provider{
-		t: t, opts: opts, node: node, dir: dir, work: t.TempDir(), ln: ln, key: key,
+		opts: opts, node: node, dir: dir, work: work, ln: ln, key: key,
 		issuer: "http://" + ln.Addr().String(),
 		client: &http.Client{Timeout: 10 * time.Second},
 	}
-	t.Cleanup(func() {
+	stop := func() {
 		p.stop()
 		ln.Close()
-	})
+	}
 	if err := os.WriteFile(filepath.Join(p.work, "provider.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
+		stop()
+		return nil, nil, err
 	}
 	if err := p.start(); err != nil {
-		t.Fatal(err)
+		stop()
+		return nil, nil, err
 	}
-	return p
+	return p, stop, nil
 }
 
 // install finds the installed oidc-provider and the Node it runs on.
@@ -296,7 +311,7 @@ func (p *Provider) stop() {
 		proc.cmd.Process.Kill()
 		<-proc.done
 	}
-	if p.t.Failed() {
+	if p.t != nil && p.t.Failed() {
 		p.t.Logf("oidc-provider's output:\n%s", proc.out.String())
 	}
 }
