@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -152,6 +153,9 @@ func runServe(args []string, stderr io.Writer) error {
 	if httpOpts.OAuth, err = oa.options(ctx, log); err != nil {
 		return err
 	}
+	if httpOpts.OAuth != nil && !fs.allowsHostOf(oa.publicURL) {
+		log.Warn("WARNING: the host of PORTHOLE_PUBLIC_URL is not in PORTHOLE_ALLOWED_HOSTS: clients that reach porthole by it get 403, unless a proxy changes Host", zap.String("publicURL", oa.publicURL))
+	}
 	if (store == nil || store.Current().Len() == 0) && !fs.noAuth && httpOpts.OAuth == nil {
 		fs.waitUnconfigured(ctx, log)
 		return nil
@@ -165,6 +169,21 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	defer closeAll()
 	return fs.serveMCP(ctx, g, httpOpts, store, c.cfg.Namespace, log)
+}
+
+// allowsHostOf reports whether the Host of rawURL is among the allowed
+// hosts (a name alone allows it at any port).
+func (f *frontSettings) allowsHostOf(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	for _, h := range splitList(f.hosts) {
+		if strings.EqualFold(h, u.Host) || strings.EqualFold(h, u.Hostname()) {
+			return true
+		}
+	}
+	return false
 }
 
 // openTokens reads the tokens file; the store is nil when none is named.

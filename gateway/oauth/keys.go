@@ -98,6 +98,9 @@ func (k *issuerKeys) refresh(client *http.Client, now time.Time) {
 	k.fetching = false
 	if err != nil {
 		k.problem = fmt.Sprintf("the OAuth issuer %s cannot be used: %v", k.URL, err)
+		// The key set may have moved: the next fetch reads the metadata
+		// again.
+		k.jwksURI = ""
 		return
 	}
 	k.jwksURI, k.problem = uri, ""
