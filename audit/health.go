@@ -89,6 +89,7 @@ const (
 	problemWrite
 	problemSync
 	problemTimeout
+	problemHungSync
 	numProblems
 )
 

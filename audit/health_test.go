@@ -337,3 +337,17 @@ func TestDenialsAreNotWrittenBelowTheMinimum(t *testing.T) {
 		t.Errorf("a result record below the minimum: %v", err)
 	}
 }
+
+// TestAnFsyncThatDoesNotReturnIsAProblem: a hung interval fsync held up no
+// record, and so raised nothing (found by review).
+func TestAnFsyncThatDoesNotReturnIsAProblem(t *testing.T) {
+	t.Parallel()
+	s := &memSink{syncBlock: make(chan struct{})}
+	l := openMem(t, s, Config{SyncInterval: 10 * time.Millisecond, Timeout: 50 * time.Millisecond})
+	if err := l.Write(context.Background(), callRecord("alice", "x")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the hung fsync is a problem", func() bool { return strings.Contains(l.Problem(), "has not returned") })
+	close(s.syncBlock)
+	eventually(t, "the problem ends with the fsync", func() bool { return l.Problem() == "" })
+}

@@ -157,8 +157,9 @@ type Log struct {
 	prev         string
 	size         int64
 	dirty        bool
-	syncing      atomic.Bool // an interval sync is running
-	syncFailed   atomic.Bool // the last interval sync failed
+	syncing      atomic.Bool  // an interval sync is running
+	syncStarted  atomic.Int64 // when it began, in Unix nanoseconds
+	syncFailed   atomic.Bool  // the last interval sync failed
 	writeFailed  bool
 	torn         bool // a failed write left part of a line; the next write ends it
 	syncLost     bool // an interval sync failed; the next record says so
@@ -670,6 +671,14 @@ func (l *Log) tick() {
 		// The next record says so (see write).
 		l.dirty, l.syncLost = true, true
 	}
+	// An fsync that neither returns nor fails (a hung network disk) held
+	// no record up and raised nothing (found by review): past the timeout
+	// it is a problem of its own, until it returns.
+	if l.syncing.Load() {
+		if started := time.Unix(0, l.syncStarted.Load()); time.Since(started) > l.cfg.Timeout {
+			l.health.raise(problemHungSync, fmt.Sprintf("an fsync of the audit log has not returned for %s: records may not reach the disk", time.Since(started).Round(time.Second)))
+		}
+	}
 	if l.dirty && !l.syncing.Load() {
 		// fsync can take milliseconds (tens on a busy disk); done
 		// here, it would hold up every record behind it. The
@@ -677,8 +686,10 @@ func (l *Log) tick() {
 		// the log dirty again for the next tick.
 		l.dirty = false
 		l.syncing.Store(true)
+		l.syncStarted.Store(time.Now().UnixNano())
 		go func(s sink) {
 			defer l.syncing.Store(false)
+			defer l.health.clear(problemHungSync)
 			if err := s.Sync(); err != nil {
 				l.syncFailure(err)
 				l.syncFailed.Store(true)

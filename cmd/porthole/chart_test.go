@@ -598,3 +598,12 @@ func TestChartTakesTheOAuthSettings(t *testing.T) {
 		t.Errorf("an issuer without the public URL rendered (%v): %s", err, stderr)
 	}
 }
+
+// TestChartRefusesAnFsyncPolicyPortholeRefuses: a value porthole refuses
+// at start made the pod crash-loop (found by review).
+func TestChartRefusesAnFsyncPolicyPortholeRefuses(t *testing.T) {
+	t.Parallel()
+	if _, stderr, err := helmTemplate(t, withAuditKeys("audit.fsync=Always")...); err == nil || !strings.Contains(stderr, "audit.fsync") {
+		t.Fatalf("audit.fsync=Always rendered (%v): %s", err, stderr)
+	}
+}

@@ -30,6 +30,9 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 {{- if and (not .Values.auditSigningKeySecret.name) (not $a.dangerouslyWithoutKeys) -}}
 {{- fail "porthole needs auditSigningKeySecret.name (an existing Secret holding the checkpoint signing key from porthole audit keygen): without it no checkpoint is signed, so nothing proves an audit trail complete or shows that its end was cut; set audit.dangerouslyWithoutKeys: true only if nobody will need to" -}}
 {{- end -}}
+{{- if not (has $a.fsync (list "always" "interval")) -}}
+{{- fail (printf "audit.fsync is %q: it must be always or interval (porthole refuses anything else at start)" (toString $a.fsync)) -}}
+{{- end -}}
 {{- if not (has $a.storage (list "persistentVolumeClaim" "emptyDir")) -}}
 {{- fail (printf "audit.storage is %q: it must be persistentVolumeClaim or emptyDir" (toString $a.storage)) -}}
 {{- end -}}
