@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -230,5 +231,41 @@ func TestAPanickingCallStillGetsAResultRecord(t *testing.T) {
 			recs[1].Kind != audit.KindResult || recs[1].Outcome != audit.OutcomeInternal || recs[1].RequestID != recs[0].RequestID {
 			t.Fatalf("params %s: status %d %s, records %+v", params, rec.Code, rec.Body.String(), recs)
 		}
+	}
+}
+
+// lateAuditor takes call records but answers that they timed out, as a
+// slow sink does whose Write returned ErrUnavailable and then wrote.
+type lateAuditor struct{ fakeAuditor }
+
+func (a *lateAuditor) Write(ctx context.Context, rec audit.Record) error {
+	a.fakeAuditor.Write(ctx, rec)
+	if rec.Kind == audit.KindCall {
+		return fmt.Errorf("%w: the sink did not finish a write within 2s", audit.ErrUnavailable)
+	}
+	return nil
+}
+
+// TestACallRecordThatLandsLateIsFollowedByAResultSayingTheCallWasNotMade:
+// a call record the sink took too long for was written later, with no
+// result, and a report counted it as a call made (found by review).
+func TestACallRecordThatLandsLateIsFollowedByAResultSayingTheCallWasNotMade(t *testing.T) {
+	t.Parallel()
+	r, a := &fakeReader{}, &lateAuditor{}
+	g, err := NewServer(r, Options{Namespace: "default", Audit: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	cs := connect(t, g)
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"}); err == nil {
+		t.Fatal("a call whose record timed out was made")
+	}
+	recs := a.all()
+	if len(recs) != 2 || recs[1].Kind != audit.KindResult || recs[1].RequestID != recs[0].RequestID || !strings.Contains(recs[1].Reason, "the call was not made") {
+		t.Fatalf("records %+v", recs)
+	}
+	if r.count() != 0 {
+		t.Fatal("the call reached the reader")
 	}
 }

@@ -85,6 +85,14 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errAuditLowSpace
 		} else if err != nil {
 			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), zap.Error(err))
+			// A record the sink took too long for may still land; its
+			// result then says the call was not made, so that no reader
+			// counts it as a call that was (found by review). The write
+			// is tried once, detached; if the sink is down it is lost
+			// with the call record.
+			refused := resultOf(call, 0, audit.OutcomeInternal)
+			refused.Reason = "the call record was not written within the audit timeout; the call was not made"
+			_ = g.writeDetached(ctx, refused)
 			return nil, errAuditUnavailable
 		}
 		notes, start := &resultNotes{}, time.Now()
