@@ -37,7 +37,7 @@ STATICCHECK := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test unit check staticcheck clients oidc-provider helm temporal-cli fuzz bench bench-links soak clean
+.PHONY: build demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
@@ -49,7 +49,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients oidc-provider $(HELM) check
+test: $(TEMPORAL_CLI) clients oidc-provider redis-server $(HELM) check
 	$(GO) test -race -count=1 ./...
 
 ## unit: every test that needs no Temporal dev server, npm clients, oidc-provider or helm, with the race detector; -short skips the rest, naming what each needs
@@ -62,6 +62,15 @@ check: $(STATICCHECK)
 	@if ! untidy="$$($(GO) mod tidy -diff)"; then echo "go.mod or go.sum is not what 'go mod tidy' writes; run it and commit the change:"; echo "$$untidy"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+## redis-server: Debian's redis-server, which the tests start on free loopback ports, installed with apt-get when missing (as root; the package's service is not started)
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install -y redis-server (as root), then run make again"; exit 1; fi; \
+		echo "== installing redis-server from Debian's packages"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
+		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >/dev/null; }; }
+	@redis-server --version
 
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
@@ -85,14 +94,14 @@ fuzz:
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s
-bench: $(TEMPORAL_CLI) oidc-provider build
+bench: $(TEMPORAL_CLI) oidc-provider redis-server build
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
 	./bin/porthole-bench -duration $(BENCH_DURATION) -porthole bin/porthole
 
-## soak: the load and fault tests for SOAK (default 60s) each: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink
+## soak: the load and fault tests for SOAK (default 60s) each: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink, three replicas sharing Redis with Redis stopped and restarted
 SOAK ?= 60s
-soak: $(TEMPORAL_CLI)
-	PORTHOLE_SOAK=$(SOAK) $(GO) test -count=1 -v -run 'TestSoakLoad|TestTemporalStoppedAndStartedAgain|TestSlowTemporal|TestAuditSink|TestAnAuditSink' ./cmd/porthole/
+soak: $(TEMPORAL_CLI) redis-server
+	PORTHOLE_SOAK=$(SOAK) $(GO) test -count=1 -v -run 'TestSoakLoad|TestSoakThreeReplicasSharingRedis|TestTemporalStoppedAndStartedAgain|TestSlowTemporal|TestAuditSink|TestAnAuditSink' ./cmd/porthole/
 
 ## bench-links: the cost of each link of the chain alone, as Go benchmarks
 bench-links:

@@ -48,6 +48,9 @@ const (
 	OutcomeInvalid         Outcome = "invalid"
 	OutcomeUnauthenticated Outcome = "unauthenticated"
 	OutcomeInternal        Outcome = "internal"
+	// OutcomeUnavailable is a request refused (503) because the rate
+	// limits shared by the replicas (Redis) could not be checked.
+	OutcomeUnavailable Outcome = "unavailable"
 )
 
 // Record is one audit record. Fields that came from a client are written

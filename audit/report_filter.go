@@ -71,8 +71,9 @@ func (a ArgFilter) admits(e Entry, normalize func(name, value string) string) bo
 	return false
 }
 
-// admitsDenial: a denial names a principal only when it is a principal's
-// rate limit.
+// admitsDenial: a denial names a principal only when it came after
+// authentication (a rate limit, an OAuth token's missing scope, a refused
+// body, a 503).
 func (f Filter) admitsDenial(e Entry) bool {
 	return !f.namesCalls() && f.admitsTime(e.Time) && (f.Principal == "" || e.Principal == f.Principal)
 }

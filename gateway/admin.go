@@ -19,12 +19,35 @@ import (
 	"github.com/porthole-dev/porthole/policy"
 )
 
+// writeSharedStatus writes a line naming the state of the rate limits
+// shared by replicas (Redis), when porthole uses them. It does not decide
+// readiness: Redis is shared, so taking every replica out of service while
+// it is down would only turn porthole's 503 and its sentence into
+// connection errors; a call that cannot be limited is refused (or limited
+// locally) on its own.
+func (g *Server) writeSharedStatus(w io.Writer) {
+	s := g.shared.Load()
+	if s == nil {
+		return
+	}
+	up, problem := s.State()
+	switch {
+	case up:
+		_, _ = io.WriteString(w, "redis: up; the rate limits and failed-auth counts are shared\n")
+	case s.FallingBack():
+		_, _ = io.WriteString(w, "redis: does not answer ("+strconv.QuoteToASCII(problem)+"); limiting locally at 1/PORTHOLE_REPLICAS of each limit until it does\n")
+	default:
+		_, _ = io.WriteString(w, "redis: does not answer ("+strconv.QuoteToASCII(problem)+"); calls are refused with 503 until it does\n")
+	}
+}
+
 // readyTimeout bounds the Temporal check behind /readyz.
 const readyTimeout = 2 * time.Second
 
 // AdminHandler serves the admin listener: /healthz (the process answers),
 // /readyz (Temporal answers and the audit log takes records, so calls can
-// succeed; a line per upstream MCP server follows, which does not decide
+// succeed; a line on the shared rate limits (Redis) and a line per
+// upstream MCP server follow, which do not decide
 // readiness: an upstream that is down makes its own tools answer that it is
 // down) and /metrics (Prometheus). It needs no token: bind it to loopback
 // or a network only your monitoring reaches. The MCP listener serves none
@@ -135,6 +158,7 @@ func UnconfiguredAdminHandler(reason string) http.Handler {
 // writeUpstreamStatus writes one line per upstream: its connection, its
 // tools and how its tool list is kept fresh.
 func (g *Server) writeUpstreamStatus(w io.Writer) {
+	g.writeSharedStatus(w)
 	if g.upstreams == nil {
 		return
 	}

@@ -54,6 +54,22 @@ type HTTPOptions struct {
 	// OAuth, when set, admits OAuth access tokens beside the static tokens
 	// and serves the protected resource metadata.
 	OAuth *OAuthOptions
+	// Shared, when set, keeps the rate limits and the failed-auth counts
+	// in a store every replica shares (Redis) instead of in this process.
+	Shared *SharedLimits
+}
+
+// SharedLimits put the rate limits and failed-authentication counts in a
+// store the replicas share (PORTHOLE_REDIS_URL).
+type SharedLimits struct {
+	Store limit.Store
+	// Timeout bounds each question to the store; zero means 50 ms.
+	Timeout time.Duration
+	// FallbackReplicas, when above zero, has porthole decide locally while
+	// the store fails, at 1/FallbackReplicas of each limit
+	// (PORTHOLE_REDIS_FAILURE=local, PORTHOLE_REPLICAS); zero refuses
+	// every call with 503 while it fails (closed, the default).
+	FallbackReplicas int
 }
 
 // ErrNoAuthentication is returned by Handler when no token source is given
@@ -99,16 +115,15 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	buckets := limit.NewBuckets(opts.Limits)
-	failures := limit.NewFailures(10000, opts.FailedAuthBurst, opts.FailedAuthEvery)
+	limits := g.limiter(opts)
 	authenticate := func(h http.Handler) http.Handler {
 		if opts.DangerouslyServeWithoutAuthentication {
 			return h
 		}
-		return g.requireBearer(opts.Tokens, failures, opts.OAuth)(h)
+		return g.requireBearer(opts.Tokens, limits, opts.OAuth)(h)
 	}
 	guard := func(h http.Handler) http.Handler {
-		return authenticate(g.strictDecode(opts.MaxBodyBytes, buckets)(g.rateLimit(buckets)(g.auditRefusals(h))))
+		return authenticate(g.strictDecode(opts.MaxBodyBytes, limits)(g.rateLimit(limits)(g.auditRefusals(h))))
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -140,7 +155,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		stream, messages := g.legacySSE(opts)
 		// Opening a stream is charged one unit of the principal's
 		// bucket, as any request that reads nothing from Temporal.
-		r.Method(http.MethodGet, "/sse", authenticate(g.rateLimit(buckets)(stream)))
+		r.Method(http.MethodGet, "/sse", authenticate(g.rateLimit(limits)(stream)))
 		r.Method(http.MethodPost, "/sse", guard(messages))
 	}
 	notAllowed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -201,10 +216,14 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 		opts.FailedAuthBurst = 10
 	}
 	if opts.FailedAuthEvery <= 0 {
-		opts.FailedAuthEvery = 6 * time.Second
+		opts.FailedAuthEvery = DefaultFailedAuthEvery
 	}
 	return opts, nil
 }
+
+// DefaultFailedAuthEvery is how often a client address regains one failed
+// authentication once its burst is spent.
+const DefaultFailedAuthEvery = 6 * time.Second
 
 // MaxHeaderBytes caps a request's line and headers together: ample for a
 // bearer token and an MCP client. Above it the answer is 431.

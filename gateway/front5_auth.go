@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
@@ -40,7 +41,7 @@ type principalKey struct{}
 // call needs gets 403 insufficient_scope. Every 401 then says where the
 // protected resource metadata is (RFC 9728), so an MCP client can find the
 // authorization server.
-func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failures, oa *OAuthOptions) func(http.Handler) http.Handler {
+func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limiter, oa *OAuthOptions) func(http.Handler) http.Handler {
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
@@ -90,7 +91,14 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 				held = err
 			}
 			addr := requestInfoFrom(r.Context()).ClientAddr
-			if blocked, after := failures.Blocked(addr); blocked {
+			blocked, after, err := failures.Blocked(r.Context(), addr)
+			if err != nil {
+				// The shared counts cannot be read: refused (503) as a
+				// call is, so that a guesser gains no unlimited window.
+				g.limitsUnavailable(w, r, nil, err)
+				return
+			}
+			if blocked {
 				// Too many failures from this address: refused before
 				// anything costlier than the lookup above (an issuer's
 				// keys, introspection) could be asked.
@@ -116,7 +124,11 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 			// token is answered as an unknown one, but its record says so
 			// and names the principal: a reviewer wants to tell a stale
 			// agent from a stranger.
-			failures.Failed(addr)
+			if err := failures.Failed(r.Context(), addr); err != nil {
+				// Still a 401; the failure went uncounted, which the
+				// breaker's log line and metrics already say.
+				g.log.Debug("a failed authentication was not counted", zap.Error(err))
+			}
 			switch {
 			case !sent:
 				g.metrics.authFailed("no-token")
@@ -138,7 +150,8 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures *limit.Failu
 func (g *Server) admitOAuth(w http.ResponseWriter, r *http.Request, inner http.Handler, oa *OAuthOptions, id *oauth.Identity) {
 	if scope := oa.missingScope(id); scope != "" {
 		g.metrics.authFailed("insufficient-scope")
-		g.denied(r.WithContext(context.WithValue(r.Context(), principalKey{}, id.Principal)), audit.OutcomeDenied, http.StatusForbidden,
+		ctx := context.WithValue(context.WithValue(r.Context(), principalKey{}, id.Principal), identityKey{}, id)
+		g.denied(r.WithContext(ctx), audit.OutcomeDenied, http.StatusForbidden,
 			fmt.Sprintf("an OAuth access token of %s without the scope %s", id.Principal, scope))
 		oa.insufficientScope(w, scope)
 		return

@@ -40,11 +40,16 @@ func envelopeFrom(r *http.Request) (rpcdecode.Envelope, bool) {
 // Security: a refused body is charged one unit of the principal's bucket,
 // as any request; past it the answer is 429. A principal sending nothing but
 // bad bodies was otherwise refused without limit, each refusal a record.
-func (g *Server) strictDecode(maxBytes int64, buckets *limit.Buckets) func(http.Handler) http.Handler {
+func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			refuse := func(status int, id json.RawMessage, code int, message, reason string) {
-				if ref := buckets.Charge(authenticatedPrincipal(r), 1, false); ref != nil {
+				ref, err := limits.Charge(r.Context(), authenticatedPrincipal(r), 1, false)
+				if err != nil {
+					g.limitsUnavailable(w, r, id, err)
+					return
+				}
+				if ref != nil {
 					g.tooManyRequests(w, r, ref.Limit, ref.After, id, "the "+ref.Limit+" rate limit")
 					return
 				}

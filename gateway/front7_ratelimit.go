@@ -18,7 +18,11 @@ import (
 // the decoded body names; and since a body is exactly one request, every
 // call is charged, however the client batches or keeps its connection.
 // A refusal is 429 with Retry-After and a JSON-RPC error naming the limit.
-func (g *Server) rateLimit(l *limit.Buckets) func(http.Handler) http.Handler {
+//
+// With limits shared by replicas (Redis) that cannot be checked, and no
+// local fallback, the call is refused with 503 (limitsUnavailable): never
+// let through unlimited.
+func (g *Server) rateLimit(l limit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			env, _ := envelopeFrom(r)
@@ -30,7 +34,12 @@ func (g *Server) rateLimit(l *limit.Buckets) func(http.Handler) http.Handler {
 				cost, reaches = l.Cost(env.Tool), g.upstreamOf(env.Tool) == ""
 			}
 			who := authenticatedPrincipal(r)
-			if ref := l.Charge(who, cost, reaches); ref != nil {
+			ref, err := l.Charge(r.Context(), who, cost, reaches)
+			if err != nil {
+				g.limitsUnavailable(w, r, env.ID, err)
+				return
+			}
+			if ref != nil {
 				g.tooManyRequests(w, r, ref.Limit, ref.After, env.ID, "the "+ref.Limit+" rate limit")
 				return
 			}

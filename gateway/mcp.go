@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
@@ -123,6 +124,12 @@ type Server struct {
 	// replaced whole, never changed in place, so that every call can read
 	// it without a lock.
 	upServed atomic.Pointer[map[string]*upstream.Tool]
+
+	// shared is the last front's limiter shared by replicas (Redis), for
+	// /readyz; closers stop what fronts started (its probe), at Close.
+	shared  atomic.Pointer[limit.Shared]
+	mu      sync.Mutex
+	closers []func()
 }
 
 // pathSeam routes a front's calls: sdkOnly sends every request through the
@@ -299,6 +306,11 @@ func (g *Server) Close() {
 		close(g.flushStop)
 		<-g.flushDone
 		g.writeSummaries(g.denials.Drain())
+		g.mu.Lock()
+		for _, c := range g.closers {
+			c()
+		}
+		g.mu.Unlock()
 	})
 }
 

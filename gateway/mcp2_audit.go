@@ -298,12 +298,21 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 		UserAgent: g.auditText(ci.UserAgent, audit.MaxUserAgentBytes), Outcome: outcome, Status: status,
 		Reason: g.auditText(reason, audit.MaxReasonBytes),
 	}
-	// Denials are budgeted per client address, and a principal's rate
-	// limit per principal (it may call from many addresses): past the
-	// budget they are counted, and summarised once per interval.
+	// Denials are budgeted per client address before authentication and
+	// per principal after it (a principal may call from many addresses):
+	// past the budget they are counted, and summarised once per interval.
+	//
+	// A denial after authentication (rate limited, an OAuth token without
+	// a scope every call needs, a refused body, a 503) names the
+	// principal, and for an OAuth token who it named: a reviewer asks who
+	// was refused, not only from where (the 403's record named nobody,
+	// found by review).
 	key := "addr:" + ci.ClientAddr
-	if name, ok := r.Context().Value(principalKey{}).(string); ok && outcome == audit.OutcomeRateLimited {
+	if name, ok := r.Context().Value(principalKey{}).(string); ok {
 		key, rec.Principal = "principal:"+name, name
+		if id := oauthIdentity(r.Context(), nil); id != nil {
+			rec.OAuth = &audit.OAuthCaller{Issuer: id.Issuer, Subject: id.Subject, ClientID: id.ClientID, TokenID: id.TokenID}
+		}
 	}
 	if !g.closed.Load() {
 		write, flush := g.denials.Admit(key, rec, time.Now())

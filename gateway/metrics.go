@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,12 @@ type metrics struct {
 	// bounded by the roster.
 	upstreamTools map[string]bool
 	changes       *prometheus.CounterVec
+	// The shared rate-limit store's (Redis), registered with it.
+	sharedOnce      sync.Once
+	sharedSeconds   *prometheus.HistogramVec
+	sharedErrors    *prometheus.CounterVec
+	sharedFallbacks *prometheus.CounterVec
+	sharedUpGauge   prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -104,6 +111,44 @@ func (m *metrics) call(tool, method, principal, outcome string, d time.Duration)
 	t := m.toolLabel(tool, method)
 	m.calls.WithLabelValues(t, principal, outcome).Inc()
 	m.callSeconds.WithLabelValues(t).Observe(d.Seconds())
+}
+
+// registerShared registers the shared store's series, once, when a front
+// uses one: a porthole without Redis shows none of them.
+func (m *metrics) registerShared() {
+	m.sharedOnce.Do(func() {
+		m.sharedSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "porthole_redis_duration_seconds", Help: "Latency of each question to the shared rate-limit store (Redis), by operation (charge, blocked, failed, ping).",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14),
+		}, []string{"op"})
+		m.sharedErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "porthole_redis_errors_total", Help: "Questions to the shared rate-limit store (Redis) that failed or timed out, by operation.",
+		}, []string{"op"})
+		m.sharedFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "porthole_redis_fallbacks_total", Help: "Rate-limit decisions made by local buckets at 1/PORTHOLE_REPLICAS because the shared store did not answer (PORTHOLE_REDIS_FAILURE=local), by operation.",
+		}, []string{"op"})
+		m.sharedUpGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "porthole_redis_up", Help: "1 while the shared rate-limit store (Redis) answers; 0 while its circuit breaker is open (calls refused with 503, or limited locally).",
+		})
+		m.registry.MustRegister(m.sharedSeconds, m.sharedErrors, m.sharedFallbacks, m.sharedUpGauge)
+	})
+}
+
+func (m *metrics) sharedAsk(op string, d time.Duration, err error) {
+	m.sharedSeconds.WithLabelValues(op).Observe(d.Seconds())
+	if err != nil {
+		m.sharedErrors.WithLabelValues(op).Inc()
+	}
+}
+
+func (m *metrics) sharedFallback(op string) { m.sharedFallbacks.WithLabelValues(op).Inc() }
+
+func (m *metrics) sharedUp(up bool) {
+	if up {
+		m.sharedUpGauge.Set(1)
+	} else {
+		m.sharedUpGauge.Set(0)
+	}
 }
 
 func (m *metrics) rateLimited(limit string) { m.limited.WithLabelValues(limit).Inc() }

@@ -119,6 +119,15 @@ func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
 	if !strings.Contains(string(b), want) || !strings.Contains(string(b), `"oauth":{"issuer":"\"`+li.srv.URL+`\"","subject":"\"alice\"","clientId":"\"claude-desktop\"","tokenId":"\"tok-42\""}`) {
 		t.Fatalf("the audit log does not name the OAuth caller:\n%s", b)
 	}
+	// The 403's denial record names who was refused, not only from where.
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"status":403`) && (!strings.Contains(line, `"principal":"\"oauth:corp:alice\""`) || !strings.Contains(line, `"subject":"\"alice\""`)) {
+			t.Fatalf("the 403's record does not name the caller:\n%s", line)
+		}
+	}
+	if !strings.Contains(string(b), `"status":403`) {
+		t.Fatalf("no 403 record:\n%s", b)
+	}
 	if strings.Contains(string(b), "eyJ") {
 		t.Fatalf("a token is in the audit log:\n%s", b)
 	}

@@ -47,6 +47,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/limit/redislimit"
+	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
 	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
@@ -119,7 +122,7 @@ type options struct {
 func parseOptions() (options, error) {
 	var o options
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "how long each mode runs at each concurrency")
-	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and the oauth mode's beside it, .oauth.prof)")
 	flag.IntVar(&o.rounds, "rounds", 5, "how many turns the modes take at each concurrency, sharing the duration")
 	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
 	flag.StringVar(&o.bin, "porthole", "bin/porthole", "the porthole binary")
@@ -208,6 +211,10 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 	if err != nil {
 		return nil, mode{}, err
 	}
+	rd, rtt, err := r.startRedisPorthole(ctx, o.bin, dir, env)
+	if err != nil {
+		return nil, mode{}, err
+	}
 
 	sdkCall := func(ctx context.Context) error {
 		_, err := describeWorkflow(ctx, c, srv.Namespace, temporaltest.RunningWorkflowID, "")
@@ -222,6 +229,8 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		{"porthole", httpCall(hc, ph.endpoint, describe, token), ph},
 		{"cached", httpCall(hc, cached.endpoint, describe, token), cached},
 		{"oauth", httpCall(hc, oa.endpoint, describe, oauthToken), oa},
+		{"redis", httpCall(hc, rd.endpoint, describe, token), rd},
+		{"redis-rtt", rtt, nil},
 		{"echo", httpCall(hc, bare.endpoint, echo, ""), bare},
 	}
 	coalesce = mode{"cached", httpCall(hc, cached.endpoint, describeBody(temporaltest.CompletedWorkflowID), token), cached}
@@ -256,6 +265,41 @@ func (r *rig) startOAuthPorthole(ctx context.Context, bin, dir string, env func(
 	e := append(env("oauth", "0"), "PORTHOLE_ADDR="+addr, "PORTHOLE_PUBLIC_URL="+resource, "PORTHOLE_OAUTH_ISSUER=bench="+p.Issuer())
 	s, err := r.startServer(ctx, bin, []string{"serve"}, e, "serving MCP")
 	return s, token, err
+}
+
+// startRedisPorthole runs a real Redis (redis-server, as the tests do) and
+// a porthole like the porthole mode's whose limits are shared there, and
+// returns that porthole and a call that is the Redis round trip alone: the
+// charge porthole makes per call, made from this process with the same
+// client and script.
+func (r *rig) startRedisPorthole(ctx context.Context, bin, dir string, env func(name, cache string) []string) (*server, func(context.Context) error, error) {
+	work := filepath.Join(dir, "redis")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return nil, nil, err
+	}
+	rs, err := redistest.Launch(redistest.Options{}, work)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.onClose(rs.Stop)
+	s, err := r.startServer(ctx, bin, []string{"serve"}, append(env("redis", "0"), "PORTHOLE_REDIS_URL="+rs.URL()), "serving MCP")
+	if err != nil {
+		return nil, nil, err
+	}
+	high := limit.Limits{PerPrincipal: 1000000, PerPrincipalBurst: 1000000, Global: 1000000, GlobalBurst: 1000000}
+	store, err := redislimit.New(redislimit.Options{URL: rs.URL(), Prefix: "porthole-bench-rtt", Limits: high, FailedAuthBurst: 1, FailedAuthEvery: time.Second, Timeout: time.Second})
+	if err != nil {
+		return nil, nil, err
+	}
+	r.onClose(func() { store.Close() })
+	rtt := func(ctx context.Context) error {
+		ref, err := store.Charge(ctx, "bench", 1, true)
+		if err == nil && ref != nil {
+			err = fmt.Errorf("the bench's charge was refused: %+v", ref)
+		}
+		return err
+	}
+	return s, rtt, nil
 }
 
 // startServer starts a server and has close stop it.
@@ -334,8 +378,13 @@ func measureAt(ctx context.Context, modes []mode, n int, o options) ([]result, e
 		for k := range modes {
 			i := (round + k) % len(modes)
 			profileTo := ""
-			if o.profile != "" && modes[i].name == "porthole" && n == o.conc[0] && round == 0 {
-				profileTo = o.profile
+			if o.profile != "" && n == o.conc[0] && round == 0 {
+				switch modes[i].name {
+				case "porthole":
+					profileTo = o.profile
+				case "oauth":
+					profileTo = strings.TrimSuffix(o.profile, ".prof") + ".oauth.prof"
+				}
 			}
 			if err := acc[i].turn(ctx, modes[i], n, slice, profileTo); err != nil {
 				return nil, err

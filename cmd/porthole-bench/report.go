@@ -59,7 +59,11 @@ binary with its whole chain (bearer auth, strict decoding, rate limits set
 high, audit to a file, redaction, policy) and its cache off; **cached** is
 porthole answering from its cache; **oauth** is the porthole mode with an
 OAuth access token from a real authorization server (oidc-provider, RS256
-at+jwt by client credentials) instead of a static token; **echo** is the
+at+jwt by client credentials) instead of a static token; **redis** is the
+porthole mode with its rate limits and failed-auth counts in a real Redis
+(redis-server on loopback, PORTHOLE_REDIS_URL) instead of in the process;
+**redis-rtt** is that Redis round trip alone, the charge porthole makes per
+call (redislimit's script, with its client) made from the bench's process; **echo** is the
 bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting
 tools/call.
 
@@ -77,7 +81,7 @@ difference in CPU and garbage per call between porthole and bare below.
 `, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(), d, rounds, filepath.Base(svgPath))
 	for _, r := range rs {
 		cpu, alloc, rss, heap := "", "", "", ""
-		if r.mode != "sdk" {
+		if r.mode != "sdk" && r.mode != "redis-rtt" {
 			cpu = r.cpuPerCall.Round(time.Microsecond).String()
 			alloc = fmt.Sprintf("%.0f KiB", r.allocPerCall/1024)
 			rss = fmt.Sprintf("%.1f", r.rssMiB)
@@ -108,6 +112,14 @@ difference in CPU and garbage per call between porthole and bare below.
 			fmt.Fprintf(&b, "| an OAuth access token at most +5%% p50 over a static token, concurrency %d | %s (p99 %s) |\n", c,
 				ratio(float64(oa.p50), float64(p.p50)), ratio(float64(oa.p99), float64(p.p99)))
 		}
+	}
+	if p, rd, rtt := find(rs, "porthole", 1), find(rs, "redis", 1), find(rs, "redis-rtt", 1); p != nil && rd != nil && rtt != nil {
+		fmt.Fprintf(&b, "| limits shared in Redis at most +0.3 ms p50 over local limits, concurrency 1 | %+.2f ms (%s → %s ms; the Redis round trip alone: p50 %s ms) |\n",
+			float64((rd.p50-p.p50).Microseconds())/1000, ms(p.p50), ms(rd.p50), ms(rtt.p50))
+	}
+	if p, rd, rtt := find(rs, "porthole", 32), find(rs, "redis", 32), find(rs, "redis-rtt", 32); p != nil && rd != nil && rtt != nil {
+		fmt.Fprintf(&b, "| limits shared in Redis at 0.9× or more of local limits' throughput, concurrency 32 | %.2f× (%.0f vs %.0f calls/s; the round trip alone at 32: p50 %s ms) |\n",
+			rd.throughput/p.throughput, rd.throughput, p.throughput, ms(rtt.p50))
 	}
 	if p, s, h, bare := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1), find(rs, "bare", 1); p != nil && s != nil && h != nil && bare != nil {
 		fmt.Fprintf(&b, "| at most 0.5 ms p50 over a direct SDK call, concurrency 1 | +%s ms (hop: +%s ms, bare: +%s ms); over the hop: +%s ms |\n",

@@ -607,3 +607,26 @@ func TestChartRefusesAnFsyncPolicyPortholeRefuses(t *testing.T) {
 		t.Fatalf("audit.fsync=Always rendered (%v): %s", err, stderr)
 	}
 }
+
+// TestChartTakesARedisURLOnlyFromASecret: the URL (it may hold a password)
+// is mounted from a Secret and read from its file; env cannot set it, nor
+// PORTHOLE_REPLICAS, which the chart takes from replicaCount; a failure
+// mode porthole refuses is refused.
+func TestChartTakesARedisURLOnlyFromASecret(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("redis.urlSecret.name=porthole-redis")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	rendered, _ := json.Marshal(docs)
+	for _, want := range []string{"PORTHOLE_REDIS_URL_FILE", "/etc/porthole/redis/url", `"secretName":"porthole-redis"`, `"name":"PORTHOLE_REPLICAS","value":"2"`, `"name":"PORTHOLE_REDIS_FAILURE","value":"closed"`} {
+		if !strings.Contains(string(rendered), want) {
+			t.Errorf("the rendered chart lacks %q", want)
+		}
+	}
+	for _, set := range []string{"env.PORTHOLE_REDIS_URL=redis://:pw@h:6379", "env.PORTHOLE_REPLICAS=5", "redis.failure=open"} {
+		if _, stderr, err := helmTemplate(t, withAuditKeys("redis.urlSecret.name=porthole-redis", set)...); err == nil {
+			t.Errorf("%s rendered: %s", set, stderr)
+		}
+	}
+}

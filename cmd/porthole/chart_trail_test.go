@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
 )
 
 // What the chart renders is run here: each replica's porthole container is
@@ -215,4 +217,52 @@ func exportAsAStoreWould(t *testing.T, files []string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestChartDeployedReplicasShareLimitsInRedis: three replicas of the
+// chart rendered with redis.urlSecret, run with the rendered environment
+// and a real Redis, enforce one principal limit together (PORTHOLE_REPLICAS
+// comes from replicaCount, the URL from the Secret's file).
+func TestChartDeployedReplicasShareLimitsInRedis(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("replicaCount=3", "redis.urlSecret.name=porthole-redis", "redis.failure=local",
+		"env.PORTHOLE_RATE_PER_PRINCIPAL=0.001", "env.PORTHOLE_RATE_PER_PRINCIPAL_BURST=6")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	a := auditPathsOf(t, docs)
+	if a.env["PORTHOLE_REPLICAS"] != "3" || a.env["PORTHOLE_REDIS_FAILURE"] != "local" || a.env["PORTHOLE_REDIS_URL"] != "" {
+		t.Fatalf("rendered Redis settings: %v", a.env)
+	}
+	redis := redistest.Start(t, redistest.Options{Password: "chart-redis-password-1"})
+	keys := t.TempDir()
+	signingKey, _ := keygen(t, keys, "signing")
+	auditKey, urlFile := filepath.Join(keys, "audit.key"), filepath.Join(keys, "redis-url")
+	os.WriteFile(auditKey, []byte("chart-test-audit-key-0123456789abcdef0123456789\n"), 0o600)
+	os.WriteFile(urlFile, []byte(redis.URL()+"\n"), 0o600)
+	tokensFile, token := newToken(t, "chart-agent")
+	secrets := secretFiles{
+		"porthole-tokens":            {"tokens": tokensFile},
+		"porthole-audit-key":         {"audit-key": auditKey},
+		"porthole-audit-signing-key": {"signing-key": signingKey},
+		"porthole-redis":             {"url": urlFile},
+	}
+	var endpoints []string
+	for range 3 {
+		r := layOut(t, a, secrets)
+		p, line := startPorthole(t, r.env, "serving MCP", "serve")
+		if strings.Contains(p.logs.String(), "chart-redis-password-1") {
+			t.Fatalf("the Redis password is in the operations log:\n%s", p.logs.String())
+		}
+		endpoints = append(endpoints, line["endpoint"].(string))
+	}
+	answered := 0
+	for i := range 30 {
+		if a := callRaw(endpoints[i%3], token, "describe_namespace", nil); a.status == http.StatusOK {
+			answered++
+		}
+	}
+	if answered != 6 {
+		t.Fatalf("%d of 30 calls over three replicas answered; the shared burst is 6", answered)
+	}
 }

@@ -96,6 +96,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/policy/internal/serversql": "is the Temporal server's tokenizer, copied for tests",
 		// The authorization server of the OAuth tests.
 		module + "/gateway/oauth/oidctest": "starts oidc-provider, and its clients' secrets are in its source",
+		// The Redis of the tests and the bench.
+		module + "/gateway/limit/redislimit/redistest": "starts redis-server",
 	}
 	deps := goList(t, "-deps", module+"/cmd/porthole")
 	if len(deps) < 50 {

@@ -115,12 +115,14 @@ func runServe(args []string, stderr io.Writer) error {
 		fs frontSettings
 		as auditSettings
 		oa oauthSettings
+		rs redisSettings
 	)
 	s := newSettings("serve", serveSummary, stderr)
 	fs.register(s)
 	ts.register(s)
 	as.register(s)
 	oa.register(s)
+	rs.register(s)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -132,6 +134,11 @@ func runServe(args []string, stderr io.Writer) error {
 		return err
 	} else if secret != "" {
 		ts.extraSecrets = append(ts.extraSecrets, secret)
+	}
+	if password, err := rs.readURL(); err != nil {
+		return err
+	} else if password != "" {
+		ts.extraSecrets = append(ts.extraSecrets, password)
 	}
 	c, err := ts.setup(&as)
 	if err != nil {
@@ -161,6 +168,11 @@ func runServe(args []string, stderr io.Writer) error {
 		return nil
 	}
 	fs.authenticate(ctx, &httpOpts, store, c.cfg.Namespace, log)
+	closeRedis, err := rs.options(ctx, &httpOpts, c.cfg.Namespace, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
 
 	c.cacheTTL = fs.gatewayCacheTTL()
 	g, closeAll, err := dialGateway(ctx, &as, c)

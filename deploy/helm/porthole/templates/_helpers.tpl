@@ -45,6 +45,14 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 {{- if and $a.shipper.enabled (or (not $a.shipper.image) (not $a.shipper.configMap)) -}}
 {{- fail "audit.shipper.enabled needs audit.shipper.image and audit.shipper.configMap (an existing ConfigMap holding the shipper's configuration)" -}}
 {{- end -}}
+{{- if not (has (toString .Values.redis.failure) (list "closed" "local")) -}}
+{{- fail (printf "redis.failure is %q: it must be closed (refuse calls while Redis does not answer) or local (each replica limits alone at 1/replicaCount)" (toString .Values.redis.failure)) -}}
+{{- end -}}
+{{- range $name := list "PORTHOLE_REDIS_URL" "PORTHOLE_REDIS_URL_FILE" "PORTHOLE_REPLICAS" -}}
+{{- if hasKey $.Values.env $name -}}
+{{- fail (printf "env.%s is set: give the Redis URL as redis.urlSecret (a Secret, never a value in Helm), and the chart sets PORTHOLE_REPLICAS from replicaCount" $name) -}}
+{{- end -}}
+{{- end -}}
 {{- range $name := include "porthole.auditEnvNames" . | splitList " " -}}
 {{- if hasKey $.Values.env $name -}}
 {{- fail (printf "env.%s is set, but the chart sets %s for the audit trail (a value from env would override it, and could put the audit records back in the operations log): use auditKeySecret, auditSigningKeySecret and audit instead" $name $name) -}}

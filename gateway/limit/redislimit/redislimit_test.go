@@ -1,0 +1,244 @@
+package redislimit
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
+)
+
+func newStore(t *testing.T, url string, l limit.Limits) *Store {
+	t.Helper()
+	s, err := New(Options{URL: url, Prefix: "porthole:test", Limits: l, FailedAuthBurst: 3, FailedAuthEvery: time.Hour, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestTwoReplicasShareOneBucket: two Stores (two replicas) on one Redis
+// charge one principal bucket and one global bucket, both or neither.
+func TestTwoReplicasShareOneBucket(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	l := limit.Limits{PerPrincipal: 0.001, PerPrincipalBurst: 10, Global: 0.001, GlobalBurst: 15}
+	a, b := newStore(t, srv.URL(), l), newStore(t, srv.URL(), l)
+	ctx := context.Background()
+	admitted := 0
+	for i := range 20 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		ref, err := s.Charge(ctx, "alice@example.com", 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			admitted++
+		} else if ref.Limit != "principal" || ref.After < time.Minute {
+			t.Fatalf("refusal %+v: want the principal's, with a long wait at 0.001/s", ref)
+		}
+	}
+	if admitted != 10 {
+		t.Fatalf("%d of 20 calls admitted across two replicas; the shared burst is 10", admitted)
+	}
+	// The global bucket has 5 units left: bob's sixth call is refused by
+	// it, and bob's bucket is not charged for the refused call.
+	for i := range 6 {
+		ref, err := b.Charge(ctx, "bob", 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ref == nil) != (i < 5) || (ref != nil && ref.Limit != "global") {
+			t.Fatalf("bob's call %d: refusal %+v", i, ref)
+		}
+	}
+	// A call that does not reach Temporal is charged to bob alone: his
+	// bucket holds 5 more (10 - 5), not 4.
+	for i := range 6 {
+		ref, _ := a.Charge(ctx, "bob", 1, false)
+		if (ref == nil) != (i < 5) {
+			t.Fatalf("bob's local call %d: refusal %+v (both-or-neither broken?)", i, ref)
+		}
+	}
+	// A cost over the burst can never be charged.
+	if ref, _ := a.Charge(ctx, "carol", 11, false); ref == nil || ref.After != time.Hour {
+		t.Fatalf("a cost over the burst: %+v", ref)
+	}
+}
+
+// TestTheBucketRefills: GCRA on Redis's clock refills at the rate.
+func TestTheBucketRefills(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s := newStore(t, srv.URL(), limit.Limits{PerPrincipal: 20, PerPrincipalBurst: 2, Global: 1000, GlobalBurst: 1000})
+	ctx := context.Background()
+	for range 2 {
+		if ref, _ := s.Charge(ctx, "alice", 1, true); ref != nil {
+			t.Fatal("the burst was refused")
+		}
+	}
+	ref, _ := s.Charge(ctx, "alice", 1, true)
+	if ref == nil || ref.After <= 0 || ref.After > 50*time.Millisecond {
+		t.Fatalf("past the burst: %+v, want a wait of at most 50 ms at 20/s", ref)
+	}
+	time.Sleep(ref.After + 5*time.Millisecond)
+	if ref, _ := s.Charge(ctx, "alice", 1, true); ref != nil {
+		t.Fatalf("after the wait it named: %+v", ref)
+	}
+}
+
+// TestRedisHoldsHashesThatExpire: no principal name or address is a key
+// or a value, every key is in the prefix's hash tag and expires.
+func TestRedisHoldsHashesThatExpire(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s := newStore(t, srv.URL(), limit.Limits{PerPrincipal: 1, PerPrincipalBurst: 5, Global: 1, GlobalBurst: 5})
+	ctx := context.Background()
+	s.Charge(ctx, "oauth:corp:alice@example.com", 1, true)
+	s.Failed(ctx, "192.0.2.7")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 {
+		t.Fatalf("keys %v: want a principal's, the global and an address's", keys)
+	}
+	for _, k := range keys {
+		v, _ := rdb.Get(ctx, k).Result()
+		if strings.Contains(k+v, "alice") || strings.Contains(k+v, "192.0.2") || !strings.HasPrefix(k, "{porthole:test}:") {
+			t.Errorf("key %q (value %q) names what it should hash, or is outside the hash tag", k, v)
+		}
+		// Full again: a bucket after 1 s (one unit taken, at 1/s), the
+		// address's count after an hour (one failure, at one an hour).
+		full := time.Second + time.Millisecond
+		if strings.Contains(k, ":f:") {
+			full = time.Hour + time.Millisecond
+		}
+		if ttl, _ := rdb.PTTL(ctx, k).Result(); ttl <= 0 || ttl > full || ttl < full-time.Second {
+			t.Errorf("key %q expires in %v: want when it is full again (%v)", k, ttl, full)
+		}
+	}
+}
+
+// TestFailedAuthenticationsAreCountedAcrossReplicas: three failures through
+// two replicas block the address on both.
+func TestFailedAuthenticationsAreCountedAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	l := limit.Default()
+	a, b := newStore(t, srv.URL(), l), newStore(t, srv.URL(), l)
+	ctx := context.Background()
+	for i, s := range []*Store{a, b, a} {
+		if blocked, _, err := s.Blocked(ctx, "198.51.100.1"); blocked || err != nil {
+			t.Fatalf("blocked before failure %d: %v %v", i, blocked, err)
+		}
+		if err := s.Failed(ctx, "198.51.100.1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []*Store{a, b} {
+		if blocked, after, err := s.Blocked(ctx, "198.51.100.1"); !blocked || after < 59*time.Minute || err != nil {
+			t.Fatalf("after three failures: blocked %v for %v (%v)", blocked, after, err)
+		}
+	}
+	if blocked, _, _ := b.Blocked(ctx, "198.51.100.2"); blocked {
+		t.Fatal("another address is blocked")
+	}
+}
+
+// TestAPasswordIsUsedAndNeverNamed: a password URL works; a wrong one
+// fails with an error that does not hold it.
+func TestAPasswordIsUsedAndNeverNamed(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{Password: "s3cret-pass-123"})
+	l := limit.Default()
+	if err := newStore(t, srv.URL(), l).Ping(context.Background()); err != nil {
+		t.Fatalf("with the password: %v", err)
+	}
+	wrong := strings.Replace(srv.URL(), "s3cret-pass-123", "wrong-pass-456", 1)
+	err := newStore(t, wrong, l).Ping(context.Background())
+	if err == nil || strings.Contains(err.Error(), "wrong-pass-456") {
+		t.Fatalf("with a wrong password: %v", err)
+	}
+	if Password(srv.URL()) != "s3cret-pass-123" || Password("redis://h:6379") != "" {
+		t.Fatal("Password does not read the URL's password")
+	}
+	if _, err := New(Options{URL: "http://user:pw-in-url@h", Prefix: "p", Limits: l, FailedAuthBurst: 1, FailedAuthEvery: time.Second}); err == nil || strings.Contains(err.Error(), "pw-in-url") {
+		t.Fatalf("a bad URL: %v", err)
+	}
+}
+
+// TestARestartedRedisIsUsedAgain: after a restart (scripts gone, state
+// empty) charges work again, with nothing restarted on porthole's side.
+func TestARestartedRedisIsUsedAgain(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s := newStore(t, srv.URL(), limit.Default())
+	ctx := context.Background()
+	if _, err := s.Charge(ctx, "alice", 1, true); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if _, err := s.Charge(ctx, "alice", 1, true); err == nil {
+		t.Fatal("a charge with Redis stopped succeeded")
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := s.Charge(ctx, "alice", 1, true)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing after the restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAHungRedisFailsWithinTheTimeout: a Redis that stops answering
+// (SIGSTOP) costs a question the timeout, not the kernel's.
+func TestAHungRedisFailsWithinTheTimeout(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s, err := New(Options{URL: srv.URL(), Prefix: "p", Limits: limit.Default(), FailedAuthBurst: 1, FailedAuthEvery: time.Second, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Charge(ctx, "alice", 1, true); err != nil {
+		t.Fatal(err)
+	}
+	srv.Freeze()
+	defer srv.Thaw()
+	start := time.Now()
+	_, err = s.Charge(ctx, "alice", 1, true)
+	if err == nil || time.Since(start) > time.Second {
+		t.Fatalf("a hung Redis: %v after %v", err, time.Since(start))
+	}
+}
+
+func TestPrefixesThatWouldMoveTheHashTagAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{"", "a{b", "a}b", "a b", "a\nb", strings.Repeat("p", MaxPrefixBytes+1)} {
+		if CheckPrefix(p) == nil {
+			t.Errorf("prefix %q accepted", p)
+		}
+	}
+	if err := CheckPrefix("porthole:default"); err != nil {
+		t.Fatal(err)
+	}
+}
