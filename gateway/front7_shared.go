@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -25,6 +24,7 @@ func (g *Server) limiter(opts HTTPOptions) limit.Limiter {
 	g.metrics.registerShared()
 	o := limit.SharedOptions{
 		Store: sh.Store, Limits: opts.Limits, Timeout: sh.Timeout,
+		FailedAuthBurst: opts.FailedAuthBurst, FailedAuthEvery: opts.FailedAuthEvery,
 		OnAsk: g.metrics.sharedAsk,
 		OnFallback: func(op string) {
 			g.metrics.sharedFallback(op)
@@ -64,12 +64,8 @@ const codeUnavailable = -32030
 
 // limitsUnavailable is porthole's one 503 for limits that cannot be
 // checked: Retry-After 1, a JSON-RPC error saying why, a denial record of
-// outcome "unavailable" (bounded like every denial), a metric. A caller
-// that hung up gets nothing written and no record.
+// outcome "unavailable" (bounded like every denial), a metric.
 func (g *Server) limitsUnavailable(w http.ResponseWriter, r *http.Request, id json.RawMessage, err error) {
-	if r.Context().Err() != nil && !errors.Is(err, limit.ErrUnavailable) {
-		return
-	}
 	g.metrics.rateLimited("unavailable")
 	g.denied(r, audit.OutcomeUnavailable, http.StatusServiceUnavailable, "the rate limits shared by the replicas could not be checked: "+err.Error())
 	w.Header().Set("Retry-After", "1")

@@ -118,7 +118,7 @@ func (m *metrics) call(tool, method, principal, outcome string, d time.Duration)
 func (m *metrics) registerShared() {
 	m.sharedOnce.Do(func() {
 		m.sharedSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "porthole_redis_duration_seconds", Help: "Latency of each question to the shared rate-limit store (Redis), by operation (charge, blocked, failed, ping).",
+			Name: "porthole_redis_duration_seconds", Help: "Latency of each question to the shared rate-limit store (Redis), by operation (charge, blocked, failed, probe).",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14),
 		}, []string{"op"})
 		m.sharedErrors = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -93,7 +93,7 @@ func (r *redisSettings) options(ctx context.Context, o *gateway.HTTPOptions, nam
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := store.Ping(pctx); err != nil {
+	if err := store.Probe(pctx); err != nil {
 		log.Error("Redis does not answer at start: calls are refused with 503 (or limited locally with PORTHOLE_REDIS_FAILURE=local) until it does", zap.Error(err))
 	} else {
 		log.Info("rate limits and failed-auth counts are shared in Redis", zap.String("keyPrefix", prefix), zap.String("failure", r.failure))

@@ -51,8 +51,10 @@ type Store interface {
 	Charge(ctx context.Context, principal string, cost int, reachesTemporal bool) (*Refusal, error)
 	Blocked(ctx context.Context, addr string) (bool, time.Duration, error)
 	Failed(ctx context.Context, addr string) error
-	// Ping asks whether the store answers.
-	Ping(ctx context.Context) error
+	// Probe asks whether the store answers a question that writes, as a
+	// charge does (a store that answers reads but refuses writes, such as
+	// a read-only replica or a full Redis, does not answer).
+	Probe(ctx context.Context) error
 }
 
 // ErrUnavailable is a Shared limiter's answer while its store fails and it
@@ -64,6 +66,11 @@ type SharedOptions struct {
 	Store Store
 	// Limits are the limits the store enforces (for Cost).
 	Limits Limits
+	// FailedAuthBurst and FailedAuthEvery are the failed-authentication
+	// limit the store enforces; Shared counts failures locally with them
+	// too. Zero means 10 and 6 s.
+	FailedAuthBurst int
+	FailedAuthEvery time.Duration
 	// Timeout bounds each question to the store; an answer slower than it
 	// is a failure. Zero means 50 ms.
 	Timeout time.Duration
@@ -76,8 +83,9 @@ type SharedOptions struct {
 	// 250 ms.
 	ProbeEvery time.Duration
 	// Observers, each optional: every question's latency and error (op is
-	// "charge", "blocked", "failed" or "ping"), every decision made by the
-	// fallback, and every change of the store's state.
+	// "charge", "blocked", "failed" or "probe"), every decision made by the
+	// fallback, and every change of the store's state (called under the
+	// breaker's lock, in order).
 	OnAsk      func(op string, d time.Duration, err error)
 	OnFallback func(op string)
 	OnState    func(up bool, err error)
@@ -86,13 +94,23 @@ type SharedOptions struct {
 // Shared is a Limiter whose state is in a Store, with a circuit breaker:
 // after Trip failures in a row the store is not asked again (each call
 // would wait the timeout) until a probe, every ProbeEvery, finds it
-// answering. While it is open, or when a question fails, the call is
-// decided by the fallback or refused with ErrUnavailable.
+// answering a question that writes. While it is open, or when a question
+// fails, the call is decided by the fallback or refused with
+// ErrUnavailable.
+//
+// Security: every failed authentication is also counted here, in a
+// [Failures] of this process with the full burst, and an address blocked
+// there is blocked whatever the store says. A store that answers the
+// read of a count but refuses to record a failure (a read-only replica,
+// a full Redis) would otherwise let a guesser fail without limit (found
+// by review); the local count never blocks an address the shared one
+// would not, since its failures here are among the shared ones.
 type Shared struct {
 	o       SharedOptions
+	local   *Failures
 	failing atomic.Int32 // failures in a row
 	open    atomic.Bool
-	mu      sync.Mutex
+	mu      sync.Mutex // guards lastErr, probing and changes of open
 	lastErr error
 	probing bool
 	stop    chan struct{}
@@ -110,7 +128,13 @@ func NewShared(o SharedOptions) *Shared {
 	if o.ProbeEvery <= 0 {
 		o.ProbeEvery = 250 * time.Millisecond
 	}
-	return &Shared{o: o, stop: make(chan struct{})}
+	if o.FailedAuthBurst <= 0 {
+		o.FailedAuthBurst = 10
+	}
+	if o.FailedAuthEvery <= 0 {
+		o.FailedAuthEvery = 6 * time.Second
+	}
+	return &Shared{o: o, local: NewFailures(10000, o.FailedAuthBurst, o.FailedAuthEvery), stop: make(chan struct{})}
 }
 
 // Close stops the probe of an open breaker.
@@ -150,6 +174,9 @@ func (s *Shared) Charge(ctx context.Context, principal string, cost int, reaches
 }
 
 func (s *Shared) Blocked(ctx context.Context, addr string) (bool, time.Duration, error) {
+	if blocked, after := s.local.Blocked(addr); blocked {
+		return true, after, nil
+	}
 	var (
 		blocked bool
 		after   time.Duration
@@ -168,6 +195,7 @@ func (s *Shared) Blocked(ctx context.Context, addr string) (bool, time.Duration,
 }
 
 func (s *Shared) Failed(ctx context.Context, addr string) error {
+	s.local.Failed(addr)
 	err := s.ask(ctx, "failed", func(ctx context.Context) error { return s.o.Store.Failed(ctx, addr) })
 	if err == nil {
 		return nil
@@ -204,6 +232,7 @@ func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) err
 	start := time.Now()
 	err := f(actx)
 	d := time.Since(start)
+	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err != nil && ctx.Err() != nil {
 		return context.Canceled
@@ -212,10 +241,15 @@ func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) err
 		s.o.OnAsk(op, d, err)
 	}
 	if err == nil {
-		s.failing.Store(0)
+		// A read (blocked) does not close the count of failures in a
+		// row: a store that answers reads and refuses writes fails every
+		// write, and must open the breaker (found by review).
+		if op != "blocked" {
+			s.failing.Store(0)
+		}
 		return nil
 	}
-	if actx.Err() != nil {
+	if timedOut {
 		err = fmt.Errorf("no answer within %v: %w", s.o.Timeout, err)
 	}
 	if int(s.failing.Add(1)) >= s.o.Trip {
@@ -233,17 +267,19 @@ func (s *Shared) problem() string {
 	return s.lastErr.Error()
 }
 
-// trip opens the breaker and starts the probe that closes it.
+// trip opens the breaker and starts the probe that closes it, under the
+// lock the probe closes it under: a failure of a question begun before
+// the probe closed the breaker opens it again with a probe of its own,
+// never without one (found by review: it stayed open for good).
 func (s *Shared) trip(err error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.lastErr = err
-	start := !s.probing
-	s.probing = true
-	s.mu.Unlock()
-	if s.open.CompareAndSwap(false, true) && s.o.OnState != nil {
+	if !s.open.Swap(true) && s.o.OnState != nil {
 		s.o.OnState(false, err)
 	}
-	if start {
+	if !s.probing {
+		s.probing = true
 		go s.probe()
 	}
 }
@@ -261,10 +297,10 @@ func (s *Shared) probe() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
 		start := time.Now()
-		err := s.o.Store.Ping(ctx)
+		err := s.o.Store.Probe(ctx)
 		cancel()
 		if s.o.OnAsk != nil {
-			s.o.OnAsk("ping", time.Since(start), err)
+			s.o.OnAsk("probe", time.Since(start), err)
 		}
 		s.mu.Lock()
 		if err != nil {
@@ -273,20 +309,21 @@ func (s *Shared) probe() {
 			continue
 		}
 		s.probing = false
-		s.mu.Unlock()
 		s.failing.Store(0)
 		s.open.Store(false)
 		if s.o.OnState != nil {
 			s.o.OnState(true, nil)
 		}
+		s.mu.Unlock()
 		return
 	}
 }
 
 // Divided are the limits one of replicas enforces alone, so that
-// together they allow what l allows: each rate and burst divided (a burst
-// at least 1). A tool costing more than a divided burst cannot be called
-// while divided.
+// together they allow what l allows: each rate and burst divided, a burst
+// rounded down but at least 1 (so a burst below replicas allows up to
+// replicas in all). A tool costing more than a divided burst cannot be
+// called while divided.
 func (l Limits) Divided(replicas int) Limits {
 	if replicas <= 1 {
 		return l

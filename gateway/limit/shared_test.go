@@ -44,7 +44,7 @@ func (f *flakyStore) Failed(context.Context, string) error {
 	return nil
 }
 
-func (f *flakyStore) Ping(context.Context) error {
+func (f *flakyStore) Probe(context.Context) error {
 	f.pings.Add(1)
 	if f.down.Load() {
 		return errDown
@@ -155,5 +155,84 @@ func TestDividedLimitsAddUpToTheWhole(t *testing.T) {
 	}
 	if err := d.Check(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// hangingStore answers nothing until the question's context ends.
+type hangingStore struct{ flakyStore }
+
+func (h *hangingStore) Charge(ctx context.Context, _ string, _ int, _ bool) (*Refusal, error) {
+	h.asked.Add(1)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestACallerHangingUpMidQuestionDoesNotOpenTheBreaker: a caller that
+// goes away while the store is being asked is not the store's failure.
+func TestACallerHangingUpMidQuestionDoesNotOpenTheBreaker(t *testing.T) {
+	t.Parallel()
+	st := &hangingStore{}
+	s := NewShared(SharedOptions{Store: st, Limits: Default(), Timeout: time.Hour})
+	defer s.Close()
+	for range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, err := s.Charge(ctx, "alice", 1, true)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a caller gone mid-question: %v", err)
+		}
+	}
+	if up, _ := s.State(); !up {
+		t.Fatal("callers hanging up opened the breaker")
+	}
+}
+
+// writelessStore answers reads but refuses every write, as a read-only
+// replica or a full Redis does.
+type writelessStore struct{ flakyStore }
+
+func (w *writelessStore) Failed(context.Context, string) error { return errors.New("READONLY") }
+func (w *writelessStore) Probe(context.Context) error          { return errors.New("READONLY") }
+
+// TestFailuresAreLimitedWhenTheStoreCannotRecordThem: a store that says
+// "not blocked" but cannot record a failure does not give a guesser
+// unlimited tries (found by review): the local count blocks after the
+// burst.
+func TestFailuresAreLimitedWhenTheStoreCannotRecordThem(t *testing.T) {
+	t.Parallel()
+	s := NewShared(SharedOptions{Store: &writelessStore{}, Limits: Default(), FailedAuthBurst: 3, FailedAuthEvery: time.Hour})
+	defer s.Close()
+	ctx := context.Background()
+	for i := range 3 {
+		if blocked, _, _ := s.Blocked(ctx, "192.0.2.9"); blocked {
+			t.Fatalf("blocked before failure %d", i)
+		}
+		_ = s.Failed(ctx, "192.0.2.9")
+	}
+	if blocked, after, err := s.Blocked(ctx, "192.0.2.9"); !blocked || after <= 0 || err != nil {
+		t.Fatalf("after three failures the store could not record: blocked %v %v %v", blocked, after, err)
+	}
+}
+
+// TestAFailureAfterRecoveryProbesAgain: a question that fails after the
+// probe closed the breaker (it began before) opens it with a probe of its
+// own, so it closes again (found by review: it stayed open for good).
+func TestAFailureAfterRecoveryProbesAgain(t *testing.T) {
+	t.Parallel()
+	st := &flakyStore{}
+	s := NewShared(SharedOptions{Store: st, Limits: Default(), ProbeEvery: 5 * time.Millisecond})
+	defer s.Close()
+	for range 3 {
+		s.trip(errDown) // as three late failures would, the store being up
+		deadline := time.Now().Add(5 * time.Second)
+		for up, _ := s.State(); !up; up, _ = s.State() {
+			if time.Now().After(deadline) {
+				t.Fatal("the breaker stayed open with the store up")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if st.pings.Load() < 3 {
+		t.Fatalf("%d probes for three trips", st.pings.Load())
 	}
 }

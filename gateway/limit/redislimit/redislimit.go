@@ -40,6 +40,7 @@ type Store struct {
 	rdb    *redis.Client
 	o      Options
 	global string
+	probe  string // the key Probe writes
 }
 
 // MaxPrefixBytes caps PORTHOLE_REDIS_KEY_PREFIX.
@@ -92,7 +93,7 @@ func New(o Options) (*Store, error) {
 	// the address; porthole's operations log says what failed, once per
 	// outage (limit.Shared's observers).
 	silenceOnce.Do(func() { redis.SetLogger(silent{}) })
-	return &Store{rdb: redis.NewClient(opt), o: o, global: "{" + o.Prefix + "}:g"}, nil
+	return &Store{rdb: redis.NewClient(opt), o: o, global: "{" + o.Prefix + "}:g", probe: "{" + o.Prefix + "}:probe"}, nil
 }
 
 var silenceOnce sync.Once
@@ -124,8 +125,16 @@ func Password(raw string) string {
 // Close closes the connections.
 func (s *Store) Close() error { return s.rdb.Close() }
 
-// Ping asks whether Redis answers.
-func (s *Store) Ping(ctx context.Context) error { return quiet(s.rdb.Ping(ctx).Err()) }
+// Probe asks whether Redis answers a question that writes, as a charge
+// does: the failure script records a failure of a probe key that is full
+// again within a millisecond. A Redis that answers PING but refuses
+// writes (a read-only replica after a failover, a full Redis with
+// noeviction) or scripts does not pass (found by review: the breaker
+// closed on PING and opened again on the next calls, over and over).
+func (s *Store) Probe(ctx context.Context) error {
+	_, err := failureScript.Run(ctx, s.rdb, []string{s.probe}, "take", 1, 1000).Int64()
+	return quiet(err)
+}
 
 // quiet turns go-redis's errors into porthole's sentences, naming no URL.
 func quiet(err error) error {

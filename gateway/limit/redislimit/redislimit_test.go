@@ -162,11 +162,11 @@ func TestAPasswordIsUsedAndNeverNamed(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{Password: "s3cret-pass-123"})
 	l := limit.Default()
-	if err := newStore(t, srv.URL(), l).Ping(context.Background()); err != nil {
+	if err := newStore(t, srv.URL(), l).Probe(context.Background()); err != nil {
 		t.Fatalf("with the password: %v", err)
 	}
 	wrong := strings.Replace(srv.URL(), "s3cret-pass-123", "wrong-pass-456", 1)
-	err := newStore(t, wrong, l).Ping(context.Background())
+	err := newStore(t, wrong, l).Probe(context.Background())
 	if err == nil || strings.Contains(err.Error(), "wrong-pass-456") {
 		t.Fatalf("with a wrong password: %v", err)
 	}
@@ -240,5 +240,45 @@ func TestPrefixesThatWouldMoveTheHashTagAreRefused(t *testing.T) {
 	}
 	if err := CheckPrefix("porthole:default"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestARedisThatRefusesWritesNeitherPassesTheProbeNorFreesGuessing: a
+// Redis made a replica (read-only: reads answered, writes refused, as
+// after a failover) fails the probe, so the breaker stays open, and a
+// guesser is still blocked after the burst (found by review: the peek
+// said "not blocked" and every failure went uncounted).
+func TestARedisThatRefusesWritesNeitherPassesTheProbeNorFreesGuessing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	st := newStore(t, srv.URL(), limit.Default())
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	if err := rdb.Do(ctx, "REPLICAOF", "127.0.0.1", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Probe(ctx); err == nil || !strings.Contains(err.Error(), "READONLY") {
+		t.Fatalf("the probe of a read-only Redis: %v", err)
+	}
+	s := limit.NewShared(limit.SharedOptions{Store: st, Limits: limit.Default(), FailedAuthBurst: 3, FailedAuthEvery: time.Hour, ProbeEvery: 10 * time.Millisecond})
+	defer s.Close()
+	guesses := 0
+	for range 50 {
+		if blocked, _, _ := s.Blocked(ctx, "203.0.113.5"); blocked {
+			break
+		}
+		_ = s.Failed(ctx, "203.0.113.5")
+		guesses++
+	}
+	if guesses != 3 {
+		t.Fatalf("%d guesses before a block, with a burst of 3", guesses)
+	}
+	if _, err := s.Charge(ctx, "alice", 1, true); err == nil {
+		t.Fatal("a charge succeeded against a read-only Redis")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if up, problem := s.State(); up || !strings.Contains(problem, "READONLY") {
+		t.Fatalf("state with a read-only Redis: up %v, %q", up, problem)
 	}
 }
