@@ -53,6 +53,7 @@ type Entry struct {
 	Method     string    `json:"method"`
 	Tool       string    `json:"tool"`
 	Upstream   string    `json:"upstream"`
+	TraceID    string    `json:"traceId"` // version 3; "" without tracing
 	OAuth      *struct {
 		Issuer   string `json:"issuer"`
 		Subject  string `json:"subject"`

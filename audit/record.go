@@ -34,8 +34,25 @@ const (
 // existed (version 1) and are read as they always were. Version 2 added
 // "v", "kid" (the HMAC key's KeyID), the chain identity ("chain") on
 // chain-start, anchor and checkpoint records, the gap a chain-start names
-// ("missingFrom", "missingTo") and checkpoint records.
-const SchemaVersion = 2
+// ("missingFrom", "missingTo") and checkpoint records. Version 3 added
+// "traceId" (the OpenTelemetry trace, when tracing is on) on call, result
+// and denial records.
+const SchemaVersion = 3
+
+// validTraceID reports whether s is a trace id as OpenTelemetry writes
+// it: 32 lowercase hex digits, not all zero. Anything else is left out of
+// the record rather than written unquoted.
+func validTraceID(s string) bool {
+	if len(s) != 32 || s == "00000000000000000000000000000000" {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Outcome is how a call or request ended.
 type Outcome string
@@ -105,6 +122,9 @@ type Record struct {
 	// OAuth is who an OAuth access token named, on call and result
 	// records of its calls (Principal is then oauth:<alias>:<value>).
 	OAuth *OAuthCaller
+	// TraceID is the OpenTelemetry trace of the call or the refused
+	// request, when tracing is on (schema version 3).
+	TraceID string
 }
 
 // OAuthCaller is what an audit record says of an OAuth access token: the
@@ -165,6 +185,9 @@ func (r *Record) appendFields(b []byte) []byte {
 		b = appendStringField(b, "tool", Quote(capBytes(r.Tool, MaxToolBytes)))
 	}
 	b = appendStringField(b, "upstream", r.Upstream)
+	if validTraceID(r.TraceID) {
+		b = appendStringField(b, "traceId", r.TraceID)
+	}
 	if o := r.OAuth; o != nil {
 		b = append(b, `,"oauth":{"issuer":`...)
 		b = appendString(b, Quote(capBytes(o.Issuer, MaxToolBytes*2)))

@@ -166,7 +166,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	r.Method(http.MethodDelete, "/mcp", notAllowed)
 	r.MethodNotAllowed(notAllowed)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
-	return r, nil
+	return g.traced(r), nil
 }
 
 // withDefaults fills the zero values of opts and refuses a front without

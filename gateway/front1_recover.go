@@ -19,7 +19,7 @@ func (g *Server) recoverPanics(next http.Handler) http.Handler {
 					panic(v)
 				}
 				g.log.Error("panic serving a request", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()),
-					zap.String("requestId", requestInfoFrom(r.Context()).RequestID))
+					zap.String("requestId", requestInfoFrom(r.Context()).RequestID), traceField(r.Context()))
 				http.Error(w, "internal error", http.StatusInternalServerError)
 			}
 		}()

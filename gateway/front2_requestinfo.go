@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/porthole-dev/porthole/audit"
 )
 
@@ -66,6 +69,12 @@ func identify(trusted TrustedProxies) func(http.Handler) http.Handler {
 			id := newRequestID()
 			w.Header().Set(RequestIDHeader, id)
 			ci := requestInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
+			if s := trace.SpanFromContext(r.Context()); s.IsRecording() {
+				// The audit record's request id, and the client as
+				// porthole resolved it (a client's own X-Forwarded-For
+				// counts only from a trusted proxy).
+				s.SetAttributes(attribute.String("porthole.request_id", id), attribute.String("client.address", ci.ClientAddr))
+			}
 			next.ServeHTTP(w, r.WithContext(withRequestInfo(r.Context(), ci)))
 		})
 	}

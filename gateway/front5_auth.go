@@ -55,8 +55,11 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 	}
 	sdk := auth.RequireBearerToken(verifier, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	return func(next http.Handler) http.Handler {
-		inner := sdk(next)
+		sdkInner := sdk(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			span := g.linkSpan(r.Context(), "porthole authenticate")
+			defer span.End()
+			inner := endFirst(span, sdkInner)
 			// A static token is looked up first: a map lookup of its
 			// digest costs no more than the block check. Security: a valid
 			// token is admitted whatever the failures from its address, so

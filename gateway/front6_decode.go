@@ -43,6 +43,9 @@ func envelopeFrom(r *http.Request) (rpcdecode.Envelope, bool) {
 func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			span := g.linkSpan(r.Context(), "porthole decode")
+			defer span.End()
+			next := endFirst(span, next)
 			refuse := func(status int, id json.RawMessage, code int, message, reason string) {
 				ref, err := limits.Charge(context.WithoutCancel(r.Context()), authenticatedPrincipal(r), 1, false)
 				if err != nil {

@@ -53,7 +53,7 @@ func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 			// Only a result that cannot be marshalled gets here, and
 			// porthole's results all can (they were marshalled once
 			// already, to be redacted).
-			g.log.Error("plain tools/call answer not encoded", zap.String("requestId", requestInfoFrom(r.Context()).RequestID), zap.Error(err))
+			g.log.Error("plain tools/call answer not encoded", zap.String("requestId", requestInfoFrom(r.Context()).RequestID), traceField(r.Context()), zap.Error(err))
 			http.Error(w, "failed to encode the answer", http.StatusInternalServerError)
 			return
 		}

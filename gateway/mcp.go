@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
@@ -74,6 +75,9 @@ type Options struct {
 	DenialBudget   int
 	DenialInterval time.Duration
 	DenialClients  int
+	// Tracing, when set, traces each call with OpenTelemetry; nil costs
+	// nothing.
+	Tracing *Tracing
 }
 
 // Server is porthole's MCP server with its fixed tool set.
@@ -127,7 +131,9 @@ type Server struct {
 
 	// shared is the last front's limiter shared by replicas (Redis), for
 	// /readyz; closers stop what fronts started (its probe), at Close.
-	shared  atomic.Pointer[limit.Shared]
+	shared atomic.Pointer[limit.Shared]
+	// tracer makes porthole's own spans; nil when tracing is off.
+	tracer  trace.Tracer
 	mu      sync.Mutex
 	closers []func()
 }
@@ -182,6 +188,9 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	g := &Server{denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{}), raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
 	// Reads pass the cache (when on) and then the timer, so the metrics
 	// show the reads that reached Temporal.
+	if opts.Tracing != nil {
+		g.tracer = opts.Tracing.Provider.Tracer(tracerName)
+	}
 	g.reader = timedReader{Reader: reader, m: g.metrics}
 	g.audit = timedAuditor{Auditor: opts.Audit, m: g.metrics}
 	if h, ok := opts.Audit.(auditHealth); ok {
@@ -189,7 +198,7 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		g.metrics.watchAudit(h)
 	}
 	if opts.CacheTTL > 0 {
-		g.reader = newCachingReader(g.reader, opts.CacheTTL, opts.CallTimeout, g.metrics)
+		g.reader = newCachingReader(g.reader, opts.CacheTTL, opts.CallTimeout, g.metrics, g.tracer)
 	}
 	g.mcp = mcp.NewServer(&mcp.Implementation{Name: "porthole", Title: "porthole: read-only Temporal", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Read-only view of the Temporal namespace " + fmt.Sprintf("%q", opts.Namespace) +
@@ -359,7 +368,7 @@ func (e *toolError) Error() string { return e.sentence }
 // refuse turns an argument refusal into a tool error; the refusal's text is
 // already a sentence meant for the client.
 func (g *Server) refuse(ctx context.Context, req *mcp.CallToolRequest, tool string, err error) error {
-	g.log.Info("tool call refused", zap.String("requestId", requestInfoFrom(ctx).RequestID), zap.String("tool", tool), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))
+	g.log.Info("tool call refused", zap.String("requestId", requestInfoFrom(ctx).RequestID), traceField(ctx), zap.String("tool", tool), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))
 	resultNotesFrom(ctx).outcome = audit.OutcomeInvalid
 	if errors.Is(err, policy.ErrOutOfBounds) {
 		return &toolError{sentence: err.Error()}
@@ -390,6 +399,6 @@ func (g *Server) fail(ctx context.Context, req *mcp.CallToolRequest, tool string
 	if !errors.Is(err, read.ErrNotFound) && !errors.Is(err, read.ErrInvalidArgument) {
 		level = zap.WarnLevel
 	}
-	g.log.Log(level, "tool call failed", zap.String("requestId", requestInfoFrom(ctx).RequestID), zap.String("tool", tool), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))
+	g.log.Log(level, "tool call failed", zap.String("requestId", requestInfoFrom(ctx).RequestID), traceField(ctx), zap.String("tool", tool), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))
 	return &toolError{sentence: sentence}
 }

@@ -78,13 +78,18 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		call, ri := g.callRecord(ctx, method, req)
-		if err := g.audit.Write(ctx, call); errors.Is(err, audit.ErrLowSpace) {
+		ctx, span := g.callSpan(ctx, method, call, ri, req)
+		defer span.End()
+		write := g.linkSpan(ctx, "porthole audit write")
+		werr := g.audit.Write(ctx, call)
+		write.End()
+		if errors.Is(werr, audit.ErrLowSpace) {
 			// Refused before the sink was asked: the operations log says
 			// so once for the episode (PORTHOLE_AUDIT_MIN_FREE_BYTES), not
 			// once a call.
 			return nil, errAuditLowSpace
-		} else if err != nil {
-			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), zap.Error(err))
+		} else if werr != nil {
+			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), traceField(ctx), zap.Error(werr))
 			// A record the sink took too long for may still land; its
 			// result then says the call was not made, so that no reader
 			// counts it as a call that was (found by review). The write
@@ -103,7 +108,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		// process (one client's call taking porthole down for all).
 		defer func() {
 			if v := recover(); v != nil {
-				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ri.RequestID))
+				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ri.RequestID), traceField(ctx))
 				_ = g.writeResult(ctx, resultOf(call, time.Since(start), audit.OutcomeInternal), "")
 				res, err = nil, errInternal
 			}
@@ -113,7 +118,10 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
 		result.Cached = notes.cached
 		result.ResultBytes, result.Redactions = g.answerSize(notes, res)
-		if g.writeResult(ctx, result, "; answer withheld") != nil {
+		write = g.linkSpan(ctx, "porthole audit write")
+		rerr := g.writeResult(ctx, result, "; answer withheld")
+		write.End()
+		if rerr != nil {
 			// An answer whose result record cannot be written is not sent:
 			// what a reviewer cannot see, a client does not get.
 			return nil, errAuditUnavailable
@@ -135,7 +143,7 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 		ri.RequestID = newRequestID()
 	}
 	rec := audit.Record{
-		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()),
+		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()), TraceID: traceID(ctx),
 		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: g.auditText(ri.UserAgent, audit.MaxUserAgentBytes), Method: method,
 	}
 	if extra := req.GetExtra(); extra != nil {
@@ -183,7 +191,7 @@ func (g *Server) writeResult(ctx context.Context, result audit.Record, consequen
 	g.metrics.call(result.Tool, result.Method, result.Principal, string(result.Outcome), result.Duration)
 	err := g.writeDetached(ctx, result)
 	if err != nil {
-		g.log.Error("audit result record not written"+consequence, zap.String("requestId", result.RequestID), zap.Error(err))
+		g.log.Error("audit result record not written"+consequence, zap.String("requestId", result.RequestID), traceField(ctx), zap.Error(err))
 	}
 	return err
 }
@@ -202,7 +210,7 @@ func resultOf(call audit.Record, d time.Duration, outcome audit.Outcome) audit.R
 	return audit.Record{
 		Kind: audit.KindResult, RequestID: call.RequestID, Principal: call.Principal, ClientAddr: call.ClientAddr,
 		Transport: call.Transport, Method: call.Method, Tool: call.Tool, Upstream: call.Upstream, Duration: d, Outcome: outcome,
-		OAuth: call.OAuth,
+		OAuth: call.OAuth, TraceID: call.TraceID,
 	}
 }
 
@@ -294,7 +302,7 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 	// A reason is porthole's sentence, but it may quote what a client sent
 	// (a key of a refused body): redacted and cut like the user agent.
 	rec := audit.Record{
-		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http",
+		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http", TraceID: traceID(r.Context()),
 		UserAgent: g.auditText(ci.UserAgent, audit.MaxUserAgentBytes), Outcome: outcome, Status: status,
 		Reason: g.auditText(reason, audit.MaxReasonBytes),
 	}
@@ -324,6 +332,6 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 	// Below the audit disk's minimum the denial is not recorded, which the
 	// operations log says once for the episode, not once a denial.
 	if err := g.writeDetached(r.Context(), rec); err != nil && !errors.Is(err, audit.ErrLowSpace) {
-		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), zap.Error(err))
+		g.log.Error("audit denial record not written", zap.String("requestId", ci.RequestID), traceField(r.Context()), zap.Error(err))
 	}
 }

@@ -39,6 +39,8 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			if p == nil {
 				break
 			}
+			span := g.linkSpan(ctx, "porthole policy")
+			defer span.End()
 			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grantsNow().AllowsCaller(who, p.Name) {
 				// A granted upstream tool that is not served now: say why,
 				// rather than let it look like a tool that never existed.
@@ -55,6 +57,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				res.IsError = true
 				return res, nil
 			}
+			return endFirstMethod(span, next)(ctx, method, req)
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"maps"
 	"reflect"
 	"slices"
@@ -150,7 +151,10 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 			// wire redactor still runs where the bytes leave, and then
 			// finds nothing left to do, which is its fast path.
 			st := resultNotesFrom(ctx)
+			red := g.linkSpan(ctx, "porthole redact")
 			b, n, err := g.render(st.entry, out)
+			red.SetAttributes(attribute.Int("porthole.redactions", n))
+			red.End()
 			if err != nil {
 				return toolFailure(g.fail(ctx, req, name, err)), nil
 			}

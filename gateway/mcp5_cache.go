@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -32,6 +35,7 @@ type cachingReader struct {
 	timeout time.Duration
 	now     func() time.Time
 	m       *metrics
+	tracer  trace.Tracer // nil when tracing is off
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
@@ -47,9 +51,12 @@ type cacheEntry struct {
 	rendered atomic.Pointer[renderedAnswer]
 }
 
-func newCachingReader(r read.Reader, ttl, timeout time.Duration, m *metrics) *cachingReader {
-	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, entries: map[string]*cacheEntry{}}
+func newCachingReader(r read.Reader, ttl, timeout time.Duration, m *metrics, tracer trace.Tracer) *cachingReader {
+	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, tracer: tracer, entries: map[string]*cacheEntry{}}
 }
+
+// cacheResult names on the cache's span how a read was answered.
+const cacheResult = attribute.Key("porthole.cache.result")
 
 // result is any result type: all embed read.Observation.
 type result[T any] interface {
@@ -59,13 +66,26 @@ type result[T any] interface {
 
 // cachedRead is the one path of every cached method. A kept answer is served
 // as a copy with its age set.
-func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (P, error) {
+func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (_ P, err error) {
+	if c.tracer != nil {
+		// The cache's span: a hit ends here; a miss holds the Temporal
+		// RPC's span, a shared read waits on another call's.
+		var s trace.Span
+		ctx, s = c.tracer.Start(ctx, "porthole cache")
+		defer func() {
+			if err != nil {
+				s.SetStatus(codes.Error, "")
+			}
+			s.End()
+		}()
+	}
 	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		c.m.cached("hit")
+		trace.SpanFromContext(ctx).SetAttributes(cacheResult.String("hit"))
 		st := resultNotesFrom(ctx)
 		st.cached, st.entry = true, e
 		cp := *e.v.(P)
@@ -101,9 +121,11 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	v, err, shared := res.Val, res.Err, res.Shared
 	if shared {
 		c.m.cached("shared")
+		trace.SpanFromContext(ctx).SetAttributes(cacheResult.String("shared"))
 		resultNotesFrom(ctx).cached = true
 	} else {
 		c.m.cached("miss")
+		trace.SpanFromContext(ctx).SetAttributes(cacheResult.String("miss"))
 	}
 	if p, ok := err.(readPanic); ok {
 		panic(p.v)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"maps"
 	"slices"
 	"time"
@@ -169,7 +170,10 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 			isError = res.IsError
 			out.Content, out.Structured = quoteUpstream(g.quote, u.Entry, origin, res)
 		}
+		red := g.linkSpan(ctx, "porthole redact")
 		b, n, err := g.marshalRedacted(out)
+		red.SetAttributes(attribute.Int("porthole.redactions", n))
+		red.End()
 		if err != nil {
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
 		}
@@ -274,7 +278,7 @@ func (g *Server) upstreamFail(ctx context.Context, req *mcp.CallToolRequest, u *
 	default:
 		sentence = "The call to the upstream " + name + " failed; the failure has been logged."
 	}
-	g.log.Warn("upstream call failed", zap.String("requestId", requestInfoFrom(ctx).RequestID), zap.String("upstream", u.Entry.Name),
+	g.log.Warn("upstream call failed", zap.String("requestId", requestInfoFrom(ctx).RequestID), traceField(ctx), zap.String("upstream", u.Entry.Name),
 		zap.String("tool", req.Params.Name), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))
 	return &toolError{sentence: sentence}
 }

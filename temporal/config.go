@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"net"
 	"net/netip"
 	"os"
@@ -27,6 +28,10 @@ type Config struct {
 	// to its cap, so that no cut leaves half a secret (see quote.Quoter).
 	// Nil redacts nothing there; every answer is still redacted whole.
 	Redactor quote.Redactor
+	// TracerProvider, when set, traces each read RPC made within a traced
+	// call (otelgrpc): a client span under the call's span. Nil traces
+	// nothing.
+	TracerProvider trace.TracerProvider
 
 	// APIKey authenticates with an API key (Temporal Cloud). It needs TLS:
 	// over plaintext the key would travel in the clear.

@@ -68,6 +68,9 @@ func Dial(ctx context.Context, cfg Config, logger *slog.Logger) (*Adapter, error
 			},
 		},
 	}
+	if cfg.TracerProvider != nil {
+		opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithStatsHandler(tracedCalls(cfg.TracerProvider)))
+	}
 	if cfg.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
 	}

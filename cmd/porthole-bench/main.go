@@ -52,6 +52,7 @@ import (
 	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
 	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
 	"github.com/porthole-dev/porthole/gateway/tokens"
+	"github.com/porthole-dev/porthole/gateway/tracetest"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -215,6 +216,16 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 	if err != nil {
 		return nil, mode{}, err
 	}
+	traced, err := r.startTracedPorthole(ctx, o.bin, dir, env)
+	if err != nil {
+		return nil, mode{}, err
+	}
+	// A second porthole exactly like the porthole mode's: the A/A pair,
+	// whose difference is what this machine's noise is.
+	aa, err := r.startServer(ctx, o.bin, []string{"serve"}, env("porthole-aa", "0"), "serving MCP")
+	if err != nil {
+		return nil, mode{}, err
+	}
 
 	sdkCall := func(ctx context.Context) error {
 		_, err := describeWorkflow(ctx, c, srv.Namespace, temporaltest.RunningWorkflowID, "")
@@ -231,6 +242,8 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		{"oauth", httpCall(hc, oa.endpoint, describe, oauthToken), oa},
 		{"redis", httpCall(hc, rd.endpoint, describe, token), rd},
 		{"redis-rtt", rtt, nil},
+		{"traced", httpCall(hc, traced.endpoint, describe, token), traced},
+		{"porthole-aa", httpCall(hc, aa.endpoint, describe, token), aa},
 		{"echo", httpCall(hc, bare.endpoint, echo, ""), bare},
 	}
 	coalesce = mode{"cached", httpCall(hc, cached.endpoint, describeBody(temporaltest.CompletedWorkflowID), token), cached}
@@ -300,6 +313,23 @@ func (r *rig) startRedisPorthole(ctx context.Context, bin, dir string, env func(
 		return err
 	}
 	return s, rtt, nil
+}
+
+// startTracedPorthole runs a real Jaeger (as the tracing tests do) and a
+// porthole like the porthole mode's that traces every call to it (the
+// sampler always on, batches every 100 ms).
+func (r *rig) startTracedPorthole(ctx context.Context, bin, dir string, env func(name, cache string) []string) (*server, error) {
+	work := filepath.Join(dir, "jaeger")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return nil, err
+	}
+	j, err := tracetest.Launch(work)
+	if err != nil {
+		return nil, err
+	}
+	r.onClose(j.Stop)
+	return r.startServer(ctx, bin, []string{"serve"}, append(env("traced", "0"),
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+j.OTLPEndpoint, "OTEL_TRACES_SAMPLER=always_on", "OTEL_SERVICE_NAME=porthole-bench"), "serving MCP")
 }
 
 // startServer starts a server and has close stop it.

@@ -63,7 +63,11 @@ at+jwt by client credentials) instead of a static token; **redis** is the
 porthole mode with its rate limits and failed-auth counts in a real Redis
 (redis-server on loopback, PORTHOLE_REDIS_URL) instead of in the process;
 **redis-rtt** is that Redis round trip alone, the charge porthole makes per
-call (redislimit's script, with its client) made from the bench's process; **echo** is the
+call (redislimit's script, with its client) made from the bench's process;
+**traced** is the porthole mode tracing every call (OpenTelemetry, sampler
+always on) to a real Jaeger on loopback (Jaeger's own CPU is not counted);
+**porthole-aa** is a second porthole exactly like the porthole mode's, the
+A/A pair that shows what two runs of one mode differ by here; **echo** is the
 bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting
 tools/call.
 
@@ -120,6 +124,14 @@ difference in CPU and garbage per call between porthole and bare below.
 	if p, rd, rtt := find(rs, "porthole", 32), find(rs, "redis", 32), find(rs, "redis-rtt", 32); p != nil && rd != nil && rtt != nil {
 		fmt.Fprintf(&b, "| limits shared in Redis at 0.9× or more of local limits' throughput, concurrency 32 | %.2f× (%.0f vs %.0f calls/s; the round trip alone at 32: p50 %s ms) |\n",
 			rd.throughput/p.throughput, rd.throughput, p.throughput, ms(rtt.p50))
+	}
+	for _, c := range []int{1, 32} {
+		if p, tr, aa := find(rs, "porthole", c), find(rs, "traced", c), find(rs, "porthole-aa", c); p != nil && tr != nil && aa != nil {
+			fmt.Fprintf(&b, "| tracing on: porthole's CPU per call at most +5%%, p50 at most +0.05 ms (concurrency 1); concurrency %d | CPU %+.1f%% (%s vs %s), p50 %+.2f ms; A/A (tracing off, two portholes): CPU %+.1f%%, p50 %+.2f ms |\n", c,
+				100*(float64(tr.cpuPerCall)/float64(p.cpuPerCall)-1), tr.cpuPerCall.Round(time.Microsecond), p.cpuPerCall.Round(time.Microsecond),
+				float64((tr.p50-p.p50).Microseconds())/1000,
+				100*(float64(aa.cpuPerCall)/float64(p.cpuPerCall)-1), float64((aa.p50-p.p50).Microseconds())/1000)
+		}
 	}
 	if p, s, h, bare := find(rs, "porthole", 1), find(rs, "sdk", 1), find(rs, "hop", 1), find(rs, "bare", 1); p != nil && s != nil && h != nil && bare != nil {
 		fmt.Fprintf(&b, "| at most 0.5 ms p50 over a direct SDK call, concurrency 1 | +%s ms (hop: +%s ms, bare: +%s ms); over the hop: +%s ms |\n",

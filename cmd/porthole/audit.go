@@ -194,13 +194,22 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	log := c.log
 	cfg := c.cfg
 	cfg.Redactor = c.redactor // quoted text is redacted before it is cut
+	tracing, stopTracing, err := c.tracing.startTracing(ctx, c.redactor, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tracing != nil {
+		cfg.TracerProvider = tracing.Provider
+	}
 	adapter, err := temporal.Dial(ctx, cfg, c.sdkLog)
 	if err != nil {
+		stopTracing()
 		return nil, nil, err
 	}
 	auditLog, err := as.open(log, c.evidenceLog, c.auditKey, c.signingKey)
 	if err != nil {
 		adapter.Close()
+		stopTracing()
 		return nil, nil, err
 	}
 	stopUpstreams, closeGateway := func() {}, func() {}
@@ -211,11 +220,13 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 			log.Error("closing the audit log", zap.Error(err))
 		}
 		adapter.Close()
+		stopTracing() // exports the spans still batched
 	}
 	g, err = gateway.NewServer(adapter, gateway.Options{
 		Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor,
 		QueryRules: c.query, Policy: c.policy, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
 		DenialBudget: as.denialBudget, DenialInterval: as.denialInterval, DenialClients: as.denialClients,
+		Tracing: tracing,
 	})
 	if err != nil {
 		closeAll()

@@ -630,3 +630,27 @@ func TestChartTakesARedisURLOnlyFromASecret(t *testing.T) {
 		}
 	}
 }
+
+// TestChartPassesTheOTelSettings: the otel values become the standard
+// OTEL_* variables and porthole's own, and nothing is set without an
+// endpoint.
+func TestChartPassesTheOTelSettings(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("otel.endpoint=http://collector:4318", "otel.sampler=parentbased_traceidratio", "otel.samplerArg=0.25", "otel.trustTraceparent=true")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	a := auditPathsOf(t, docs)
+	for k, want := range map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+		"OTEL_TRACES_SAMPLER_ARG": "0.25", "OTEL_SERVICE_NAME": "porthole", "PORTHOLE_OTEL_TRUST_TRACEPARENT": "true", "PORTHOLE_OTEL_PRINCIPAL": "false"} {
+		if a.env[k] != want {
+			t.Errorf("%s=%q, want %q", k, a.env[k], want)
+		}
+	}
+	docs, _, _ = helmTemplate(t, withAuditKeys()...)
+	for k := range auditPathsOf(t, docs).env {
+		if strings.HasPrefix(k, "OTEL_") {
+			t.Errorf("%s is set without otel.endpoint", k)
+		}
+	}
+}

@@ -98,6 +98,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/gateway/oauth/oidctest": "starts oidc-provider, and its clients' secrets are in its source",
 		// The Redis of the tests and the bench.
 		module + "/gateway/limit/redislimit/redistest": "starts redis-server",
+		// The trace backend of the tests and the bench.
+		module + "/gateway/tracetest": "starts Jaeger",
 	}
 	deps := goList(t, "-deps", module+"/cmd/porthole")
 	if len(deps) < 50 {
@@ -198,5 +200,40 @@ func TestLeafRuleCatchesPlantedViolations(t *testing.T) {
 	}
 	if got := leafViolations(planted); len(got) != 5 {
 		t.Fatalf("leafViolations found %d of the 5 planted violations (the jwt import in limit breaks two rules): %v", len(got), got)
+	}
+}
+
+// otelHomes are the packages that may import OpenTelemetry: the front and
+// the MCP server (gateway), the Temporal connection (temporal), and the
+// wiring that configures it from OTEL_* (cmd/porthole). No mechanism, and
+// not policy, redact or audit, needs a tracer.
+var otelHomes = []string{module + "/gateway", module + "/temporal", module + "/cmd/porthole"}
+
+// otelViolations reads "pkg>import" pairs and reports OpenTelemetry imports
+// outside otelHomes.
+func otelViolations(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		pkg, imp, ok := strings.Cut(f, ">")
+		if ok && strings.HasPrefix(imp, "go.opentelemetry.io/") && !slices.Contains(otelHomes, pkg) {
+			out = append(out, pkg+" imports "+imp+": OpenTelemetry belongs in gateway, temporal and cmd/porthole only")
+		}
+	}
+	return out
+}
+
+func TestOnlyTheGatewayAndTemporalTrace(t *testing.T) {
+	t.Parallel()
+	for _, v := range otelViolations(goList(t, "-f", `{{.ImportPath}}{{range .Imports}} {{$.ImportPath}}>{{.}}{{end}}`, module+"/...")) {
+		t.Error(v)
+	}
+	planted := []string{
+		module + "/gateway/limit>go.opentelemetry.io/otel/trace",
+		module + "/audit>go.opentelemetry.io/otel",
+		module + "/gateway>go.opentelemetry.io/otel/trace",
+		module + "/temporal>go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc",
+	}
+	if got := otelViolations(planted); len(got) != 2 {
+		t.Fatalf("otelViolations found %d of the 2 planted violations: %v", len(got), got)
 	}
 }

@@ -38,6 +38,7 @@ type temporalSettings struct {
 	queryMaxIn         int
 	queryMaxDepth      int
 	queryNoOrderBy     bool
+	tracing            tracingSettings
 }
 
 func (t *temporalSettings) register(s *settings) {
@@ -51,6 +52,7 @@ func (t *temporalSettings) register(s *settings) {
 	s.string(&t.sni, "temporal-tls-server-name", "TEMPORAL_TLS_SERVER_NAME", "", "name the server's certificate must carry")
 	s.bool(&t.disableHostVerify, "temporal-tls-disable-host-verification", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "refused if set: porthole always verifies the server")
 	s.string(&t.logLevel, "log-level", "PORTHOLE_LOG_LEVEL", "info", "operations log level: debug, info, warn, error")
+	t.tracing.register(s)
 	s.string(&t.queryAttributes, "query-attributes", "PORTHOLE_QUERY_ATTRIBUTES", "", "comma-separated custom search attributes visibility queries may name (system attributes are always allowed)")
 	numeric(s, &t.queryMaxLen, "query-max-len", "PORTHOLE_QUERY_MAX_LEN", policy.MaxQueryLen, false, "longest visibility query, in bytes")
 	numeric(s, &t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", policy.DefaultMaxInList, false, "most values in one IN list")
@@ -78,6 +80,7 @@ type common struct {
 	signingKey  ed25519.PrivateKey
 	evidenceLog *zap.Logger // the operations log at info, whatever its level
 	roster      *upstream.Roster
+	tracing     tracingSettings
 }
 
 // setup validates the Temporal configuration, gathers every secret porthole
@@ -91,7 +94,10 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &common{cfg: cfg}
+	if err := t.tracing.check(); err != nil {
+		return nil, err
+	}
+	c := &common{cfg: cfg, tracing: t.tracing}
 	c.query, c.callTimeout = t.queryRules(), t.callTimeout
 	if err := policy.CheckCustomAttributes(c.query.CustomAttributes); err != nil {
 		return nil, fmt.Errorf("%w: PORTHOLE_QUERY_ATTRIBUTES: %w", errUsage, err)

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/redact"
+)
+
+// tracingSettings are porthole's own tracing settings; the rest are the
+// standard OTEL_* variables, which the OpenTelemetry SDK reads itself
+// (docs/configuration.md, Traces).
+type tracingSettings struct {
+	trustTraceparent bool
+	principalOnSpans bool
+}
+
+func (t *tracingSettings) register(s *settings) {
+	s.bool(&t.trustTraceparent, "otel-trust-traceparent", "PORTHOLE_OTEL_TRUST_TRACEPARENT",
+		"continue a client's trace (its traceparent header) instead of starting a new one linked to it: only behind trusted internal callers")
+	s.bool(&t.principalOnSpans, "otel-principal", "PORTHOLE_OTEL_PRINCIPAL",
+		"put the principal on each call's span (enduser.id); principal names can be personal data")
+}
+
+// tracesOn says whether the environment asks for traces: an OTLP endpoint
+// is named (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT), or
+// OTEL_TRACES_EXPORTER=otlp; never with OTEL_SDK_DISABLED=true or
+// OTEL_TRACES_EXPORTER=none. An exporter porthole does not have is refused.
+func tracesOn() (bool, error) {
+	if strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true") {
+		return false, nil
+	}
+	switch exp := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER"))); exp {
+	case "none":
+		return false, nil
+	case "otlp":
+		return true, nil
+	case "":
+		return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "", nil
+	default:
+		return false, fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%q: porthole exports traces over OTLP only (otlp, or none)", errUsage, exp)
+	}
+}
+
+// check refuses OTEL_* settings porthole cannot follow, at start, before
+// anything waits (a serve without tokens waits unconfigured).
+func (t *tracingSettings) check() error {
+	if on, err := tracesOn(); err != nil || !on {
+		return err
+	}
+	switch p := otlpProtocol(); p {
+	case "", "http/protobuf", "grpc":
+		return nil
+	default:
+		return fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%q: porthole exports with http/protobuf (the default) or grpc", errUsage, p)
+	}
+}
+
+// otlpProtocol is the OTLP protocol the environment names for traces.
+func otlpProtocol() string {
+	if p := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); p != "" {
+		return p
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+}
+
+// startTracing makes the tracer provider the OTEL_* variables describe, or
+// returns nil when they ask for none: then porthole makes no span at all.
+// Spans go through red, the redactor of everything else that leaves,
+// before they are exported (redactingExporter). shutdown flushes.
+func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor, log *zap.Logger) (tr *gateway.Tracing, shutdown func(), err error) {
+	on, err := tracesOn()
+	if err != nil || !on {
+		return nil, func() {}, err
+	}
+	protocol := otlpProtocol()
+	var exp sdktrace.SpanExporter
+	switch protocol {
+	case "", "http/protobuf":
+		exp, err = otlptracehttp.New(ctx)
+	case "grpc":
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		return nil, nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%q: porthole exports with http/protobuf (the default) or grpc", errUsage, protocol)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: the OTLP trace exporter: %v", errUsage, err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "porthole"), attribute.String("service.version", Version())),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: OTEL_RESOURCE_ATTRIBUTES or OTEL_SERVICE_NAME: %v", errUsage, err)
+	}
+	// Export failures go to the operations log (redacted like every line
+	// of it), not to the SDK's own stderr logger.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("traces not exported", zap.Error(err))
+	}))
+	// The sampler is the SDK's from OTEL_TRACES_SAMPLER (parent-based
+	// always-on by default); the batcher reads OTEL_BSP_*.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(redactingExporter{exp, red}))
+	log.Info("exporting traces over OTLP", zap.String("protocol", cmpOr(protocol, "http/protobuf")),
+		zap.Bool("trustTraceparent", t.trustTraceparent), zap.Bool("principalOnSpans", t.principalOnSpans))
+	shutdown = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(ctx); err != nil {
+			log.Warn("traces not all exported at shutdown", zap.Error(err))
+		}
+	}
+	return &gateway.Tracing{Provider: tp, TrustTraceparent: t.trustTraceparent, PrincipalOnSpans: t.principalOnSpans}, shutdown, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// redactingExporter passes every span through the redactor before the
+// exporter sees it: the span's name, the string values of its attributes,
+// its events' and its links' attributes, and its status. porthole's own
+// spans carry no argument and no result; this is the wall behind that
+// (otelhttp's attributes include what a client sent, such as its User-Agent
+// and the path of a request to an unknown route).
+type redactingExporter struct {
+	sdktrace.SpanExporter
+	red *redact.Redactor
+}
+
+func (e redactingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	out := make([]sdktrace.ReadOnlySpan, len(spans))
+	for i, s := range spans {
+		out[i] = redactedSpan{ReadOnlySpan: s, red: e.red}
+	}
+	return e.SpanExporter.ExportSpans(ctx, out)
+}
+
+// redactedSpan is a span as redactingExporter passes it on.
+type redactedSpan struct {
+	sdktrace.ReadOnlySpan
+	red *redact.Redactor
+}
+
+func (s redactedSpan) Name() string {
+	n, _ := s.red.String(s.ReadOnlySpan.Name())
+	return n
+}
+
+func (s redactedSpan) Attributes() []attribute.KeyValue {
+	return redactAttrs(s.red, s.ReadOnlySpan.Attributes())
+}
+
+func (s redactedSpan) Events() []sdktrace.Event {
+	evs := s.ReadOnlySpan.Events()
+	out := make([]sdktrace.Event, len(evs))
+	for i, e := range evs {
+		e.Name, _ = s.red.String(e.Name)
+		e.Attributes = redactAttrs(s.red, e.Attributes)
+		out[i] = e
+	}
+	return out
+}
+
+func (s redactedSpan) Links() []sdktrace.Link {
+	ls := s.ReadOnlySpan.Links()
+	out := make([]sdktrace.Link, len(ls))
+	for i, l := range ls {
+		l.Attributes = redactAttrs(s.red, l.Attributes)
+		out[i] = l
+	}
+	return out
+}
+
+func (s redactedSpan) Status() sdktrace.Status {
+	st := s.ReadOnlySpan.Status()
+	st.Description, _ = s.red.String(st.Description)
+	return st
+}
+
+func redactAttrs(red *redact.Redactor, kvs []attribute.KeyValue) []attribute.KeyValue {
+	out := make([]attribute.KeyValue, len(kvs))
+	for i, kv := range kvs {
+		switch kv.Value.Type() {
+		case attribute.STRING:
+			v, _ := red.String(kv.Value.AsString())
+			kv.Value = attribute.StringValue(v)
+		case attribute.STRINGSLICE:
+			vs := kv.Value.AsStringSlice()
+			for j := range vs {
+				vs[j], _ = red.String(vs[j])
+			}
+			kv.Value = attribute.StringSliceValue(vs)
+		}
+		out[i] = kv
+	}
+	return out
+}
