@@ -95,6 +95,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if o.only != "" {
+		// A subset, for a closer look (a profile, a longer run); the
+		// report then holds only what was measured.
+		keep := map[string]bool{}
+		for _, m := range strings.Split(o.only, ",") {
+			keep[strings.TrimSpace(m)] = true
+		}
+		modes = slices.DeleteFunc(modes, func(m mode) bool { return !keep[m.name] })
+		if len(modes) == 0 {
+			return fmt.Errorf("-modes %q names no mode", o.only)
+		}
+	}
 	var results []result
 	for _, n := range o.conc {
 		at, err := measureAt(ctx, modes, n, o)
@@ -115,6 +127,7 @@ func run() error {
 type options struct {
 	duration      time.Duration
 	profile       string // where to write a CPU profile of porthole; empty for none
+	only          string // the modes to run, comma-separated; empty for all
 	rounds        int
 	conc          []int // the concurrency levels
 	bin, out, svg string
@@ -123,7 +136,8 @@ type options struct {
 func parseOptions() (options, error) {
 	var o options
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "how long each mode runs at each concurrency")
-	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and the oauth mode's beside it, .oauth.prof)")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and of the oauth, redis and traced modes beside it, as .oauth.prof and so on)")
+	flag.StringVar(&o.only, "modes", "", "run only these modes (comma-separated), for a closer look; the report holds only them")
 	flag.IntVar(&o.rounds, "rounds", 5, "how many turns the modes take at each concurrency, sharing the duration")
 	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
 	flag.StringVar(&o.bin, "porthole", "bin/porthole", "the porthole binary")
@@ -412,8 +426,8 @@ func measureAt(ctx context.Context, modes []mode, n int, o options) ([]result, e
 				switch modes[i].name {
 				case "porthole":
 					profileTo = o.profile
-				case "oauth":
-					profileTo = strings.TrimSuffix(o.profile, ".prof") + ".oauth.prof"
+				case "oauth", "traced", "redis":
+					profileTo = strings.TrimSuffix(o.profile, ".prof") + "." + modes[i].name + ".prof"
 				}
 			}
 			if err := acc[i].turn(ctx, modes[i], n, slice, profileTo); err != nil {
