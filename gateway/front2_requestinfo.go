@@ -63,13 +63,13 @@ func newRequestID() string {
 // knows of its caller: the client's address (see resolveClient) and its
 // User-Agent. The id is porthole's own: a client-sent X-Request-Id is
 // ignored, so a client cannot make two requests look like one.
-func identify(trusted TrustedProxies) func(http.Handler) http.Handler {
+func identify(trusted TrustedProxies, traced bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := newRequestID()
 			w.Header().Set(RequestIDHeader, id)
 			ci := requestInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
-			if s := trace.SpanFromContext(r.Context()); s.IsRecording() {
+			if s := spanIf(traced, r); s != nil {
 				// The audit record's request id, and the client as
 				// porthole resolved it (a client's own X-Forwarded-For
 				// counts only from a trusted proxy).
@@ -78,4 +78,16 @@ func identify(trusted TrustedProxies) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(withRequestInfo(r.Context(), ci)))
 		})
 	}
+}
+
+// spanIf is the request's recording span when tracing is on, else nil
+// (with tracing off the context is not searched).
+func spanIf(traced bool, r *http.Request) trace.Span {
+	if !traced {
+		return nil
+	}
+	if s := trace.SpanFromContext(r.Context()); s.IsRecording() {
+		return s
+	}
+	return nil
 }

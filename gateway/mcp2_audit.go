@@ -80,6 +80,9 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		call, ri := g.callRecord(ctx, method, req)
 		ctx, span := g.callSpan(ctx, method, call, ri, req)
 		defer span.End()
+		// The trace is the call span's: over stdio it is the call's own
+		// root (found by review: stdio records named none).
+		call.TraceID = g.traceID(ctx)
 		write := g.linkSpan(ctx, "porthole audit write")
 		werr := g.audit.Write(ctx, call)
 		write.End()
@@ -87,8 +90,10 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			// Refused before the sink was asked: the operations log says
 			// so once for the episode (PORTHOLE_AUDIT_MIN_FREE_BYTES), not
 			// once a call.
+			span.SetOutcome("internal")
 			return nil, errAuditLowSpace
 		} else if werr != nil {
+			span.SetOutcome("internal")
 			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), traceField(ctx), zap.Error(werr))
 			// A record the sink took too long for may still land; its
 			// result then says the call was not made, so that no reader
@@ -116,6 +121,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err = next(withRequestInfo(context.WithValue(ctx, resultNotesKey{}, notes), ri), method, req)
 
 		result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
+		span.SetOutcome(string(result.Outcome))
 		result.Cached = notes.cached
 		result.ResultBytes, result.Redactions = g.answerSize(notes, res)
 		write = g.linkSpan(ctx, "porthole audit write")
@@ -143,7 +149,7 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 		ri.RequestID = newRequestID()
 	}
 	rec := audit.Record{
-		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()), TraceID: traceID(ctx),
+		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()),
 		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: g.auditText(ri.UserAgent, audit.MaxUserAgentBytes), Method: method,
 	}
 	if extra := req.GetExtra(); extra != nil {
@@ -302,7 +308,7 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 	// A reason is porthole's sentence, but it may quote what a client sent
 	// (a key of a refused body): redacted and cut like the user agent.
 	rec := audit.Record{
-		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http", TraceID: traceID(r.Context()),
+		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http", TraceID: g.traceID(r.Context()),
 		UserAgent: g.auditText(ci.UserAgent, audit.MaxUserAgentBytes), Outcome: outcome, Status: status,
 		Reason: g.auditText(reason, audit.MaxReasonBytes),
 	}

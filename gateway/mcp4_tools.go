@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"maps"
 	"reflect"
 	"slices"
@@ -153,7 +152,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 			st := resultNotesFrom(ctx)
 			red := g.linkSpan(ctx, "porthole redact")
 			b, n, err := g.render(st.entry, out)
-			red.SetAttributes(attribute.Int("porthole.redactions", n))
+			red.SetInt("porthole.redactions", n)
 			red.End()
 			if err != nil {
 				return toolFailure(g.fail(ctx, req, name, err)), nil

@@ -55,8 +55,13 @@ func newCachingReader(r read.Reader, ttl, timeout time.Duration, m *metrics, tra
 	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, tracer: tracer, entries: map[string]*cacheEntry{}}
 }
 
-// cacheResult names on the cache's span how a read was answered.
-const cacheResult = attribute.Key("porthole.cache.result")
+// traced names on the cache's span how a read was answered, when tracing
+// is on.
+func (c *cachingReader) traced(ctx context.Context, result string) {
+	if c.tracer != nil {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String("porthole.cache.result", result))
+	}
+}
 
 // result is any result type: all embed read.Observation.
 type result[T any] interface {
@@ -85,7 +90,7 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		c.m.cached("hit")
-		trace.SpanFromContext(ctx).SetAttributes(cacheResult.String("hit"))
+		c.traced(ctx, "hit")
 		st := resultNotesFrom(ctx)
 		st.cached, st.entry = true, e
 		cp := *e.v.(P)
@@ -121,11 +126,11 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	v, err, shared := res.Val, res.Err, res.Shared
 	if shared {
 		c.m.cached("shared")
-		trace.SpanFromContext(ctx).SetAttributes(cacheResult.String("shared"))
+		c.traced(ctx, "shared")
 		resultNotesFrom(ctx).cached = true
 	} else {
 		c.m.cached("miss")
-		trace.SpanFromContext(ctx).SetAttributes(cacheResult.String("miss"))
+		c.traced(ctx, "miss")
 	}
 	if p, ok := err.(readPanic); ok {
 		panic(p.v)

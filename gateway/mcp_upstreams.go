@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"maps"
 	"slices"
 	"time"
@@ -172,7 +171,7 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 		}
 		red := g.linkSpan(ctx, "porthole redact")
 		b, n, err := g.marshalRedacted(out)
-		red.SetAttributes(attribute.Int("porthole.redactions", n))
+		red.SetInt("porthole.redactions", n)
 		red.End()
 		if err != nil {
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -52,13 +53,19 @@ func (g *Server) traced(h http.Handler) http.Handler {
 		otelhttp.WithPropagators(traceContext),
 		otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return !t.TrustTraceparent }),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			// Route names only: a path a client made up would make a
-			// span name (and a backend's index) per request.
+			// Known methods and route names only: a method or a path a
+			// client made up would make a span name (and a backend's
+			// index) per request (found by review).
+			method := "HTTP"
+			switch r.Method {
+			case http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodHead, http.MethodOptions:
+				method = r.Method
+			}
 			switch r.URL.Path {
 			case "/mcp", "/sse":
-				return r.Method + " " + r.URL.Path
+				return method + " " + r.URL.Path
 			}
-			return r.Method
+			return method
 		}),
 	)
 }
@@ -73,10 +80,32 @@ func (l linkSpan) End() {
 	}
 }
 
-// SetAttributes sets attributes when the span records.
-func (l linkSpan) SetAttributes(kv ...attribute.KeyValue) {
+// SetInt sets an int attribute when there is a span. Not variadic: a
+// variadic call passed on to the interface would allocate its slice even
+// with tracing off (found by review).
+func (l linkSpan) SetInt(key string, v int) {
 	if l.s != nil {
-		l.s.SetAttributes(kv...)
+		l.s.SetAttributes(attribute.Int(key, v))
+	}
+}
+
+// SetString sets a string attribute when there is a span.
+func (l linkSpan) SetString(key, v string) {
+	if l.s != nil {
+		l.s.SetAttributes(attribute.String(key, v))
+	}
+}
+
+// SetOutcome says how the call ended: its audit outcome, and an error
+// status for anything but ok (found by review: a refused call looked like
+// a served one).
+func (l linkSpan) SetOutcome(outcome string) {
+	if l.s == nil {
+		return
+	}
+	l.s.SetAttributes(attribute.String("porthole.outcome", outcome))
+	if outcome != "ok" {
+		l.s.SetStatus(codes.Error, "")
 	}
 }
 
@@ -114,9 +143,16 @@ func endFirst(s linkSpan, next http.Handler) http.Handler {
 	})
 }
 
-// traceID is the id of ctx's trace, or "" when there is none: the audit
+// traceID is the id of ctx's trace when tracing is on, or "": the audit
 // record and the operations log carry it, so a reviewer can go from who
-// asked to what it cost and back.
+// asked to what it cost and back. With tracing off it does not look.
+func (g *Server) traceID(ctx context.Context) string {
+	if g.tracer == nil {
+		return ""
+	}
+	return traceID(ctx)
+}
+
 func traceID(ctx context.Context) string {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
@@ -168,11 +204,30 @@ func (g *Server) callSpan(ctx context.Context, method string, call audit.Record,
 	if g.opts.Tracing.PrincipalOnSpans && call.Principal != "" {
 		attrs = append(attrs, attribute.String("enduser.id", call.Principal))
 	}
-	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
-	if p := req.GetParams(); p != nil {
-		opts = append(opts, metaLink(p.GetMeta())...)
-	}
+	opts := append([]trace.SpanStartOption{trace.WithAttributes(attrs...)}, metaLink(metaOf(req))...)
 	return g.childSpan(ctx, name, opts...)
+}
+
+// metaOf is the _meta of a tools/call or tools/list, or nil. The params of
+// a tools/list sent without any are a nil pointer in a non-nil interface,
+// whose GetMeta panics (found by review: one such request, as the
+// TypeScript and Python SDKs send it, ended the process).
+func metaOf(req mcp.Request) map[string]any {
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		if p != nil {
+			return p.Meta
+		}
+	case *mcp.CallToolParams:
+		if p != nil {
+			return p.Meta
+		}
+	case *mcp.ListToolsParams:
+		if p != nil {
+			return p.Meta
+		}
+	}
+	return nil
 }
 
 // endFirstMethod is endFirst for an MCP method handler.

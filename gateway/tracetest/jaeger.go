@@ -219,26 +219,45 @@ type Trace struct {
 	Raw   []byte
 }
 
-// Trace asks for a trace by id, waiting up to timeout for at least
-// minSpans of it to arrive (spans are exported in batches).
-func (j *Jaeger) Trace(id string, minSpans int, timeout time.Duration) (*Trace, error) {
+// Trace asks for a trace by id, waiting up to timeout for every span
+// named to arrive (spans are exported in batches, so a trace can be seen
+// in part).
+func (j *Jaeger) Trace(id string, names []string, timeout time.Duration) (*Trace, error) {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
 		tr, err := j.trace(id)
-		if err == nil && len(tr.Spans) >= minSpans {
+		missing := ""
+		if err == nil {
+			for _, n := range names {
+				if !tr.has(n) {
+					missing = n
+					break
+				}
+			}
+		}
+		if err == nil && missing == "" {
 			return tr, nil
 		}
 		if err != nil {
 			last = err
 		} else {
-			last = fmt.Errorf("%d spans of trace %s so far, want %d", len(tr.Spans), id, minSpans)
+			last = fmt.Errorf("trace %s has %d spans so far, not yet %q", id, len(tr.Spans), missing)
 		}
 		if time.Now().After(deadline) {
 			return tr, last
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func (tr *Trace) has(name string) bool {
+	for _, s := range tr.Spans {
+		if s.OperationName == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (j *Jaeger) trace(id string) (*Trace, error) {
