@@ -3,6 +3,10 @@ package gateway
 import (
 	"context"
 	"flag"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -46,7 +50,33 @@ func (*describeReader) DescribeWorkflow(_ context.Context, ref read.WorkflowRef)
 // benchChain serves describe_workflow through the whole HTTP chain (auth,
 // strict decoding, rate limits set high, audit to a real file, redaction),
 // in process, so the profile shows porthole's own cost and the go-sdk's.
-func benchChain(b *testing.B, cacheTTL time.Duration) {
+func benchChain(b *testing.B, cacheTTL time.Duration) { benchChainTraced(b, cacheTTL, nil) }
+
+// BenchmarkWholeChainTraced is BenchmarkWholeChain with tracing on, every
+// span sampled and batched to an exporter that drops them: what making the
+// spans costs in process (OTLP's marshalling and sending are not in it).
+func BenchmarkWholeChainTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	defer tp.Shutdown(context.Background())
+	benchChainTraced(b, -1, &Tracing{Provider: tp})
+}
+
+// BenchmarkWholeChainTracedOTLP is BenchmarkWholeChainTraced exporting
+// over OTLP/HTTP to a server that reads and drops the batches: the
+// exporter's marshalling and sending are in it.
+func BenchmarkWholeChainTracedOTLP(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer sink.Close()
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(sink.URL+"/v1/traces"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	defer tp.Shutdown(context.Background())
+	benchChainTraced(b, -1, &Tracing{Provider: tp})
+}
+
+func benchChainTraced(b *testing.B, cacheTTL time.Duration, tracing *Tracing) {
 	dir := b.TempDir()
 	tokensFile := filepath.Join(dir, "tokens")
 	token, err := tokens.Append(tokensFile, "bench")
@@ -62,7 +92,7 @@ func benchChain(b *testing.B, cacheTTL time.Duration) {
 		b.Fatal(err)
 	}
 	defer log.Close()
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: log, CacheTTL: cacheTTL})
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: log, CacheTTL: cacheTTL, Tracing: tracing})
 	if err != nil {
 		b.Fatal(err)
 	}
