@@ -122,6 +122,15 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 						g.admitOAuth(w, r, inner, oa, id)
 						return
 					}
+					if errors.Is(err, oauth.ErrIntrospectionBusy) {
+						// Not the token's failure: porthole cannot ask
+						// about it now (503, not counted as a failure).
+						g.metrics.rateLimited("introspection")
+						g.denied(r, audit.OutcomeUnavailable, http.StatusServiceUnavailable, err.Error())
+						w.Header().Set("Retry-After", "1")
+						http.Error(w, "porthole cannot check this access token now; retry shortly", http.StatusServiceUnavailable)
+						return
+					}
 				}
 				// The reason goes to the audit record and the operations
 				// log (redacted), never to the client.

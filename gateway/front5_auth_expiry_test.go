@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -160,5 +161,43 @@ func TestAnExpiredStaticTokenIsNeverSentToIntrospection(t *testing.T) {
 	}
 	if len(reasons) != 2 || !strings.HasPrefix(reasons[0], "an expired bearer token (principal bob") {
 		t.Errorf("denial reasons %q; want the expired token's first", reasons)
+	}
+}
+
+// TestTokensPastTheIntrospectionBoundGet503: opaque tokens past the bound
+// on introspection calls are answered 503 with Retry-After, as porthole
+// could not ask about them, not 401 as if they were refused.
+func TestTokensPastTheIntrospectionBoundGet503(t *testing.T) {
+	t.Parallel()
+	li := newLocalIssuer(t)
+	const resource = "http://127.0.0.1/mcp"
+	introspection := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"active":false}`))
+	}))
+	defer introspection.Close()
+	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}},
+		Introspection: &oauth.Introspection{URL: introspection.URL, ClientID: "porthole", ClientSecret: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Refresh(context.Background())
+	g, _ := newTestServer(t, &fakeReader{})
+	h, err := g.Handler(HTTPOptions{FailedAuthBurst: 1000, OAuth: &OAuthOptions{Validator: v, Resource: resource, Scopes: []string{"porthole:read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	statuses := map[int]int{}
+	for i := range oauth.IntrospectionBurst + 20 {
+		resp, _ := post(t, srv.URL+"/mcp", http.Header{"Authorization": {fmt.Sprintf("Bearer opaque-%04d-token-abcdefgh", i)}}, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+		statuses[resp.StatusCode]++
+		if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+			t.Fatal("a 503 without Retry-After")
+		}
+	}
+	if statuses[http.StatusServiceUnavailable] == 0 || statuses[http.StatusUnauthorized] < oauth.IntrospectionBurst {
+		t.Fatalf("statuses %v: want the burst refused by the endpoint (401) and the rest 503", statuses)
 	}
 }

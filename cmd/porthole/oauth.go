@@ -22,6 +22,7 @@ type oauthSettings struct {
 	introspectionURL  string
 	introspectionID   string
 	introspectionFile string
+	introspectionIss  string
 	secret            string // read from introspectionFile
 }
 
@@ -32,6 +33,7 @@ func (o *oauthSettings) register(s *settings) {
 	s.string(&o.principalClaim, "oauth-principal-claim", "PORTHOLE_OAUTH_PRINCIPAL_CLAIM", "sub", "the claim whose value names an OAuth caller (oauth:<issuer alias>:<value>)")
 	s.string(&o.introspectionURL, "oauth-introspection-url", "PORTHOLE_OAUTH_INTROSPECTION_URL", "", "RFC 7662 endpoint asked about tokens that are not JWTs")
 	s.string(&o.introspectionID, "oauth-introspection-client-id", "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_ID", "", "porthole's client id at the introspection endpoint")
+	s.string(&o.introspectionIss, "oauth-introspection-issuer", "PORTHOLE_OAUTH_INTROSPECTION_ISSUER", "", "the issuer (alias or URL) the introspection endpoint answers for; needed with several issuers, the one issuer by default")
 	s.string(&o.introspectionFile, "oauth-introspection-client-secret-file", "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE", "", "file holding porthole's client secret at the introspection endpoint (redacted everywhere)")
 }
 
@@ -70,7 +72,7 @@ func (o *oauthSettings) options(ctx context.Context, log *zap.Logger) (*gateway.
 	issuers, _ := oauth.ParseIssuers(o.issuers)
 	cfg := oauth.Config{Resource: o.publicURL, Issuers: issuers, PrincipalClaim: o.principalClaim}
 	if o.introspectionURL != "" {
-		cfg.Introspection = &oauth.Introspection{URL: o.introspectionURL, ClientID: o.introspectionID, ClientSecret: o.secret}
+		cfg.Introspection = &oauth.Introspection{URL: o.introspectionURL, ClientID: o.introspectionID, ClientSecret: o.secret, Issuer: o.introspectionIss}
 	}
 	v, err := oauth.New(cfg)
 	if err != nil {

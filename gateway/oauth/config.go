@@ -28,7 +28,22 @@ type Issuer struct {
 type Introspection struct {
 	URL                    string
 	ClientID, ClientSecret string
+	// Issuer is the URL (or alias) of the trusted issuer the endpoint
+	// answers for: an answer naming another issuer is refused, so one
+	// authorization server cannot vouch for another's principals. Empty
+	// means the one issuer, and is refused with several.
+	Issuer string
 }
+
+// Introspections are bounded: at most IntrospectionRate calls a second to
+// the endpoint, IntrospectionBurst at once, however many addresses send
+// tokens no cache holds (each address's failures are limited before, but
+// many addresses are many budgets). Past it a token is answered 503, not
+// refused as invalid.
+const (
+	IntrospectionRate  = 20
+	IntrospectionBurst = 40
+)
 
 // Config configures a Validator.
 type Config struct {
@@ -136,6 +151,22 @@ func (c *Config) check() error {
 		}
 		if in.ClientID == "" || in.ClientSecret == "" {
 			return fmt.Errorf("%w: introspection needs porthole's client id and secret", ErrConfig)
+		}
+		switch {
+		case in.Issuer == "" && len(c.Issuers) == 1:
+			in.Issuer = c.Issuers[0].URL
+		case in.Issuer == "":
+			return fmt.Errorf("%w: with several issuers, name the one the introspection endpoint answers for (PORTHOLE_OAUTH_INTROSPECTION_ISSUER)", ErrConfig)
+		default:
+			found := false
+			for _, is := range c.Issuers {
+				if in.Issuer == is.URL || in.Issuer == is.Alias {
+					in.Issuer, found = is.URL, true
+				}
+			}
+			if !found {
+				return fmt.Errorf("%w: the introspection issuer %q is none of the issuers", ErrConfig, in.Issuer)
+			}
 		}
 	}
 	if c.Client == nil {

@@ -31,6 +31,12 @@ func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Si
 	if v.introRefused.get(key, now) != nil {
 		return nil, fmt.Errorf("%w: the introspection endpoint refused it within the last %s", ErrInvalidToken, introspectionRefusedTTL)
 	}
+	// Security: a bound on the endpoint's calls across all callers (found
+	// by review: distinct opaque tokens from many addresses were each one
+	// call to the authorization server).
+	if !v.introLimit.Allow() {
+		return nil, ErrIntrospectionBusy
+	}
 	id, err := v.askIntrospection(ctx, in, token, now)
 	if err != nil {
 		if errors.Is(err, ErrInvalidToken) {
@@ -41,6 +47,10 @@ func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Si
 	v.intro.put(key, id, minTime(now.Add(introspectionTTL), id.Expiry), now)
 	return id, nil
 }
+
+// ErrIntrospectionBusy is Validate's answer for a token it would have to
+// introspect past IntrospectionRate: not a refusal of the token (503).
+var ErrIntrospectionBusy = errors.New("porthole is asking the introspection endpoint about too many tokens now")
 
 // introspectionRefusedTTL is how long a token the endpoint refused stays
 // refused without asking again.
@@ -73,10 +83,13 @@ func (v *Validator) askIntrospection(ctx context.Context, in *Introspection, tok
 	if active, _ := a["active"].(bool); !active {
 		return nil, fmt.Errorf("%w: the introspection endpoint says it is not active (expired or revoked)", ErrInvalidToken)
 	}
+	// Security: the answer is the endpoint's issuer's, never another
+	// trusted issuer's (found by review: one authorization server could
+	// vouch for another's principals).
 	iss, _ := a["iss"].(string)
 	k, ok := v.issuers[iss]
-	if !ok {
-		return nil, fmt.Errorf("%w: introspection names iss %q, not an issuer porthole trusts", ErrInvalidToken, iss)
+	if !ok || iss != in.Issuer {
+		return nil, fmt.Errorf("%w: introspection names iss %q, not %s, the issuer the introspection endpoint answers for", ErrInvalidToken, iss, in.Issuer)
 	}
 	// RFC 8707: a token for another resource is not porthole's.
 	if !audienceHolds(a["aud"], v.cfg.Resource) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
 )
 
 // ErrInvalidToken wraps every refusal of a token: the client gets 401.
@@ -52,6 +53,8 @@ type Validator struct {
 	// introRefused holds tokens the introspection endpoint refused, for
 	// introspectionRefusedTTL.
 	introRefused tokenCache
+	// introLimit bounds the calls to the introspection endpoint.
+	introLimit *rate.Limiter
 }
 
 // New checks the configuration and returns a Validator. It fetches
@@ -61,7 +64,7 @@ func New(cfg Config) (*Validator, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	v := &Validator{cfg: cfg, issuers: map[string]*issuerKeys{}}
+	v := &Validator{cfg: cfg, issuers: map[string]*issuerKeys{}, introLimit: rate.NewLimiter(IntrospectionRate, IntrospectionBurst)}
 	for _, is := range cfg.Issuers {
 		v.issuers[is.URL] = &issuerKeys{Issuer: is, problem: fmt.Sprintf("the OAuth issuer %s has not been reached yet", is.URL)}
 	}
