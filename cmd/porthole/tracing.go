@@ -204,27 +204,58 @@ func (s redactedSpan) Status() sdktrace.Status {
 	return st
 }
 
+// redactAttrs is kvs with every string value redacted and every value
+// that can nest strings replaced. It copies kvs only from the first value
+// it changes: most spans have nothing to redact, and a copy of each span's
+// attributes was a good part of what tracing allocated.
 func redactAttrs(red *redact.Redactor, kvs []attribute.KeyValue) []attribute.KeyValue {
-	out := make([]attribute.KeyValue, len(kvs))
+	var out []attribute.KeyValue
 	for i, kv := range kvs {
-		switch kv.Value.Type() {
-		case attribute.STRING:
-			v, _ := red.String(kv.Value.AsString())
-			kv.Value = attribute.StringValue(v)
-		case attribute.STRINGSLICE:
-			vs := kv.Value.AsStringSlice()
-			for j := range vs {
-				vs[j], _ = red.String(vs[j])
+		if nkv, changed := redactAttr(red, kv); changed {
+			if out == nil {
+				out = make([]attribute.KeyValue, len(kvs))
+				copy(out, kvs[:i])
 			}
-			kv.Value = attribute.StringSliceValue(vs)
-		case attribute.BOOL, attribute.INT64, attribute.FLOAT64, attribute.BOOLSLICE, attribute.INT64SLICE, attribute.FLOAT64SLICE:
-		default:
-			// Values that can nest strings (slices of values, maps,
-			// bytes): nothing porthole or its instrumentations set
-			// today; not exported rather than walked.
-			kv.Value = attribute.StringValue("[not exported by porthole]")
+			out[i] = nkv
+		} else if out != nil {
+			out[i] = kv
 		}
-		out[i] = kv
+	}
+	if out == nil {
+		return kvs
 	}
 	return out
+}
+
+// redactAttr is kv redacted, and whether that changed it.
+func redactAttr(red *redact.Redactor, kv attribute.KeyValue) (attribute.KeyValue, bool) {
+	switch kv.Value.Type() {
+	case attribute.STRING:
+		v, _ := red.String(kv.Value.AsString())
+		if v == kv.Value.AsString() {
+			return kv, false
+		}
+		kv.Value = attribute.StringValue(v)
+		return kv, true
+	case attribute.STRINGSLICE:
+		vs := kv.Value.AsStringSlice()
+		changed := false
+		for j := range vs {
+			v, _ := red.String(vs[j])
+			changed = changed || v != vs[j]
+			vs[j] = v
+		}
+		if !changed {
+			return kv, false
+		}
+		kv.Value = attribute.StringSliceValue(vs)
+		return kv, true
+	case attribute.BOOL, attribute.INT64, attribute.FLOAT64, attribute.BOOLSLICE, attribute.INT64SLICE, attribute.FLOAT64SLICE:
+		return kv, false
+	}
+	// Values that can nest strings (slices of values, maps, bytes):
+	// nothing porthole or its instrumentations set today; not exported
+	// rather than walked.
+	kv.Value = attribute.StringValue("[not exported by porthole]")
+	return kv, true
 }
