@@ -60,7 +60,7 @@ demo: $(TEMPORAL_CLI) build
 test: $(TEMPORAL_CLI) clients oidc-provider redis-server $(JAEGER) $(HELM) check
 	$(GO) test -race -count=1 ./...
 
-## unit: every test that needs no Temporal dev server, npm clients, oidc-provider or helm, with the race detector; -short skips the rest, naming what each needs
+## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger or helm, with the race detector; -short skips the rest, naming what each needs
 unit:
 	$(GO) test -short -race -count=1 ./...
 

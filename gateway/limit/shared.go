@@ -209,7 +209,7 @@ func (s *Shared) Failed(ctx context.Context, addr string) error {
 // fallback is who decides after err: the fallback, counted, or nobody
 // (the caller's ctx ended, or the limiter fails closed).
 func (s *Shared) fallback(err error, op string) *Local {
-	if s.o.Fallback == nil || errors.Is(err, context.Canceled) {
+	if s.o.Fallback == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}
 	if s.o.OnFallback != nil {
@@ -235,7 +235,7 @@ func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) err
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err != nil && ctx.Err() != nil {
-		return context.Canceled
+		return ctx.Err() // the caller's, not the store's
 	}
 	if s.o.OnAsk != nil {
 		s.o.OnAsk(op, d, err)
