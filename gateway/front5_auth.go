@@ -94,12 +94,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 				held = err
 			}
 			addr := requestInfoFrom(r.Context()).ClientAddr
-			// Asked on a context the client cannot end: a client that
-			// half-closes its side still reads the answer, and a failure
-			// it could keep from being counted is one more guess (found by
-			// review).
-			limits := context.WithoutCancel(r.Context())
-			blocked, after, err := failures.Blocked(limits, addr)
+			blocked, after, err := failures.Blocked(r.Context(), addr)
 			if err != nil {
 				// The shared counts cannot be read: refused (503) as a
 				// call is, so that a guesser gains no unlimited window.
@@ -141,7 +136,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 			// token is answered as an unknown one, but its record says so
 			// and names the principal: a reviewer wants to tell a stale
 			// agent from a stranger.
-			if err := failures.Failed(limits, addr); err != nil {
+			if err := failures.Failed(r.Context(), addr); err != nil {
 				// Still a 401; the failure went uncounted, which the
 				// breaker's log line and metrics already say.
 				g.log.Debug("a failed authentication was not counted", zap.Error(err))

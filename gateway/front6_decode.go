@@ -47,7 +47,7 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 			defer span.End()
 			next := endFirst(span, next)
 			refuse := func(status int, id json.RawMessage, code int, message, reason string) {
-				ref, err := limits.Charge(context.WithoutCancel(r.Context()), authenticatedPrincipal(r), 1, false)
+				ref, err := limits.Charge(r.Context(), authenticatedPrincipal(r), 1, false)
 				if err != nil {
 					g.limitsUnavailable(w, r, id, err)
 					return

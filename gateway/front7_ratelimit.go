@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -38,8 +37,7 @@ func (g *Server) rateLimit(l limit.Limiter) func(http.Handler) http.Handler {
 				cost, reaches = l.Cost(env.Tool), g.upstreamOf(env.Tool) == ""
 			}
 			who := authenticatedPrincipal(r)
-			// On a context the client cannot end (see requireBearer).
-			ref, err := l.Charge(context.WithoutCancel(r.Context()), who, cost, reaches)
+			ref, err := l.Charge(r.Context(), who, cost, reaches)
 			if err != nil {
 				g.limitsUnavailable(w, r, env.ID, err)
 				return

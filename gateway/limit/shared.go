@@ -209,7 +209,7 @@ func (s *Shared) Failed(ctx context.Context, addr string) error {
 // fallback is who decides after err: the fallback, counted, or nobody
 // (the caller's ctx ended, or the limiter fails closed).
 func (s *Shared) fallback(err error, op string) *Local {
-	if s.o.Fallback == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if s.o.Fallback == nil {
 		return nil
 	}
 	if s.o.OnFallback != nil {
@@ -219,24 +219,24 @@ func (s *Shared) fallback(err error, op string) *Local {
 }
 
 // ask puts one question to the store within the timeout, unless the
-// breaker is open. A failure that is the caller's (its context ended
-// before the timeout's) does not count against the store.
+// breaker is open.
+//
+// Security: the question is asked on a context the caller cannot end, only
+// the timeout can: a client that half-closes its side still reads its
+// answer, and a failed authentication it could keep from being counted
+// by hanging up would be one more free guess (found by review). So a
+// store that does not answer within the timeout is the store's failure,
+// whatever the caller did.
 func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) error) error {
 	if s.open.Load() {
 		return fmt.Errorf("%w (%s)", ErrUnavailable, s.problem())
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	actx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.Timeout)
 	start := time.Now()
 	err := f(actx)
 	d := time.Since(start)
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	cancel()
-	if err != nil && ctx.Err() != nil {
-		return ctx.Err() // the caller's, not the store's
-	}
 	if s.o.OnAsk != nil {
 		s.o.OnAsk(op, d, err)
 	}
