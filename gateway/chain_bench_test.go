@@ -39,8 +39,8 @@ func (*describeReader) DescribeWorkflow(_ context.Context, ref read.WorkflowRef)
 		PendingActivities: []read.PendingActivity{{
 			ActivityID: "reserve-1", ActivityType: "ReserveCarrier", State: "Scheduled", Attempt: 7,
 			ScheduledTime: &now, LastStartedTime: &now, LastHeartbeatTime: &now,
-			LastFailure: &read.FailureSummary{Kind: "application", ApplicationErrorType: "CarrierError", Message: quote.New(nil).Of(quote.OriginTemporal,
-				"carrier refused the booking: porthole-free-text-marker; upstream said Authorization: Bearer seed-bearer-4f1c2a9e7b3d for key AKIAPORTHOLESEED0001 in session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ")},
+			LastFailure: &read.FailureSummary{Failure: read.Failure{Kind: "application", ApplicationErrorType: "CarrierError", Message: quote.New(nil).Of(quote.OriginTemporal,
+				"carrier refused the booking: porthole-free-text-marker; upstream said Authorization: Bearer seed-bearer-4f1c2a9e7b3d for key AKIAPORTHOLESEED0001 in session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ")}},
 			LastWorkerIdentity: &quote.Text{Text: "porthole-demo-worker\\u202e\\u200b", Origin: quote.OriginTemporal},
 		}},
 		PendingChildren: []read.PendingChild{{WorkflowID: "shipment-running-1-label", RunID: "0195b9a4-7c1e-7d2a-9f3b-1a2b3c4d5e70", WorkflowType: "PrintLabelWorkflow", InitiatedID: 5}},

@@ -26,9 +26,11 @@ const (
 		"Returns ids, type, task queue, status and times; never inputs, results or memo."
 	descCountWorkflows   = "Count workflow executions in the namespace that match an optional visibility query."
 	descDescribeWorkflow = "Describe one workflow execution: status, times, pending activities " +
-		"(attempt, last failure message as quoted text) and pending child workflows. runId defaults to the latest run."
+		"(attempt, last failure message as quoted text) and pending child workflows; why a failed one failed " +
+		"(message and causes) and which timeout a timed-out one hit. runId defaults to the latest run."
 	descGetWorkflowHistory = "Read one page of a workflow execution's event history: event id, type and time, " +
-		"with activity, timer and child-workflow identifiers. Never payloads or failure details."
+		"activity, timer and child-workflow identifiers, failure messages as quoted text, timeout types. " +
+		"Never payloads, failure details or stack traces."
 	descDescribeTaskQueue = "Describe a task queue: the workers polling it for workflow and activity tasks, and its backlog."
 	descListSchedules     = "List schedules in the namespace: id, workflow type, paused, recent and next actions."
 	descDescribeSchedule  = "Describe one schedule: its intervals and cron expressions, policies, counts, and recent, running and next actions. Never the action's arguments."

@@ -112,7 +112,36 @@ func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*
 			InitiatedID:  c.GetInitiatedId(),
 		})
 	}
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		// The failure is not on the description: it is read from the
+		// close event of this very run.
+		if out.CloseFailure, err = a.closeFailure(ctx, info.GetExecution()); err != nil {
+			return nil, err
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		out.TimedOut = workflowTimeout(resp.GetExecutionConfig(), info)
+	}
 	return out, nil
+}
+
+// closeFailure is the failure a failed run closed with, read from its close
+// event alone. A failed run without one is a fault, not an empty answer.
+func (a *Adapter) closeFailure(ctx context.Context, run *commonpb.WorkflowExecution) (*read.FailureSummary, error) {
+	resp, err := a.client.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+		Namespace:              a.namespace,
+		Execution:              &commonpb.WorkflowExecution{WorkflowId: run.GetWorkflowId(), RunId: run.GetRunId()},
+		HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	for _, e := range resp.GetHistory().GetEvents() {
+		if f := e.GetWorkflowExecutionFailedEventAttributes(); f != nil {
+			return a.conv.failureSummary(f.GetFailure()), nil
+		}
+	}
+	return nil, fmt.Errorf("%w: the failed workflow's close event was not in its history", read.ErrUnavailable)
 }
 
 func (a *Adapter) GetWorkflowHistory(ctx context.Context, req read.HistoryRequest) (*read.History, error) {
@@ -138,8 +167,9 @@ func (a *Adapter) GetWorkflowHistory(ctx context.Context, req read.HistoryReques
 		Events:        make([]read.HistoryEvent, 0, len(events)),
 		NextPageToken: encodePageToken(resp.GetNextPageToken()),
 	}
+	text := &failureText{left: read.MaxPageFailureText}
 	for _, e := range events {
-		out.Events = append(out.Events, a.conv.historyEvent(e))
+		out.Events = append(out.Events, a.conv.historyEvent(e, text))
 	}
 	return out, nil
 }

@@ -103,6 +103,7 @@ func TestAdapterReadsTheSeededNamespace(t *testing.T) {
 		want := map[string]read.WorkflowStatus{
 			temporaltest.CompletedWorkflowID: "Completed",
 			temporaltest.FailedWorkflowID:    "Failed",
+			temporaltest.TimedOutWorkflowID:  "TimedOut",
 			temporaltest.RunningWorkflowID:   "Running",
 			temporaltest.ChildWorkflowID:     "Running",
 		}
@@ -271,7 +272,7 @@ func TestNoCanaryInAnyAdapterResult(t *testing.T) {
 		results = append(results, v)
 	}
 	add(a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 100}))
-	for _, id := range []string{temporaltest.CompletedWorkflowID, temporaltest.FailedWorkflowID, temporaltest.RunningWorkflowID, temporaltest.ChildWorkflowID} {
+	for _, id := range []string{temporaltest.CompletedWorkflowID, temporaltest.FailedWorkflowID, temporaltest.TimedOutWorkflowID, temporaltest.RunningWorkflowID, temporaltest.ChildWorkflowID} {
 		ref := read.WorkflowRef{WorkflowID: id}
 		add(a.DescribeWorkflow(ctx, ref))
 		add(a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: ref, PageSize: 1000}))
@@ -286,5 +287,77 @@ func TestNoCanaryInAnyAdapterResult(t *testing.T) {
 	}
 	if i := strings.Index(string(b), temporaltest.CanaryPrefix); i >= 0 {
 		t.Fatalf("a canary leaked: ...%s...", b[max(0, i-200):min(len(b), i+100)])
+	}
+}
+
+// TestWhyAWorkflowFailedOrTimedOut: a failed workflow's description holds
+// the failure it closed with and its chain of causes, read from the close
+// event; a timed-out one's says which timeout ran out; their histories
+// hold the failure of the failed activity and the timeout type of the
+// timed-out one. Details, which hold canaries, stay unread
+// (TestNoCanaryInAnyAdapterResult reads the same workflows).
+func TestWhyAWorkflowFailedOrTimedOut(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+
+	d, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.FailedWorkflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := d.CloseFailure
+	if f == nil || f.Kind != "application" || f.ApplicationErrorType != "InventoryError" || !f.NonRetryable ||
+		f.Message.Text != temporaltest.FailureMessage || f.Message.Origin != "porthole-quoting-temporal" {
+		t.Fatalf("close failure = %+v", f)
+	}
+	kinds := []string{}
+	for _, c := range f.Causes {
+		kinds = append(kinds, c.Kind+"/"+c.ApplicationErrorType)
+	}
+	if want := []string{"activity/", "application/StockError", "application/WarehouseError"}; !slices.Equal(kinds, want) || f.MoreCauses != 0 {
+		t.Fatalf("causes = %v (%d more), want %v", kinds, f.MoreCauses, want)
+	}
+	if root := f.Causes[2].Message.Text; !strings.Contains(root, `\u202E`) || strings.Contains(root, "\u202e") {
+		t.Errorf("the root cause's bidi override is not escaped: %q", root)
+	}
+	if d.TimedOut != nil {
+		t.Errorf("a failed workflow says it timed out: %+v", d.TimedOut)
+	}
+
+	d, err = a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.TimedOutWorkflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Workflow.Status != "TimedOut" || d.CloseFailure != nil || d.TimedOut == nil ||
+		d.TimedOut.Which != "execution" || d.TimedOut.ExecutionTimeoutSeconds != 4 {
+		t.Fatalf("timed-out workflow = %+v, timed out %+v", d.Workflow, d.TimedOut)
+	}
+
+	failedActivity := func(id string, eventType string) read.HistoryEvent {
+		t.Helper()
+		h, err := a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: read.WorkflowRef{WorkflowID: id}, PageSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range h.Events {
+			if e.EventType == eventType {
+				return e
+			}
+		}
+		t.Fatalf("no %s in the history of %s", eventType, id)
+		return read.HistoryEvent{}
+	}
+	e := failedActivity(temporaltest.FailedWorkflowID, "ActivityTaskFailed")
+	if e.Failure == nil || e.Failure.ApplicationErrorType != "StockError" || !strings.Contains(e.Failure.Message.Text, "stock service refused") ||
+		len(e.Failure.Causes) != 1 || e.Failure.Causes[0].ApplicationErrorType != "WarehouseError" {
+		t.Errorf("the failed activity's event = %+v", e.Failure)
+	}
+	e = failedActivity(temporaltest.FailedWorkflowID, "WorkflowExecutionFailed")
+	if e.Failure == nil || e.Failure.ApplicationErrorType != "InventoryError" || len(e.Failure.Causes) != 3 {
+		t.Errorf("the workflow's failed event = %+v", e.Failure)
+	}
+	e = failedActivity(temporaltest.TimedOutWorkflowID, "ActivityTaskTimedOut")
+	if e.TimeoutType != "StartToClose" || e.Failure == nil || e.Failure.Kind != "timeout" || e.Failure.TimeoutType != "StartToClose" {
+		t.Errorf("the timed-out activity's event = %+v, failure %+v", e, e.Failure)
 	}
 }

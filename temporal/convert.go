@@ -84,14 +84,46 @@ func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingAct
 	}
 }
 
-// failureSummary keeps a failure's message, as quoted text, and its kind.
-// Details (payloads), the stack trace, the encoded attributes and the cause
-// chain are never read.
+// failureText is what is left of a history page's failure text
+// (read.MaxPageFailureText); nil where one failure is read, which only the
+// quoted cap bounds.
+type failureText struct{ left int }
+
+// minFailureText is the least room a message is quoted in; with less left
+// on the page, it is left out with a note.
+const minFailureText = 64
+
+// omittedFailureText stands for a message past a page's failure text.
+const omittedFailureText = "(left out: this page's 64 KiB of failure text is used; read fewer events a page)"
+
+// failureSummary keeps a failure's message, as quoted text, its kind, and
+// the same of each cause, at most read.MaxFailureCauses deep. Details
+// (payloads), stack traces and encoded attributes are never read, at any
+// depth.
 func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
+	return c.failureWithin(f, nil)
+}
+
+func (c conv) failureWithin(f *failurepb.Failure, text *failureText) *read.FailureSummary {
 	if f == nil {
 		return nil
 	}
-	s := &read.FailureSummary{Message: c.quoted(f.GetMessage()), Kind: "unknown"}
+	s := &read.FailureSummary{Failure: c.failure(f, text)}
+	for cause := f.GetCause(); cause != nil; cause = cause.GetCause() {
+		// Past the page's failure text, causes are counted, not read: a
+		// summary each would be most of the page.
+		if len(s.Causes) == read.MaxFailureCauses || (text != nil && text.left < minFailureText) {
+			s.MoreCauses++
+			continue
+		}
+		s.Causes = append(s.Causes, c.failure(cause, text))
+	}
+	return s
+}
+
+// failure is one failure of a chain, without its cause.
+func (c conv) failure(f *failurepb.Failure, text *failureText) read.Failure {
+	s := read.Failure{Message: c.failureMessage(f.GetMessage(), text), Kind: "unknown"}
 	switch {
 	case f.GetApplicationFailureInfo() != nil:
 		s.Kind = "application"
@@ -99,6 +131,7 @@ func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
 		s.NonRetryable = f.GetApplicationFailureInfo().GetNonRetryable()
 	case f.GetTimeoutFailureInfo() != nil:
 		s.Kind = "timeout"
+		s.TimeoutType = c.timeoutType(f.GetTimeoutFailureInfo().GetTimeoutType())
 	case f.GetCanceledFailureInfo() != nil:
 		s.Kind = "canceled"
 	case f.GetTerminatedFailureInfo() != nil:
@@ -106,19 +139,66 @@ func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
 	case f.GetServerFailureInfo() != nil:
 		s.Kind = "server"
 		s.NonRetryable = f.GetServerFailureInfo().GetNonRetryable()
+	case f.GetResetWorkflowFailureInfo() != nil:
+		s.Kind = "reset workflow"
 	case f.GetActivityFailureInfo() != nil:
 		s.Kind = "activity"
 	case f.GetChildWorkflowExecutionFailureInfo() != nil:
 		s.Kind = "child workflow"
+	case f.GetNexusOperationExecutionFailureInfo() != nil:
+		s.Kind = "nexus operation"
+	case f.GetNexusHandlerFailureInfo() != nil:
+		s.Kind = "nexus handler"
 	}
 	return s
 }
 
-// historyEvent keeps an event's id, type and time and the identifiers that
-// say what it concerns. Attributes that carry payloads (inputs, results,
-// details, headers, memo, markers) or free text (failures, reasons) are
-// never read.
-func (c conv) historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
+// failureMessage quotes a failure's message, within what is left of a
+// page's failure text when there is a page.
+func (c conv) failureMessage(msg string, text *failureText) quote.Text {
+	if text == nil {
+		return c.quoted(msg)
+	}
+	if text.left < minFailureText {
+		return quote.Says(omittedFailureText)
+	}
+	t := c.q.OfUpTo(quote.OriginTemporal, msg, min(quote.MaxQuotedLen, text.left))
+	text.left -= len(t.Text)
+	return t
+}
+
+func (c conv) timeoutType(t enumspb.TimeoutType) string {
+	if t == enumspb.TIMEOUT_TYPE_UNSPECIFIED {
+		return ""
+	}
+	return c.enumName(t)
+}
+
+// workflowTimeout tells which timeout of a timed-out workflow ran out
+// (read.WorkflowTimeout says how).
+func workflowTimeout(cfg *workflowpb.WorkflowExecutionConfig, info *workflowpb.WorkflowExecutionInfo) *read.WorkflowTimeout {
+	exec, run := cfg.GetWorkflowExecutionTimeout().AsDuration(), cfg.GetWorkflowRunTimeout().AsDuration()
+	out := &read.WorkflowTimeout{Which: "unknown", ExecutionTimeoutSeconds: exec.Seconds(), RunTimeoutSeconds: run.Seconds()}
+	lasted := info.GetCloseTime().AsTime().Sub(info.GetStartTime().AsTime())
+	switch {
+	case exec > 0 && (run == 0 || run >= exec):
+		out.Which = "execution"
+	case run > 0 && lasted >= run:
+		out.Which = "run"
+	case exec > 0:
+		out.Which = "execution"
+	case run > 0:
+		out.Which = "run"
+	}
+	return out
+}
+
+// historyEvent keeps an event's id, type and time, the identifiers that
+// say what it concerns, and the failure summary of a failure or timeout
+// event, within the page's failure text. Attributes that carry payloads
+// (inputs, results, details, headers, memo, markers) or other free text
+// (reasons, identities) are never read.
+func (c conv) historyEvent(e *historypb.HistoryEvent, text *failureText) read.HistoryEvent {
 	out := read.HistoryEvent{
 		EventID:   e.GetEventId(),
 		EventType: c.enumName(e.GetEventType()),
@@ -138,9 +218,26 @@ func (c conv) historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
 	case e.GetActivityTaskCompletedEventAttributes() != nil:
 		out.ScheduledEventID = e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
 	case e.GetActivityTaskFailedEventAttributes() != nil:
-		out.ScheduledEventID = e.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+		a := e.GetActivityTaskFailedEventAttributes()
+		out.ScheduledEventID = a.GetScheduledEventId()
+		out.Failure = c.failureWithin(a.GetFailure(), text)
 	case e.GetActivityTaskTimedOutEventAttributes() != nil:
-		out.ScheduledEventID = e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+		a := e.GetActivityTaskTimedOutEventAttributes()
+		out.ScheduledEventID = a.GetScheduledEventId()
+		out.Failure = c.failureWithin(a.GetFailure(), text)
+		out.TimeoutType = c.timeoutType(a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType())
+	case e.GetWorkflowTaskFailedEventAttributes() != nil:
+		out.Failure = c.failureWithin(e.GetWorkflowTaskFailedEventAttributes().GetFailure(), text)
+	case e.GetWorkflowTaskTimedOutEventAttributes() != nil:
+		out.TimeoutType = c.timeoutType(e.GetWorkflowTaskTimedOutEventAttributes().GetTimeoutType())
+	case e.GetWorkflowExecutionFailedEventAttributes() != nil:
+		out.Failure = c.failureWithin(e.GetWorkflowExecutionFailedEventAttributes().GetFailure(), text)
+	case e.GetNexusOperationFailedEventAttributes() != nil:
+		out.Failure = c.failureWithin(e.GetNexusOperationFailedEventAttributes().GetFailure(), text)
+	case e.GetNexusOperationTimedOutEventAttributes() != nil:
+		a := e.GetNexusOperationTimedOutEventAttributes()
+		out.Failure = c.failureWithin(a.GetFailure(), text)
+		out.TimeoutType = c.timeoutType(a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType())
 	case e.GetActivityTaskCancelRequestedEventAttributes() != nil:
 		out.ScheduledEventID = e.GetActivityTaskCancelRequestedEventAttributes().GetScheduledEventId()
 	case e.GetActivityTaskCanceledEventAttributes() != nil:
@@ -165,6 +262,11 @@ func (c conv) historyEvent(e *historypb.HistoryEvent) read.HistoryEvent {
 		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
 	case e.GetChildWorkflowExecutionFailedEventAttributes() != nil:
 		a := e.GetChildWorkflowExecutionFailedEventAttributes()
+		out.ChildWorkflowID = c.ident(a.GetWorkflowExecution().GetWorkflowId())
+		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
+		out.Failure = c.failureWithin(a.GetFailure(), text)
+	case e.GetChildWorkflowExecutionTimedOutEventAttributes() != nil:
+		a := e.GetChildWorkflowExecutionTimedOutEventAttributes()
 		out.ChildWorkflowID = c.ident(a.GetWorkflowExecution().GetWorkflowId())
 		out.ChildWorkflowType = c.ident(a.GetWorkflowType().GetName())
 	case e.GetWorkflowExecutionStartedEventAttributes() != nil:

@@ -317,7 +317,7 @@ var everyCall = []struct {
 			status[w.WorkflowID] = w.Status
 		}
 		for id, want := range map[string]read.WorkflowStatus{
-			temporaltest.CompletedWorkflowID: "Completed", temporaltest.FailedWorkflowID: "Failed",
+			temporaltest.CompletedWorkflowID: "Completed", temporaltest.FailedWorkflowID: "Failed", temporaltest.TimedOutWorkflowID: "TimedOut",
 			temporaltest.RunningWorkflowID: "Running", temporaltest.ChildWorkflowID: "Running",
 		} {
 			if status[id] != want {
@@ -364,6 +364,58 @@ var everyCall = []struct {
 		decode(t, b, &d)
 		if d.Workflow.Status != "Failed" || d.Workflow.CloseTime == nil {
 			t.Errorf("describe failed workflow = %+v", d.Workflow)
+		}
+		// Why it failed: its failure and the chain of causes, each message
+		// quoted, with the secrets a worker put in them redacted and the
+		// bidi override escaped.
+		f := d.CloseFailure
+		if f == nil || f.ApplicationErrorType != "InventoryError" || f.Message.Text != temporaltest.FailureMessage || len(f.Causes) != 3 {
+			t.Fatalf("close failure = %+v", f)
+		}
+		for _, c := range f.Causes {
+			if c.Message.Origin != "porthole-quoting-temporal" {
+				t.Errorf("cause %+v is not quoted", c)
+			}
+		}
+		if m := f.Causes[1].Message.Text; m != "stock service refused: session [REDACTED:jwt]" {
+			t.Errorf("the activity's failure = %q", m)
+		}
+		if m := f.Causes[2].Message.Text; m != `warehouse db \u202E unreachable with key [REDACTED:aws-access-key-id]` {
+			t.Errorf("the root cause = %q", m)
+		}
+	}},
+	{"describe_workflow", map[string]any{"workflowId": temporaltest.TimedOutWorkflowID}, func(t *testing.T, b []byte) {
+		var d read.WorkflowDescription
+		decode(t, b, &d)
+		if d.Workflow.Status != "TimedOut" || d.TimedOut == nil || d.TimedOut.Which != "execution" || d.CloseFailure != nil {
+			t.Errorf("describe timed-out workflow = %+v, %+v", d.Workflow, d.TimedOut)
+		}
+	}},
+	{"get_workflow_history", map[string]any{"workflowId": temporaltest.FailedWorkflowID, "pageSize": 100}, func(t *testing.T, b []byte) {
+		var h read.History
+		decode(t, b, &h)
+		var failures []string
+		for _, e := range h.Events {
+			if e.Failure != nil {
+				failures = append(failures, e.EventType+":"+e.Failure.ApplicationErrorType)
+			}
+		}
+		if want := []string{"ActivityTaskFailed:StockError", "WorkflowExecutionFailed:InventoryError"}; !slices.Equal(failures, want) {
+			t.Errorf("failures in the history = %v, want %v", failures, want)
+		}
+	}},
+	{"get_workflow_history", map[string]any{"workflowId": temporaltest.TimedOutWorkflowID, "pageSize": 100}, func(t *testing.T, b []byte) {
+		var h read.History
+		decode(t, b, &h)
+		timeouts := map[string]string{}
+		for _, e := range h.Events {
+			timeouts[e.EventType] = e.TimeoutType
+		}
+		if timeouts["ActivityTaskTimedOut"] != "StartToClose" {
+			t.Errorf("timeout types in the history = %v", timeouts)
+		}
+		if _, ok := timeouts["WorkflowExecutionTimedOut"]; !ok {
+			t.Errorf("the history lacks the workflow's timeout: %v", timeouts)
 		}
 	}},
 	{"get_workflow_history", map[string]any{"workflowId": temporaltest.CompletedWorkflowID, "pageSize": 500}, func(t *testing.T, b []byte) {

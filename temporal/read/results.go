@@ -62,16 +62,34 @@ type WorkflowCount struct {
 // example Scheduled, Started, CancelRequested, Paused.
 type ActivityState string
 
-// FailureSummary is the readable part of a failure: its message, quoted, and
-// the kind of failure. Details and stack traces are never read.
-type FailureSummary struct {
+// Failure is the readable part of one failure: its message, quoted, and the
+// kind of failure. Details and stack traces are never read.
+type Failure struct {
 	Message quote.Text `json:"message"`
 	// Kind is the failure's category: application, timeout, canceled,
-	// terminated, server, activity, child workflow, or unknown.
+	// terminated, server, activity, child workflow, nexus operation, nexus
+	// handler, reset workflow, or unknown.
 	Kind string `json:"kind" disclose:"enum"`
 	// ApplicationErrorType is the error type an application failure names.
 	ApplicationErrorType string `json:"applicationErrorType,omitempty"`
 	NonRetryable         bool   `json:"nonRetryable,omitempty"`
+	// TimeoutType is, for a timeout, which timeout ran out (START_TO_CLOSE,
+	// SCHEDULE_TO_START, SCHEDULE_TO_CLOSE, HEARTBEAT).
+	TimeoutType string `json:"timeoutType,omitempty" disclose:"enum"`
+}
+
+// MaxFailureCauses is how deep a failure's chain of causes is read.
+const MaxFailureCauses = 5
+
+// FailureSummary is a failure and the chain of its causes, each read as
+// the failure itself is. The chain is a flat list: a failure type that
+// held its own cause would be a schema without end.
+type FailureSummary struct {
+	Failure
+	Causes []Failure `json:"causes,omitempty" jsonschema:"the failure's causes, outermost first, at most 5"`
+	// MoreCauses counts the causes that were not read: past the fifth, or
+	// past a history page's failure text.
+	MoreCauses int `json:"moreCauses,omitempty" jsonschema:"how many causes were left out"`
 }
 
 // PendingActivity is an activity that has been scheduled and not finished.
@@ -106,6 +124,25 @@ type WorkflowDescription struct {
 	ExecutionDurationSeconds float64           `json:"executionDurationSeconds,omitempty" jsonschema:"close time minus execution time, for closed executions"`
 	PendingActivities        []PendingActivity `json:"pendingActivities"`
 	PendingChildren          []PendingChild    `json:"pendingChildren"`
+	// CloseFailure is why a failed workflow failed: the failure of its
+	// close event.
+	CloseFailure *FailureSummary `json:"closeFailure,omitempty" jsonschema:"for a failed workflow, the failure it closed with"`
+	// TimedOut says, for a timed-out workflow, which of its timeouts ran
+	// out.
+	TimedOut *WorkflowTimeout `json:"timedOut,omitempty" jsonschema:"for a timed-out workflow, which timeout ran out"`
+}
+
+// WorkflowTimeout is which of a timed-out workflow's timeouts ran out.
+// Temporal's close event names none, so porthole tells it from the
+// workflow's configured timeouts: the execution timeout when the run
+// timeout is unset or not shorter (Temporal sets an unset run timeout to
+// the execution timeout), the run timeout when the run lasted it, else the
+// execution timeout.
+type WorkflowTimeout struct {
+	// Which is "execution", "run", or "unknown" when neither is set.
+	Which                   string  `json:"which" disclose:"enum"`
+	ExecutionTimeoutSeconds float64 `json:"executionTimeoutSeconds,omitempty"`
+	RunTimeoutSeconds       float64 `json:"runTimeoutSeconds,omitempty"`
 }
 
 // HistoryEvent is one event of a workflow's history: its id, type and time,
@@ -122,7 +159,22 @@ type HistoryEvent struct {
 	ChildWorkflowType string    `json:"childWorkflowType,omitempty"`
 	ScheduledEventID  int64     `json:"scheduledEventId,omitempty" jsonschema:"for activity events, the event that scheduled the activity"`
 	Attempt           int32     `json:"attempt,omitempty"`
+	// Failure is the failure of a failed activity, workflow task, child
+	// workflow, Nexus operation or workflow, and of a timed-out activity
+	// or Nexus operation. Within one page, failure text is bounded
+	// (MaxPageFailureText).
+	Failure *FailureSummary `json:"failure,omitempty"`
+	// TimeoutType is which timeout ran out, on a timeout event that names
+	// it (activity, workflow task).
+	TimeoutType string `json:"timeoutType,omitempty" disclose:"enum"`
 }
+
+// MaxPageFailureText bounds the failure messages of one history page, in
+// bytes of quoted text: past it a message is left out with a note and its
+// causes are counted, not read. 500 events that each failed with a 1 KiB
+// message and five causes of 1 KiB would otherwise be 3 MiB of text; with
+// the bound that page is 219 KiB of JSON (TestAHistoryPageOfFailuresIsBounded).
+const MaxPageFailureText = 64 << 10
 
 // History is one page of a workflow's event history.
 type History struct {

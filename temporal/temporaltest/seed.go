@@ -61,6 +61,7 @@ const (
 	WorkerIdentity      = "porthole-demo-worker"
 	CompletedWorkflowID = "order-completed-1"
 	FailedWorkflowID    = "order-failed-1"
+	TimedOutWorkflowID  = "order-timed-out-1"
 	RunningWorkflowID   = "shipment-running-1"
 	ChildWorkflowID     = "shipment-running-1-label"
 	ScheduleID          = "nightly-report"
@@ -71,6 +72,19 @@ const (
 	ChildWorkflowType    = "PrintLabelWorkflow"
 	ChargeActivityType   = "ChargeCard"
 	ReserveActivityType  = "ReserveCarrier"
+	SlowWorkflowType     = "PackingWorkflow"
+	StockActivityType    = "CheckStock"
+	PackActivityType     = "PackParcel"
+)
+
+// The failed workflow's chain of causes: the workflow's own failure, the
+// activity's (Temporal's wrapper), the activity's application error, and
+// the error that caused it. Their messages hold secrets and a bidi
+// override that must reach a client quoted, redacted and escaped.
+const (
+	FailureMessage      = "inventory check failed: " + FreeTextMarker
+	StockFailureMessage = "stock service refused: session " + SecretJWT
+	RootCauseMessage    = "warehouse db \u202e unreachable with key " + SecretAWSKey
 )
 
 // Fixture is a seeded namespace with its worker still running: the running
@@ -108,6 +122,9 @@ func Seed(ctx context.Context, hostPort, namespace string) (*Fixture, error) {
 	w.RegisterWorkflowWithOptions(printLabelWorkflow, workflow.RegisterOptions{Name: ChildWorkflowType})
 	w.RegisterActivityWithOptions(chargeCard, activity.RegisterOptions{Name: ChargeActivityType})
 	w.RegisterActivityWithOptions(reserveCarrier, activity.RegisterOptions{Name: ReserveActivityType})
+	w.RegisterWorkflowWithOptions(packingWorkflow, workflow.RegisterOptions{Name: SlowWorkflowType})
+	w.RegisterActivityWithOptions(checkStock, activity.RegisterOptions{Name: StockActivityType})
+	w.RegisterActivityWithOptions(packParcel, activity.RegisterOptions{Name: PackActivityType})
 	if err := w.Start(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("seed: starting the worker: %w", err)
@@ -145,11 +162,20 @@ func (f *Fixture) seed(ctx context.Context) error {
 	if _, err := f.client.ExecuteWorkflow(ctx, f.startOptions(RunningWorkflowID), ShipmentWorkflowType, CanaryInput); err != nil {
 		return fmt.Errorf("seed: starting %s: %w", RunningWorkflowID, err)
 	}
+	slow := f.startOptions(TimedOutWorkflowID)
+	slow.WorkflowExecutionTimeout = 4 * time.Second
+	timedOut, err := f.client.ExecuteWorkflow(ctx, slow, SlowWorkflowType, CanaryInput)
+	if err != nil {
+		return fmt.Errorf("seed: starting %s: %w", TimedOutWorkflowID, err)
+	}
 	if err := completed.Get(ctx, nil); err != nil {
 		return fmt.Errorf("seed: %s did not complete: %w", CompletedWorkflowID, err)
 	}
 	if err := failed.Get(ctx, nil); err == nil {
 		return fmt.Errorf("seed: %s completed but should have failed", FailedWorkflowID)
+	}
+	if err := timedOut.Get(ctx, nil); !errors.As(err, new(*temporal.TimeoutError)) {
+		return fmt.Errorf("seed: %s should have timed out: %v", TimedOutWorkflowID, err)
 	}
 	_, err = f.client.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:   ScheduleID,
@@ -213,7 +239,7 @@ func (f *Fixture) notYet(ctx context.Context) string {
 	if len(s.Info.RecentActions) == 0 {
 		return "the schedule has not acted yet"
 	}
-	for _, id := range []string{CompletedWorkflowID, FailedWorkflowID, RunningWorkflowID, ChildWorkflowID} {
+	for _, id := range []string{CompletedWorkflowID, FailedWorkflowID, TimedOutWorkflowID, RunningWorkflowID, ChildWorkflowID} {
 		resp, err := f.client.CountWorkflow(ctx, countRequest(fmt.Sprintf("WorkflowId = '%s'", id)))
 		if err != nil {
 			return err.Error()
@@ -226,7 +252,7 @@ func (f *Fixture) notYet(ctx context.Context) string {
 	if err != nil {
 		return err.Error()
 	}
-	if closed.GetCount() < 3 { // completed, failed, and the schedule's first run
+	if closed.GetCount() < 4 { // completed, failed, timed out, and the schedule's first run
 		return "visibility does not show the closed workflows yet"
 	}
 	return ""
@@ -244,9 +270,45 @@ func orderWorkflow(ctx workflow.Context, input OrderInput) (string, error) {
 	return CanaryResult, nil
 }
 
+// inventoryWorkflow fails with a chain of causes: its own application
+// error, caused by the activity's failure, caused by the activity's
+// application error, caused by a root error. Each level's details carry a
+// canary.
 func inventoryWorkflow(ctx workflow.Context, input OrderInput) (string, error) {
-	return "", temporal.NewNonRetryableApplicationError(
-		"inventory check failed: "+FreeTextMarker, "InventoryError", nil, CanaryFailureDetails)
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	err := workflow.ExecuteActivity(ctx, StockActivityType, CanaryActivityInput).Get(ctx, nil)
+	return "", temporal.NewApplicationErrorWithOptions(FailureMessage, "InventoryError",
+		temporal.ApplicationErrorOptions{NonRetryable: true, Cause: err, Details: []any{CanaryFailureDetails}})
+}
+
+func checkStock(ctx context.Context, input string) error {
+	root := temporal.NewApplicationErrorWithOptions(RootCauseMessage, "WarehouseError",
+		temporal.ApplicationErrorOptions{Details: []any{CanaryFailureDetails}})
+	return temporal.NewApplicationErrorWithOptions(StockFailureMessage, "StockError",
+		temporal.ApplicationErrorOptions{NonRetryable: true, Cause: root, Details: []any{CanaryFailureDetails}})
+}
+
+// packingWorkflow times out: its activity outlives its start-to-close
+// timeout (one attempt), then the workflow outlives its execution
+// timeout.
+func packingWorkflow(ctx workflow.Context, input OrderInput) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	_ = workflow.ExecuteActivity(actx, PackActivityType, CanaryActivityInput).Get(ctx, nil)
+	return workflow.Sleep(ctx, time.Hour)
+}
+
+func packParcel(ctx context.Context, input string) error {
+	select {
+	case <-ctx.Done():
+	case <-time.After(3 * time.Second):
+	}
+	return nil
 }
 
 func shipmentWorkflow(ctx workflow.Context, input OrderInput) error {
