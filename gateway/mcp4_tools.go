@@ -26,8 +26,8 @@ const (
 		"Returns ids, type, task queue, status and times; never inputs, results or memo."
 	descCountWorkflows   = "Count workflow executions in the namespace that match an optional visibility query."
 	descDescribeWorkflow = "Describe one workflow execution: status, times, pending activities " +
-		"(attempt, last failure message as quoted text) and pending child workflows; why a failed one failed " +
-		"(message and causes) and which timeout a timed-out one hit. runId defaults to the latest run."
+		"(attempt, last failure message as quoted text), child workflows, Nexus operations and callbacks; " +
+		"why a failed one failed (message and causes) and which timeout a timed-out one hit. runId defaults to the latest run."
 	descGetWorkflowHistory = "Read one page of a workflow execution's event history: event id, type and time, " +
 		"activity, timer and child-workflow identifiers, failure messages as quoted text, timeout types. " +
 		"Never payloads, failure details or stack traces."

@@ -112,6 +112,8 @@ func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*
 			InitiatedID:  c.GetInitiatedId(),
 		})
 	}
+	out.PendingNexusOperations, out.MorePendingNexusOperations = listed(resp.GetPendingNexusOperations(), a.conv.pendingNexusOperation)
+	out.Callbacks, out.MoreCallbacks = listed(resp.GetCallbacks(), a.conv.callback)
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
 		// The failure is not on the description: it is read from the

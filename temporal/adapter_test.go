@@ -272,7 +272,8 @@ func TestNoCanaryInAnyAdapterResult(t *testing.T) {
 		results = append(results, v)
 	}
 	add(a.ListWorkflows(ctx, read.ListWorkflowsRequest{PageSize: 100}))
-	for _, id := range []string{temporaltest.CompletedWorkflowID, temporaltest.FailedWorkflowID, temporaltest.TimedOutWorkflowID, temporaltest.RunningWorkflowID, temporaltest.ChildWorkflowID} {
+	for _, id := range []string{temporaltest.CompletedWorkflowID, temporaltest.FailedWorkflowID, temporaltest.TimedOutWorkflowID, temporaltest.RunningWorkflowID,
+		temporaltest.ChildWorkflowID, temporaltest.NexusCallerWorkflowID, temporaltest.NexusHandlerWorkflowID} {
 		ref := read.WorkflowRef{WorkflowID: id}
 		add(a.DescribeWorkflow(ctx, ref))
 		add(a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: ref, PageSize: 1000}))
@@ -359,5 +360,42 @@ func TestWhyAWorkflowFailedOrTimedOut(t *testing.T) {
 	e = failedActivity(temporaltest.TimedOutWorkflowID, "ActivityTaskTimedOut")
 	if e.TimeoutType != "StartToClose" || e.Failure == nil || e.Failure.Kind != "timeout" || e.Failure.TimeoutType != "StartToClose" {
 		t.Errorf("the timed-out activity's event = %+v, failure %+v", e, e.Failure)
+	}
+}
+
+// TestPendingNexusOperationsAndCallbacks: a workflow waiting on a Nexus
+// operation shows it pending with its endpoint, service and operation; the
+// workflow the handler started shows the caller's callback. The input,
+// headers and callback URL are never read (TestNoCanaryInAnyAdapterResult
+// reads both workflows; no result type has a field for them).
+func TestPendingNexusOperationsAndCallbacks(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+	d, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.NexusCallerWorkflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.PendingNexusOperations) != 1 || d.MorePendingNexusOperations != 0 || len(d.Callbacks) != 0 {
+		t.Fatalf("the caller: %+v", d)
+	}
+	op := d.PendingNexusOperations[0]
+	if op.Endpoint != temporaltest.NexusEndpoint || op.Service != temporaltest.NexusService || op.Operation != temporaltest.NexusOperation ||
+		op.State != "Started" || op.Attempt < 1 || op.ScheduledTime == nil || op.ScheduledEventID == 0 {
+		t.Errorf("the pending operation: %+v", op)
+	}
+	d, err = a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.NexusHandlerWorkflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Callbacks) != 1 || d.MoreCallbacks != 0 || len(d.PendingNexusOperations) != 0 {
+		t.Fatalf("the handler's workflow: %+v", d)
+	}
+	if cb := d.Callbacks[0]; cb.Trigger != "WorkflowClosed" || cb.State != "Standby" || cb.RegistrationTime == nil {
+		t.Errorf("the callback: %+v", cb)
+	}
+	b, _ := json.Marshal(d)
+	if strings.Contains(strings.ToLower(string(b)), "http") || strings.Contains(string(b), "temporal://") {
+		t.Errorf("something like a callback URL is in the answer: %s", b)
 	}
 }

@@ -84,6 +84,55 @@ func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingAct
 	}
 }
 
+// listed converts at most read.MaxPendingListed of in and counts the
+// rest.
+func listed[T, R any](in []T, conv func(T) R) ([]R, int) {
+	n := min(len(in), read.MaxPendingListed)
+	out := make([]R, 0, n)
+	for _, v := range in[:n] {
+		out = append(out, conv(v))
+	}
+	return out, len(in) - n
+}
+
+// pendingNexusOperation keeps a pending Nexus operation's names, state,
+// attempts and last failure. Its operation token, cancellation details and
+// the input and headers it was scheduled with are never read.
+func (c conv) pendingNexusOperation(p *workflowpb.PendingNexusOperationInfo) read.PendingNexusOperation {
+	return read.PendingNexusOperation{
+		Endpoint:                c.ident(p.GetEndpoint()),
+		Service:                 c.ident(p.GetService()),
+		Operation:               c.ident(p.GetOperation()),
+		State:                   c.enumName(p.GetState()),
+		Attempt:                 p.GetAttempt(),
+		ScheduledEventID:        p.GetScheduledEventId(),
+		ScheduledTime:           timeOf(p.GetScheduledTime()),
+		LastAttemptCompleteTime: timeOf(p.GetLastAttemptCompleteTime()),
+		NextAttemptScheduleTime: timeOf(p.GetNextAttemptScheduleTime()),
+		LastAttemptFailure:      c.failureSummary(p.GetLastAttemptFailure()),
+		BlockedReason:           c.quotePtr(p.GetBlockedReason()),
+	}
+}
+
+// callback keeps a callback's trigger, state, attempts and last failure.
+// What it calls (a Nexus URL and its headers) is never read.
+func (c conv) callback(cb *workflowpb.CallbackInfo) read.Callback {
+	trigger := "unknown"
+	if cb.GetTrigger().GetWorkflowClosed() != nil {
+		trigger = "WorkflowClosed"
+	}
+	return read.Callback{
+		Trigger:                 trigger,
+		State:                   c.enumName(cb.GetState()),
+		Attempt:                 cb.GetAttempt(),
+		RegistrationTime:        timeOf(cb.GetRegistrationTime()),
+		LastAttemptCompleteTime: timeOf(cb.GetLastAttemptCompleteTime()),
+		NextAttemptScheduleTime: timeOf(cb.GetNextAttemptScheduleTime()),
+		LastAttemptFailure:      c.failureSummary(cb.GetLastAttemptFailure()),
+		BlockedReason:           c.quotePtr(cb.GetBlockedReason()),
+	}
+}
+
 // failureText is what is left of a history page's failure text
 // (read.MaxPageFailureText); nil where one failure is read, which only the
 // quoted cap bounds.

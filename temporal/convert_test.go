@@ -180,3 +180,39 @@ func TestWhichTimeoutRanOut(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingListsAreBounded: a workflow with more pending Nexus
+// operations or callbacks than a description lists shows fifty and the
+// count of the rest; their failures are summarised, their URLs and
+// headers never read.
+func TestPendingListsAreBounded(t *testing.T) {
+	t.Parallel()
+	c := conv{q: quote.New(nil)}
+	ops := make([]*workflowpb.PendingNexusOperationInfo, 70)
+	cbs := make([]*workflowpb.CallbackInfo, 51)
+	for i := range ops {
+		ops[i] = &workflowpb.PendingNexusOperationInfo{Endpoint: "ep", Service: "svc", Operation: "op", LastAttemptFailure: chain(1, "handler down")}
+	}
+	for i := range cbs {
+		cbs[i] = &workflowpb.CallbackInfo{
+			Callback: &commonpb.Callback{Variant: &commonpb.Callback_Nexus_{Nexus: &commonpb.Callback_Nexus{
+				Url: "https://" + temporaltest.CanaryPrefix + "callback-url", Header: map[string]string{"x": temporaltest.CanaryPrefix + "callback-header"}}}},
+			Trigger: &workflowpb.CallbackInfo_Trigger{Variant: &workflowpb.CallbackInfo_Trigger_WorkflowClosed{WorkflowClosed: &workflowpb.CallbackInfo_WorkflowClosed{}}},
+		}
+	}
+	gotOps, moreOps := listed(ops, c.pendingNexusOperation)
+	gotCbs, moreCbs := listed(cbs, c.callback)
+	if len(gotOps) != read.MaxPendingListed || moreOps != 20 || len(gotCbs) != read.MaxPendingListed || moreCbs != 1 {
+		t.Fatalf("listed %d (+%d) operations and %d (+%d) callbacks", len(gotOps), moreOps, len(gotCbs), moreCbs)
+	}
+	if f := gotOps[0].LastAttemptFailure; f == nil || len(f.Causes) != 1 || gotCbs[0].Trigger != "WorkflowClosed" {
+		t.Errorf("operation %+v, callback %+v", gotOps[0], gotCbs[0])
+	}
+	b, _ := json.Marshal([]any{gotOps, gotCbs})
+	if strings.Contains(string(b), temporaltest.CanaryPrefix) {
+		t.Fatalf("a callback's URL or header was read: %s", b)
+	}
+	if none, more := listed([]*workflowpb.CallbackInfo(nil), c.callback); none == nil || len(none) != 0 || more != 0 {
+		t.Fatal("no callbacks must be an empty list, not an absent one")
+	}
+}

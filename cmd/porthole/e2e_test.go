@@ -384,6 +384,21 @@ var everyCall = []struct {
 			t.Errorf("the root cause = %q", m)
 		}
 	}},
+	{"describe_workflow", map[string]any{"workflowId": temporaltest.NexusCallerWorkflowID}, func(t *testing.T, b []byte) {
+		var d read.WorkflowDescription
+		decode(t, b, &d)
+		if len(d.PendingNexusOperations) != 1 || d.PendingNexusOperations[0].Endpoint != temporaltest.NexusEndpoint ||
+			d.PendingNexusOperations[0].Operation != temporaltest.NexusOperation || d.PendingNexusOperations[0].State != "Started" {
+			t.Errorf("the Nexus caller's pending operations = %+v", d.PendingNexusOperations)
+		}
+	}},
+	{"describe_workflow", map[string]any{"workflowId": temporaltest.NexusHandlerWorkflowID}, func(t *testing.T, b []byte) {
+		var d read.WorkflowDescription
+		decode(t, b, &d)
+		if len(d.Callbacks) != 1 || d.Callbacks[0].Trigger != "WorkflowClosed" || d.Callbacks[0].State != "Standby" {
+			t.Errorf("the Nexus handler's callbacks = %+v", d.Callbacks)
+		}
+	}},
 	{"describe_workflow", map[string]any{"workflowId": temporaltest.TimedOutWorkflowID}, func(t *testing.T, b []byte) {
 		var d read.WorkflowDescription
 		decode(t, b, &d)

@@ -124,12 +124,57 @@ type WorkflowDescription struct {
 	ExecutionDurationSeconds float64           `json:"executionDurationSeconds,omitempty" jsonschema:"close time minus execution time, for closed executions"`
 	PendingActivities        []PendingActivity `json:"pendingActivities"`
 	PendingChildren          []PendingChild    `json:"pendingChildren"`
+	// PendingNexusOperations are the Nexus operations the workflow
+	// scheduled that have not completed, at most MaxPendingListed; the
+	// rest are counted.
+	PendingNexusOperations     []PendingNexusOperation `json:"pendingNexusOperations"`
+	MorePendingNexusOperations int                     `json:"morePendingNexusOperations,omitempty" jsonschema:"how many more pending Nexus operations were left out"`
+	// Callbacks are the callbacks attached to the workflow (a Nexus
+	// caller's completion callback), at most MaxPendingListed.
+	Callbacks     []Callback `json:"callbacks"`
+	MoreCallbacks int        `json:"moreCallbacks,omitempty" jsonschema:"how many more callbacks were left out"`
 	// CloseFailure is why a failed workflow failed: the failure of its
 	// close event.
 	CloseFailure *FailureSummary `json:"closeFailure,omitempty" jsonschema:"for a failed workflow, the failure it closed with"`
 	// TimedOut says, for a timed-out workflow, which of its timeouts ran
 	// out.
 	TimedOut *WorkflowTimeout `json:"timedOut,omitempty" jsonschema:"for a timed-out workflow, which timeout ran out"`
+}
+
+// MaxPendingListed bounds the pending Nexus operations and the callbacks a
+// description lists.
+const MaxPendingListed = 50
+
+// PendingNexusOperation is a Nexus operation a workflow scheduled that has
+// not completed. Its input, headers, operation token and callback URL are
+// never read.
+type PendingNexusOperation struct {
+	Endpoint                string          `json:"endpoint"`
+	Service                 string          `json:"service"`
+	Operation               string          `json:"operation"`
+	State                   string          `json:"state" disclose:"enum"`
+	Attempt                 int32           `json:"attempt"`
+	ScheduledEventID        int64           `json:"scheduledEventId"`
+	ScheduledTime           *time.Time      `json:"scheduledTime,omitempty"`
+	LastAttemptCompleteTime *time.Time      `json:"lastAttemptCompleteTime,omitempty"`
+	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
+	LastAttemptFailure      *FailureSummary `json:"lastAttemptFailure,omitempty"`
+	BlockedReason           *quote.Text     `json:"blockedReason,omitempty"`
+}
+
+// Callback is a callback attached to a workflow: Temporal calls it when
+// its trigger fires (a Nexus caller learns that the operation's workflow
+// closed). Its URL and headers are never read.
+type Callback struct {
+	// Trigger is what fires it: WorkflowClosed, or unknown.
+	Trigger                 string          `json:"trigger" disclose:"enum"`
+	State                   string          `json:"state" disclose:"enum"`
+	Attempt                 int32           `json:"attempt"`
+	RegistrationTime        *time.Time      `json:"registrationTime,omitempty"`
+	LastAttemptCompleteTime *time.Time      `json:"lastAttemptCompleteTime,omitempty"`
+	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
+	LastAttemptFailure      *FailureSummary `json:"lastAttemptFailure,omitempty"`
+	BlockedReason           *quote.Text     `json:"blockedReason,omitempty"`
 }
 
 // WorkflowTimeout is which of a timed-out workflow's timeouts ran out.

@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nexus-rpc/sdk-go/nexus"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	nexuspb "go.temporal.io/api/nexus/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporalnexus"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -62,9 +67,16 @@ const (
 	CompletedWorkflowID = "order-completed-1"
 	FailedWorkflowID    = "order-failed-1"
 	TimedOutWorkflowID  = "order-timed-out-1"
-	RunningWorkflowID   = "shipment-running-1"
-	ChildWorkflowID     = "shipment-running-1-label"
-	ScheduleID          = "nightly-report"
+	// NexusCallerWorkflowID waits on a Nexus operation whose handler
+	// started NexusHandlerWorkflowID, which holds the caller's callback.
+	NexusCallerWorkflowID  = "dispatch-running-1"
+	NexusHandlerWorkflowID = "courier-running-1"
+	NexusEndpoint          = "porthole-demo-nexus"
+	NexusService           = "shipping"
+	NexusOperation         = "book-courier"
+	RunningWorkflowID      = "shipment-running-1"
+	ChildWorkflowID        = "shipment-running-1-label"
+	ScheduleID             = "nightly-report"
 
 	OrderWorkflowType    = "OrderWorkflow"
 	FailingWorkflowType  = "InventoryWorkflow"
@@ -75,6 +87,8 @@ const (
 	SlowWorkflowType     = "PackingWorkflow"
 	StockActivityType    = "CheckStock"
 	PackActivityType     = "PackParcel"
+	DispatchWorkflowType = "DispatchWorkflow"
+	CourierWorkflowType  = "CourierWorkflow"
 )
 
 // The failed workflow's chain of causes: the workflow's own failure, the
@@ -123,6 +137,18 @@ func Seed(ctx context.Context, hostPort, namespace string) (*Fixture, error) {
 	w.RegisterActivityWithOptions(chargeCard, activity.RegisterOptions{Name: ChargeActivityType})
 	w.RegisterActivityWithOptions(reserveCarrier, activity.RegisterOptions{Name: ReserveActivityType})
 	w.RegisterWorkflowWithOptions(packingWorkflow, workflow.RegisterOptions{Name: SlowWorkflowType})
+	w.RegisterWorkflowWithOptions(dispatchWorkflow, workflow.RegisterOptions{Name: DispatchWorkflowType})
+	w.RegisterWorkflowWithOptions(courierWorkflow, workflow.RegisterOptions{Name: CourierWorkflowType})
+	shipping := nexus.NewService(NexusService)
+	if err := shipping.Register(temporalnexus.NewWorkflowRunOperation(NexusOperation, courierWorkflow,
+		func(context.Context, OrderInput, nexus.StartOperationOptions) (client.StartWorkflowOptions, error) {
+			return client.StartWorkflowOptions{ID: NexusHandlerWorkflowID, TaskQueue: TaskQueue,
+				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, nil
+		})); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("seed: the Nexus service: %w", err)
+	}
+	w.RegisterNexusService(shipping)
 	w.RegisterActivityWithOptions(checkStock, activity.RegisterOptions{Name: StockActivityType})
 	w.RegisterActivityWithOptions(packParcel, activity.RegisterOptions{Name: PackActivityType})
 	if err := w.Start(); err != nil {
@@ -162,6 +188,12 @@ func (f *Fixture) seed(ctx context.Context) error {
 	if _, err := f.client.ExecuteWorkflow(ctx, f.startOptions(RunningWorkflowID), ShipmentWorkflowType, CanaryInput); err != nil {
 		return fmt.Errorf("seed: starting %s: %w", RunningWorkflowID, err)
 	}
+	if err := f.nexusEndpoint(ctx); err != nil {
+		return err
+	}
+	if _, err := f.client.ExecuteWorkflow(ctx, f.startOptions(NexusCallerWorkflowID), DispatchWorkflowType, CanaryInput); err != nil {
+		return fmt.Errorf("seed: starting %s: %w", NexusCallerWorkflowID, err)
+	}
 	slow := f.startOptions(TimedOutWorkflowID)
 	slow.WorkflowExecutionTimeout = 4 * time.Second
 	timedOut, err := f.client.ExecuteWorkflow(ctx, slow, SlowWorkflowType, CanaryInput)
@@ -195,6 +227,20 @@ func (f *Fixture) seed(ctx context.Context) error {
 		return fmt.Errorf("seed: creating schedule %s: %w", ScheduleID, err)
 	}
 	return f.waitUntilVisible(ctx)
+}
+
+// nexusEndpoint makes the endpoint the Nexus caller calls, targeting the
+// seed worker's task queue; one made by an earlier seeding is kept.
+func (f *Fixture) nexusEndpoint(ctx context.Context) error {
+	_, err := f.client.OperatorService().CreateNexusEndpoint(ctx, &operatorservice.CreateNexusEndpointRequest{Spec: &nexuspb.EndpointSpec{
+		Name: NexusEndpoint,
+		Target: &nexuspb.EndpointTarget{Variant: &nexuspb.EndpointTarget_Worker_{Worker: &nexuspb.EndpointTarget_Worker{
+			Namespace: f.namespace, TaskQueue: TaskQueue}}},
+	}})
+	if err != nil && !errors.As(err, new(*serviceerror.AlreadyExists)) {
+		return fmt.Errorf("seed: creating the Nexus endpoint: %w", err)
+	}
+	return nil
 }
 
 // waitUntilVisible polls until the running workflow's activity has failed at
@@ -231,6 +277,26 @@ func (f *Fixture) notYet(ctx context.Context) string {
 	}
 	if len(d.GetPendingChildren()) == 0 {
 		return "the child workflow has not started"
+	}
+	caller, err := f.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: f.namespace,
+		Execution: &commonpb.WorkflowExecution{WorkflowId: NexusCallerWorkflowID},
+	})
+	if err != nil {
+		return err.Error()
+	}
+	if ops := caller.GetPendingNexusOperations(); len(ops) == 0 || ops[0].GetState() != enumspb.PENDING_NEXUS_OPERATION_STATE_STARTED {
+		return "the Nexus operation has not started"
+	}
+	handler, err := f.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: f.namespace,
+		Execution: &commonpb.WorkflowExecution{WorkflowId: NexusHandlerWorkflowID},
+	})
+	if err != nil {
+		return err.Error()
+	}
+	if len(handler.GetCallbacks()) == 0 {
+		return "the Nexus handler's workflow holds no callback"
 	}
 	s, err := f.client.ScheduleClient().GetHandle(ctx, ScheduleID).Describe(ctx)
 	if err != nil {
@@ -289,6 +355,19 @@ func checkStock(ctx context.Context, input string) error {
 		temporal.ApplicationErrorOptions{Details: []any{CanaryFailureDetails}})
 	return temporal.NewApplicationErrorWithOptions(StockFailureMessage, "StockError",
 		temporal.ApplicationErrorOptions{NonRetryable: true, Cause: root, Details: []any{CanaryFailureDetails}})
+}
+
+// dispatchWorkflow calls the Nexus operation, whose handler starts
+// courierWorkflow, and waits on it: the operation stays pending, and the
+// handler's workflow holds the callback that will tell this one.
+func dispatchWorkflow(ctx workflow.Context, input OrderInput) error {
+	c := workflow.NewNexusClient(NexusEndpoint, NexusService)
+	fut := c.ExecuteOperation(ctx, NexusOperation, CanaryInput, workflow.NexusOperationOptions{ScheduleToCloseTimeout: 24 * time.Hour})
+	return fut.Get(ctx, nil)
+}
+
+func courierWorkflow(ctx workflow.Context, input OrderInput) (string, error) {
+	return "", workflow.Sleep(ctx, 24*time.Hour)
 }
 
 // packingWorkflow times out: its activity outlives its start-to-close
