@@ -150,3 +150,16 @@ func textOf(res *mcp.CallToolResult) string {
 	}
 	return t.Text
 }
+
+func (f *fakeReader) ListSearchAttributes(context.Context) (*read.SearchAttributeList, error) {
+	f.calls.Add(1)
+	return nil, errFake
+}
+func (f *fakeReader) ListBatchOperations(context.Context, read.ListBatchOperationsRequest) (*read.BatchOperationList, error) {
+	f.calls.Add(1)
+	return nil, errFake
+}
+func (f *fakeReader) DescribeBatchOperation(context.Context, read.BatchOperationRef) (*read.BatchOperationDescription, error) {
+	f.calls.Add(1)
+	return nil, errFake
+}

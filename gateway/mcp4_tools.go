@@ -31,10 +31,13 @@ const (
 	descGetWorkflowHistory = "Read one page of a workflow execution's event history: event id, type and time, " +
 		"activity, timer and child-workflow identifiers, failure messages as quoted text, timeout types. " +
 		"Never payloads, failure details or stack traces."
-	descDescribeTaskQueue = "Describe a task queue: the workers polling it for workflow and activity tasks, and its backlog."
-	descListSchedules     = "List schedules in the namespace: id, workflow type, paused, recent and next actions."
-	descDescribeSchedule  = "Describe one schedule: its intervals and cron expressions, policies, counts, and recent, running and next actions. Never the action's arguments."
-	descDescribeNamespace = "Describe the namespace porthole reads: state, retention, archival, server version."
+	descDescribeTaskQueue      = "Describe a task queue: the workers polling it for workflow and activity tasks, and its backlog."
+	descListSchedules          = "List schedules in the namespace: id, workflow type, paused, recent and next actions."
+	descDescribeSchedule       = "Describe one schedule: its intervals and cron expressions, policies, counts, and recent, running and next actions. Never the action's arguments."
+	descDescribeNamespace      = "Describe the namespace porthole reads: state, retention, archival, server version."
+	descListSearchAttributes   = "List the namespace's search attributes, system and custom: name, type, and whether porthole allows it in a query. Never values."
+	descListBatchOperations    = "List batch operations in the namespace: job id, type, state, start and close time."
+	descDescribeBatchOperation = "Describe one batch operation: type, state, times, counts (total, complete, failed), and identity and reason as quoted text."
 )
 
 // Tool inputs. Field names are camelCase; no input names a namespace, which
@@ -73,6 +76,15 @@ type listSchedulesInput struct {
 
 type scheduleInput struct {
 	ScheduleID string `json:"scheduleId" jsonschema:"the schedule id"`
+}
+
+type listBatchOperationsInput struct {
+	PageSize      int    `json:"pageSize,omitempty" jsonschema:"1 to 100, default 20"`
+	NextPageToken string `json:"nextPageToken,omitempty" jsonschema:"from the previous page"`
+}
+
+type batchOperationInput struct {
+	JobID string `json:"jobId" jsonschema:"the batch operation's job id"`
 }
 
 type noInput struct{}
@@ -295,7 +307,59 @@ func (g *Server) catalog() []tool {
 			func(ctx context.Context, _ noInput) (*read.NamespaceDescription, error) {
 				return r.DescribeNamespace(ctx)
 			}),
+		define(g, policy.ToolListSearchAttributes, descListSearchAttributes,
+			func(*noInput) error { return nil },
+			func(ctx context.Context, _ noInput) (*read.SearchAttributeList, error) {
+				l, err := r.ListSearchAttributes(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return g.markQueryable(ctx, l), nil
+			}),
+		define(g, policy.ToolListBatchOperations, descListBatchOperations,
+			func(in *listBatchOperationsInput) (err error) {
+				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxPageSize)
+				return err
+			},
+			func(ctx context.Context, in listBatchOperationsInput) (*read.BatchOperationList, error) {
+				return r.ListBatchOperations(ctx, read.ListBatchOperationsRequest{PageSize: in.PageSize, NextPageToken: in.NextPageToken})
+			}),
+		define(g, policy.ToolDescribeBatchOperation, descDescribeBatchOperation,
+			func(in *batchOperationInput) error { return policy.CheckIdentifier("jobId", in.JobID, true) },
+			func(ctx context.Context, in batchOperationInput) (*read.BatchOperationDescription, error) {
+				return r.DescribeBatchOperation(ctx, read.BatchOperationRef{JobID: in.JobID})
+			}),
 	}
+}
+
+// markQueryable is l, copied, with each attribute marked by whether the
+// query screen lets a query name it under the rules in force now (a
+// reloaded policy file's attributes count at once). Where Temporal refused
+// the list, it holds the attributes porthole knows instead: the screen's
+// system attributes and the custom ones the operator allowed, with source
+// "porthole". The operator's list is no secret from a client: the screen's
+// refusal of any other attribute names it.
+func (g *Server) markQueryable(ctx context.Context, l *read.SearchAttributeList) *read.SearchAttributeList {
+	rules := g.queryRules()
+	out := *l
+	out.Attributes = slices.Clone(l.Attributes)
+	if !l.Complete && len(out.Attributes) == 0 {
+		for _, name := range policy.SystemAttributes {
+			out.Attributes = append(out.Attributes, read.SearchAttribute{Name: name, System: true, Source: "porthole"})
+		}
+		for _, name := range rules.CustomAttributes {
+			out.Attributes = append(out.Attributes, read.SearchAttribute{Name: g.quote.EscapeIdentifier(name), Source: "porthole"})
+		}
+		slices.SortFunc(out.Attributes, func(x, y read.SearchAttribute) int { return strings.Compare(x.Name, y.Name) })
+	}
+	for i := range out.Attributes {
+		out.Attributes[i].AllowedInQueries = policy.AllowedInQuery(out.Attributes[i].Name, rules)
+	}
+	// The cache keeps Temporal's answer, not this one: the marks depend on
+	// the rules in force at this call, so the entry's first rendering must
+	// not answer the next hit (see render).
+	resultNotesFrom(ctx).entry = nil
+	return &out
 }
 
 func checkWorkflowRef(workflowID, runID string) error {

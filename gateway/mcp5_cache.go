@@ -215,3 +215,21 @@ func (c *cachingReader) DescribeSchedule(ctx context.Context, req read.ScheduleR
 func (c *cachingReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDescription, error) {
 	return cachedRead(c, ctx, "DescribeNamespace", func(ctx context.Context) (*read.NamespaceDescription, error) { return c.Reader.DescribeNamespace(ctx) })
 }
+
+func (c *cachingReader) ListSearchAttributes(ctx context.Context) (*read.SearchAttributeList, error) {
+	return cachedRead(c, ctx, "ListSearchAttributes", func(ctx context.Context) (*read.SearchAttributeList, error) {
+		return c.Reader.ListSearchAttributes(ctx)
+	})
+}
+
+func (c *cachingReader) ListBatchOperations(ctx context.Context, req read.ListBatchOperationsRequest) (*read.BatchOperationList, error) {
+	return cachedRead(c, ctx, key("ListBatchOperations", req), func(ctx context.Context) (*read.BatchOperationList, error) {
+		return c.Reader.ListBatchOperations(ctx, req)
+	})
+}
+
+func (c *cachingReader) DescribeBatchOperation(ctx context.Context, req read.BatchOperationRef) (*read.BatchOperationDescription, error) {
+	return cachedRead(c, ctx, key("DescribeBatchOperation", req), func(ctx context.Context) (*read.BatchOperationDescription, error) {
+		return c.Reader.DescribeBatchOperation(ctx, req)
+	})
+}

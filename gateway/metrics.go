@@ -197,6 +197,16 @@ func (t timedReader) DescribeNamespace(ctx context.Context) (*read.NamespaceDesc
 	return observe(t.m, "DescribeNamespace", func() (*read.NamespaceDescription, error) { return t.Reader.DescribeNamespace(ctx) })
 }
 
+func (t timedReader) ListSearchAttributes(ctx context.Context) (*read.SearchAttributeList, error) {
+	return observe(t.m, "ListSearchAttributes", func() (*read.SearchAttributeList, error) { return t.Reader.ListSearchAttributes(ctx) })
+}
+func (t timedReader) ListBatchOperations(ctx context.Context, req read.ListBatchOperationsRequest) (*read.BatchOperationList, error) {
+	return observe(t.m, "ListBatchOperations", func() (*read.BatchOperationList, error) { return t.Reader.ListBatchOperations(ctx, req) })
+}
+func (t timedReader) DescribeBatchOperation(ctx context.Context, req read.BatchOperationRef) (*read.BatchOperationDescription, error) {
+	return observe(t.m, "DescribeBatchOperation", func() (*read.BatchOperationDescription, error) { return t.Reader.DescribeBatchOperation(ctx, req) })
+}
+
 // timedAuditor measures every audit write, from request to answer.
 type timedAuditor struct {
 	Auditor

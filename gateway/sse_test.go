@@ -13,6 +13,7 @@ import (
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/policy"
 )
 
 // bearerTransport adds a token to every request.
@@ -84,7 +85,7 @@ func TestLegacySSEServesBehindTheSameChain(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 8 {
+	if err != nil || len(tools.Tools) != len(policy.Tools) {
 		t.Fatalf("tools/list over SSE: %v, %v", tools, err)
 	}
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "describe_namespace"}); err != nil {

@@ -20,15 +20,22 @@ import (
 
 // The fixed tool set. Nothing that starts, signals, queries, updates,
 // cancels, terminates, resets, deletes, pauses or triggers is among them.
+// list_batch_operations and describe_batch_operation carry "batch", a
+// mutating verb to the screen that upstream tools pass (MutatingVerbs):
+// they read batch operations and start none; the gateway's tests name the
+// read RPCs each makes.
 const (
-	ToolListWorkflows      = "list_workflows"
-	ToolCountWorkflows     = "count_workflows"
-	ToolDescribeWorkflow   = "describe_workflow"
-	ToolGetWorkflowHistory = "get_workflow_history"
-	ToolDescribeTaskQueue  = "describe_task_queue"
-	ToolListSchedules      = "list_schedules"
-	ToolDescribeSchedule   = "describe_schedule"
-	ToolDescribeNamespace  = "describe_namespace"
+	ToolListWorkflows          = "list_workflows"
+	ToolCountWorkflows         = "count_workflows"
+	ToolDescribeWorkflow       = "describe_workflow"
+	ToolGetWorkflowHistory     = "get_workflow_history"
+	ToolDescribeTaskQueue      = "describe_task_queue"
+	ToolListSchedules          = "list_schedules"
+	ToolDescribeSchedule       = "describe_schedule"
+	ToolDescribeNamespace      = "describe_namespace"
+	ToolListSearchAttributes   = "list_search_attributes"
+	ToolListBatchOperations    = "list_batch_operations"
+	ToolDescribeBatchOperation = "describe_batch_operation"
 )
 
 // Tools lists every tool porthole serves, in the order tools/list shows them.
@@ -41,6 +48,9 @@ var Tools = []string{
 	ToolListSchedules,
 	ToolDescribeSchedule,
 	ToolDescribeNamespace,
+	ToolListSearchAttributes,
+	ToolListBatchOperations,
+	ToolDescribeBatchOperation,
 }
 
 // Bounds on arguments.

@@ -58,6 +58,16 @@ func CheckCustomAttributes(names []string) error {
 	return nil
 }
 
+// AllowedInQuery reports whether the screen lets a query name the search
+// attribute name under rules: what ScreenQuery decides of one column, so
+// that list_search_attributes says exactly what the screen does.
+func AllowedInQuery(name string, rules QueryRules) bool {
+	if forbidden(name) != nil {
+		return false
+	}
+	return slices.Contains(SystemAttributes, name) || slices.Contains(rules.CustomAttributes, name)
+}
+
 // ErrConfig wraps a refusal of porthole's own configuration.
 var ErrConfig = errors.New("policy: configuration refused")
 
@@ -349,7 +359,7 @@ func (s *screen) column(col *sqlparser.ColName) error {
 	if f := forbidden(name); f != nil {
 		return Refuse("query may not name %s: %s", f.name, f.why)
 	}
-	if slices.Contains(SystemAttributes, name) || slices.Contains(s.rules.CustomAttributes, name) {
+	if AllowedInQuery(name, s.rules) {
 		s.seen[name] = true
 		return nil
 	}

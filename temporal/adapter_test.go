@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
@@ -83,6 +85,29 @@ func TestEveryAllowedRPCIsARead(t *testing.T) {
 			!strings.HasPrefix(name, "List") && !strings.HasPrefix(name, "Count") {
 			t.Errorf("allowed RPC %s does not read", method)
 		}
+	}
+}
+
+// TestTheGuardAllowsExactlyTheReadsTheToolsMake pins the guard's list: a
+// new entry is a new wire porthole may speak, and is reviewed here.
+func TestTheGuardAllowsExactlyTheReadsTheToolsMake(t *testing.T) {
+	t.Parallel()
+	want := []string{
+		"/temporal.api.operatorservice.v1.OperatorService/ListSearchAttributes",
+		"/temporal.api.workflowservice.v1.WorkflowService/CountWorkflowExecutions",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeBatchOperation",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeNamespace",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeSchedule",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeTaskQueue",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution",
+		"/temporal.api.workflowservice.v1.WorkflowService/GetSystemInfo",
+		"/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory",
+		"/temporal.api.workflowservice.v1.WorkflowService/ListBatchOperations",
+		"/temporal.api.workflowservice.v1.WorkflowService/ListSchedules",
+		"/temporal.api.workflowservice.v1.WorkflowService/ListWorkflowExecutions",
+	}
+	if got := slices.Sorted(maps.Keys(allowedRPCs)); !slices.Equal(got, want) {
+		t.Fatalf("the guard allows %v, want exactly %v", got, want)
 	}
 }
 
@@ -245,6 +270,54 @@ func TestAdapterReadsTheSeededNamespace(t *testing.T) {
 		}
 	})
 
+	t.Run("search attributes name system and custom ones with types", func(t *testing.T) {
+		l, err := a.ListSearchAttributes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.Complete || l.Note != nil {
+			t.Fatalf("complete = %v, note = %v; want a complete list from the dev server", l.Complete, l.Note)
+		}
+		got := map[string]read.SearchAttribute{}
+		for _, s := range l.Attributes {
+			got[s.Name] = s
+		}
+		if c := got[temporaltest.CustomSearchAttribute]; c.System || c.Type != "Keyword" || c.Source != "temporal" {
+			t.Errorf("custom attribute = %+v, want a custom Keyword from temporal", c)
+		}
+		if s := got["WorkflowType"]; !s.System || s.Type != "Keyword" {
+			t.Errorf("WorkflowType = %+v, want a system Keyword", s)
+		}
+		if !slices.IsSortedFunc(l.Attributes, func(x, y read.SearchAttribute) int { return strings.Compare(x.Name, y.Name) }) {
+			t.Error("attributes are not sorted by name")
+		}
+	})
+
+	t.Run("batch operations list and describe, identity and reason quoted", func(t *testing.T) {
+		l, err := a.ListBatchOperations(ctx, read.ListBatchOperationsRequest{PageSize: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.BatchOperations) != 1 || l.BatchOperations[0].JobID != temporaltest.BatchJobID || l.BatchOperations[0].State != "Completed" {
+			t.Fatalf("batch operations = %+v, want %s completed", l.BatchOperations, temporaltest.BatchJobID)
+		}
+		d, err := a.DescribeBatchOperation(ctx, read.BatchOperationRef{JobID: temporaltest.BatchJobID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.OperationType != "Signal" || d.State != "Completed" || d.StartTime == nil || d.CloseTime == nil || d.TotalOperationCount != 0 {
+			t.Fatalf("batch operation = %+v", d)
+		}
+		for what, q := range map[string]*quote.Text{"identity": d.Identity, "reason": d.Reason} {
+			if q == nil || q.Origin != quote.OriginTemporal || !strings.Contains(q.Text, temporaltest.FreeTextMarker) {
+				t.Errorf("%s = %+v, want quoted Temporal text", what, q)
+			}
+		}
+		if _, err := a.DescribeBatchOperation(ctx, read.BatchOperationRef{JobID: "no-such-batch"}); !errors.Is(err, read.ErrNotFound) {
+			t.Errorf("an unknown job id: err = %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("namespace", func(t *testing.T) {
 		n, err := a.DescribeNamespace(ctx)
 		if err != nil {
@@ -282,6 +355,9 @@ func TestNoCanaryInAnyAdapterResult(t *testing.T) {
 	add(a.ListSchedules(ctx, read.ListSchedulesRequest{PageSize: 10}))
 	add(a.DescribeSchedule(ctx, read.ScheduleRef{ScheduleID: temporaltest.ScheduleID}))
 	add(a.DescribeNamespace(ctx))
+	add(a.ListSearchAttributes(ctx))
+	add(a.ListBatchOperations(ctx, read.ListBatchOperationsRequest{PageSize: 100}))
+	add(a.DescribeBatchOperation(ctx, read.BatchOperationRef{JobID: temporaltest.BatchJobID}))
 	b, err := json.Marshal(results)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,6 +30,11 @@ var allowedRPCs = map[string]bool{
 	workflowservice.WorkflowService_DescribeTaskQueue_FullMethodName:           true,
 	workflowservice.WorkflowService_ListSchedules_FullMethodName:               true,
 	workflowservice.WorkflowService_DescribeSchedule_FullMethodName:            true,
+	workflowservice.WorkflowService_ListBatchOperations_FullMethodName:         true,
+	workflowservice.WorkflowService_DescribeBatchOperation_FullMethodName:      true,
+	// The operator service's one read: the namespace's search attributes
+	// and their types (list_search_attributes).
+	operatorservice.OperatorService_ListSearchAttributes_FullMethodName: true,
 }
 
 // readOnlyGuard is a unary client interceptor that refuses every method not

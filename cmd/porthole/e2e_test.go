@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
@@ -487,6 +488,50 @@ var everyCall = []struct {
 		decode(t, b, &n)
 		if n.Namespace != devServer(t).Namespace || n.State != "Registered" {
 			t.Errorf("namespace = %+v", n)
+		}
+	}},
+	{"list_search_attributes", nil, func(t *testing.T, b []byte) {
+		var l read.SearchAttributeList
+		decode(t, b, &l)
+		got := map[string]read.SearchAttribute{}
+		for _, a := range l.Attributes {
+			got[a.Name] = a
+		}
+		// The custom attribute exists but nobody allowed it; the
+		// namespace division is a system attribute no query may name.
+		want := map[string]read.SearchAttribute{
+			temporaltest.CustomSearchAttribute: {Name: temporaltest.CustomSearchAttribute, Type: "Keyword", Source: "temporal"},
+			"WorkflowType":                     {Name: "WorkflowType", Type: "Keyword", System: true, AllowedInQueries: true, Source: "temporal"},
+			"TemporalNamespaceDivision":        {Name: "TemporalNamespaceDivision", Type: "Keyword", System: true, Source: "temporal"},
+		}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("%s = %+v, want %+v", name, got[name], w)
+			}
+		}
+		if !l.Complete || l.Note != nil {
+			t.Errorf("complete %v, note %v: want the dev server's whole list", l.Complete, l.Note)
+		}
+	}},
+	{"list_batch_operations", map[string]any{"pageSize": 10}, func(t *testing.T, b []byte) {
+		var l read.BatchOperationList
+		decode(t, b, &l)
+		if len(l.BatchOperations) != 1 || l.BatchOperations[0].JobID != temporaltest.BatchJobID || l.BatchOperations[0].State != "Completed" || l.BatchOperations[0].StartTime == nil {
+			t.Errorf("batch operations = %+v", l.BatchOperations)
+		}
+	}},
+	{"describe_batch_operation", map[string]any{"jobId": temporaltest.BatchJobID}, func(t *testing.T, b []byte) {
+		var d read.BatchOperationDescription
+		decode(t, b, &d)
+		if d.JobID != temporaltest.BatchJobID || d.OperationType != "Signal" || d.State != "Completed" || d.CloseTime == nil {
+			t.Errorf("batch operation = %+v", d)
+		}
+		// Identity and reason are somebody else's words: quoted, and the
+		// access key in them redacted.
+		for what, q := range map[string]*quote.Text{"identity": d.Identity, "reason": d.Reason} {
+			if q == nil || q.Origin != quote.OriginTemporal || !strings.Contains(q.Text, temporaltest.FreeTextMarker) || !strings.Contains(q.Text, "[REDACTED:aws-access-key-id]") {
+				t.Errorf("%s = %+v, want quoted Temporal text with the key redacted", what, q)
+			}
 		}
 	}},
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -84,7 +85,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &list) != nil || len(list.Tools) != 8 {
+	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &list) != nil || len(list.Tools) != len(policy.Tools) {
 		t.Fatalf("inspector tools/list: %v\n%s", err, out)
 	}
 	out, err = runNode(t, dir, node, append(common, "--method", "tools/call", "--tool-name", "describe_workflow",
@@ -139,7 +140,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &got) != nil {
 		t.Fatalf("TypeScript SDK client: %v\n%s", err, out)
 	}
-	if len(got.Tools) != 8 {
+	if len(got.Tools) != len(policy.Tools) {
 		t.Errorf("the TypeScript SDK saw %d tools", len(got.Tools))
 	}
 	for _, tl := range got.Tools {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
+	"github.com/porthole-dev/porthole/policy"
 )
 
 // oauthPorthole is a porthole serving with OAuth alone (no tokens file),
@@ -213,7 +214,7 @@ func TestTypeScriptSDKWithAnOAuthToken(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &got) != nil {
 		t.Fatalf("TypeScript SDK client with an OAuth token: %v\n%s", err, out)
 	}
-	if len(got.Tools) != 8 || len(got.Results) != len(everyCallArgs()) {
+	if len(got.Tools) != len(policy.Tools) || len(got.Results) != len(everyCallArgs()) {
 		t.Fatalf("the TypeScript SDK saw %d tools and %d results:\n%s", len(got.Tools), len(got.Results), out)
 	}
 	for _, r := range got.Results {

@@ -596,3 +596,34 @@ func TestChildStderrIsLoggedByLineAtABoundedRate(t *testing.T) {
 		t.Fatalf("logged %v", got)
 	}
 }
+
+// TestAnUpstreamToolCannotBorrowAReadExemption: porthole's own
+// list_batch_operations and describe_batch_operation read, and its tests
+// excuse them from the mutating-verb screen by exact name. That excuse is
+// no part of the screen: an upstream tool of the same name, read-only by
+// its hint and pinned by the operator, is still withheld for "batch".
+func TestAnUpstreamToolCannotBorrowAReadExemption(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "look-alike", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "lookup", Description: "Look a thing up.", InputSchema: object("q"), Annotations: readOnlyHint},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("found"), nil })
+	for _, name := range []string{"list_batch_operations", "describe_batch_operation"} {
+		srv.AddTool(&mcp.Tool{Name: name, Description: "Reads, it says.", InputSchema: object(), Annotations: readOnlyHint},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("done"), nil })
+	}
+	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	_, u, ev := startSet(t, Entry{Name: "lookalike", Transport: TransportSSE, URL: hs.URL, Tools: named("lookup", "list_batch_operations", "describe_batch_operation")}, nil)
+
+	if got := exposedNames(u); !slices.Equal(got, []string{"lookalike__lookup"}) {
+		t.Fatalf("exposed %v, want only lookalike__lookup", got)
+	}
+	for _, name := range []string{"list_batch_operations", "describe_batch_operation"} {
+		if got := ev.reason(name); !strings.Contains(got, "mutating verb(s) batch") {
+			t.Errorf("%s withheld for %q, want the verb screen's reason", name, got)
+		}
+		if _, err := u.Call(context.Background(), name, nil); !errors.Is(err, ErrWithheld) {
+			t.Errorf("the upstream's %s was called: %v", name, err)
+		}
+	}
+}

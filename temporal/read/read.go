@@ -43,6 +43,13 @@ type Reader interface {
 	ListSchedules(ctx context.Context, req ListSchedulesRequest) (*ScheduleList, error)
 	DescribeSchedule(ctx context.Context, req ScheduleRef) (*ScheduleDescription, error)
 	DescribeNamespace(ctx context.Context) (*NamespaceDescription, error)
+	// ListSearchAttributes lists the namespace's search attributes, names
+	// and types only. Where Temporal refuses the read (Temporal Cloud may),
+	// it answers with Complete false, no attributes and a Note saying so,
+	// rather than an error: the gateway then lists what porthole knows.
+	ListSearchAttributes(ctx context.Context) (*SearchAttributeList, error)
+	ListBatchOperations(ctx context.Context, req ListBatchOperationsRequest) (*BatchOperationList, error)
+	DescribeBatchOperation(ctx context.Context, req BatchOperationRef) (*BatchOperationDescription, error)
 	// Ping reports whether Temporal answers, for readiness checks.
 	Ping(ctx context.Context) error
 }
@@ -104,4 +111,15 @@ type ListSchedulesRequest struct {
 // ScheduleRef names a schedule.
 type ScheduleRef struct {
 	ScheduleID string
+}
+
+// ListBatchOperationsRequest asks for one page of batch operations.
+type ListBatchOperationsRequest struct {
+	PageSize      int
+	NextPageToken string
+}
+
+// BatchOperationRef names a batch operation by its job id.
+type BatchOperationRef struct {
+	JobID string
 }

@@ -329,3 +329,68 @@ type NamespaceDescription struct {
 	VisibilityArchivalState string  `json:"visibilityArchivalState,omitempty" disclose:"enum"`
 	ServerVersion           string  `json:"serverVersion,omitempty" disclose:"version"`
 }
+
+// SearchAttribute is one search attribute of the namespace: its name and
+// type, never a value.
+type SearchAttribute struct {
+	Name string `json:"name"`
+	// Type is the attribute's indexed value type (Keyword, Text, Int,
+	// Double, Bool, Datetime, KeywordList); absent when Temporal did not
+	// say.
+	Type   string `json:"type,omitempty" disclose:"enum"`
+	System bool   `json:"system" jsonschema:"a system attribute every namespace has; false for a custom attribute"`
+	// AllowedInQueries is set by the gateway from the query rules in force
+	// at the time of the call: whether porthole's query screen lets a
+	// visibility query name this attribute.
+	AllowedInQueries bool `json:"allowedInQueries" jsonschema:"whether porthole lets a query (list_workflows, count_workflows) name this attribute"`
+	// Source says where the entry came from: "temporal" when Temporal
+	// listed it, "porthole" when Temporal refused the list and the entry
+	// is one porthole itself knows (its system attributes, the custom
+	// attributes the operator allowed).
+	Source string `json:"source" jsonschema:"temporal when Temporal listed it; porthole when Temporal refused the list and porthole named it from its own configuration" disclose:"enum"`
+}
+
+// SearchAttributeList is the namespace's search attributes, system and
+// custom, sorted by name.
+type SearchAttributeList struct {
+	Observation
+	Attributes []SearchAttribute `json:"attributes"`
+	// Complete is false when Temporal refused to list the attributes and
+	// the list holds only what porthole knows; Note then says so.
+	Complete bool        `json:"complete" jsonschema:"false when Temporal refused the list and only the attributes porthole knows are shown"`
+	Note     *quote.Text `json:"note,omitempty"`
+}
+
+// BatchOperationSummary is one batch operation as the list shows it.
+type BatchOperationSummary struct {
+	JobID string `json:"jobId"`
+	// OperationType is what the batch does to each workflow, as the server
+	// names it: Terminate, Cancel, Signal, Delete, Reset, ... (newer
+	// servers: TerminateWorkflow, SignalWorkflow, ...); absent when the
+	// server did not say.
+	OperationType string     `json:"operationType,omitempty" disclose:"enum"`
+	State         string     `json:"state" disclose:"enum"`
+	StartTime     *time.Time `json:"startTime,omitempty"`
+	CloseTime     *time.Time `json:"closeTime,omitempty"`
+}
+
+// BatchOperationList is one page of batch operations. Temporal's list
+// carries no counts, identity or reason: describe_batch_operation has them.
+type BatchOperationList struct {
+	Observation
+	BatchOperations []BatchOperationSummary `json:"batchOperations"`
+	NextPageToken   string                  `json:"nextPageToken,omitempty" disclose:"token"`
+}
+
+// BatchOperationDescription is one batch operation: what it does, how far
+// it got, and who started it why. Its visibility query (which can name
+// search-attribute values) and its list of executions are never read.
+type BatchOperationDescription struct {
+	Observation
+	BatchOperationSummary
+	TotalOperationCount    int64       `json:"totalOperationCount"`
+	CompleteOperationCount int64       `json:"completeOperationCount"`
+	FailureOperationCount  int64       `json:"failureOperationCount"`
+	Identity               *quote.Text `json:"identity,omitempty"`
+	Reason                 *quote.Text `json:"reason,omitempty"`
+}

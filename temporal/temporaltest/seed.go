@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nexus-rpc/sdk-go/nexus"
+	batchpb "go.temporal.io/api/batch/v1"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	nexuspb "go.temporal.io/api/nexus/v1"
@@ -41,6 +42,7 @@ const (
 	CanaryScheduleArgs    = CanaryPrefix + "schedule-action-args"
 	CanaryScheduleMemo    = CanaryPrefix + "schedule-memo"
 	CanaryChildInput      = CanaryPrefix + "child-input"
+	CanaryBatchSignal     = CanaryPrefix + "batch-signal-input"
 )
 
 // Secret-shaped strings a careless worker wrote into a failure message. They
@@ -77,6 +79,13 @@ const (
 	RunningWorkflowID      = "shipment-running-1"
 	ChildWorkflowID        = "shipment-running-1-label"
 	ScheduleID             = "nightly-report"
+	// BatchJobID is a batch operation that signals the workflows of a query
+	// matching none: it completes having touched nothing. Its identity and
+	// reason carry FreeTextMarker and SecretAWSKey.
+	BatchJobID       = "porthole-seed-batch"
+	BatchIdentity    = "porthole-seeder " + FreeTextMarker + " key " + SecretAWSKey
+	BatchReason      = "reconciling carriers: " + FreeTextMarker + "; key " + SecretAWSKey
+	batchSignalQuery = "WorkflowId = 'porthole-seed-batch-matches-nothing'"
 
 	OrderWorkflowType    = "OrderWorkflow"
 	FailingWorkflowType  = "InventoryWorkflow"
@@ -226,6 +235,9 @@ func (f *Fixture) seed(ctx context.Context) error {
 	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		return fmt.Errorf("seed: creating schedule %s: %w", ScheduleID, err)
 	}
+	if err := f.startBatch(ctx); err != nil {
+		return err
+	}
 	return f.waitUntilVisible(ctx)
 }
 
@@ -239,6 +251,32 @@ func (f *Fixture) nexusEndpoint(ctx context.Context) error {
 	}})
 	if err != nil && !errors.As(err, new(*serviceerror.AlreadyExists)) {
 		return fmt.Errorf("seed: creating the Nexus endpoint: %w", err)
+	}
+	return nil
+}
+
+// startBatch starts the batch operation: a signal, whose input is a canary,
+// to the workflows of a query that matches none, so that no other
+// fixture's state changes.
+func (f *Fixture) startBatch(ctx context.Context) error {
+	input, err := converter.GetDefaultDataConverter().ToPayloads(CanaryBatchSignal)
+	if err != nil {
+		return err
+	}
+	_, err = f.client.WorkflowService().StartBatchOperation(ctx, &workflowservice.StartBatchOperationRequest{
+		Namespace:       f.namespace,
+		JobId:           BatchJobID,
+		VisibilityQuery: batchSignalQuery,
+		Reason:          BatchReason,
+		Operation: &workflowservice.StartBatchOperationRequest_SignalOperation{SignalOperation: &batchpb.BatchOperationSignal{
+			Signal:   "porthole-seed-signal",
+			Input:    input,
+			Identity: BatchIdentity,
+		}},
+	})
+	var exists *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("seed: starting batch operation %s: %w", BatchJobID, err)
 	}
 	return nil
 }
@@ -304,6 +342,13 @@ func (f *Fixture) notYet(ctx context.Context) string {
 	}
 	if len(s.Info.RecentActions) == 0 {
 		return "the schedule has not acted yet"
+	}
+	b, err := f.client.WorkflowService().DescribeBatchOperation(ctx, &workflowservice.DescribeBatchOperationRequest{Namespace: f.namespace, JobId: BatchJobID})
+	if err != nil {
+		return err.Error()
+	}
+	if b.GetState() != enumspb.BATCH_OPERATION_STATE_COMPLETED {
+		return "the batch operation is " + b.GetState().String()
 	}
 	for _, id := range []string{CompletedWorkflowID, FailedWorkflowID, TimedOutWorkflowID, RunningWorkflowID, ChildWorkflowID} {
 		resp, err := f.client.CountWorkflow(ctx, countRequest(fmt.Sprintf("WorkflowId = '%s'", id)))
