@@ -100,17 +100,13 @@ func listed[T, R any](in []T, conv func(T) R) ([]R, int) {
 // the input and headers it was scheduled with are never read.
 func (c conv) pendingNexusOperation(p *workflowpb.PendingNexusOperationInfo) read.PendingNexusOperation {
 	return read.PendingNexusOperation{
-		Endpoint:                c.ident(p.GetEndpoint()),
-		Service:                 c.ident(p.GetService()),
-		Operation:               c.ident(p.GetOperation()),
-		State:                   c.enumName(p.GetState()),
-		Attempt:                 p.GetAttempt(),
-		ScheduledEventID:        p.GetScheduledEventId(),
-		ScheduledTime:           timeOf(p.GetScheduledTime()),
-		LastAttemptCompleteTime: timeOf(p.GetLastAttemptCompleteTime()),
-		NextAttemptScheduleTime: timeOf(p.GetNextAttemptScheduleTime()),
-		LastAttemptFailure:      c.failureSummary(p.GetLastAttemptFailure()),
-		BlockedReason:           c.quotePtr(p.GetBlockedReason()),
+		Endpoint:         c.ident(p.GetEndpoint()),
+		Service:          c.ident(p.GetService()),
+		Operation:        c.ident(p.GetOperation()),
+		State:            c.enumName(p.GetState()),
+		ScheduledEventID: p.GetScheduledEventId(),
+		ScheduledTime:    timeOf(p.GetScheduledTime()),
+		Attempts:         c.attempts(p),
 	}
 }
 
@@ -122,14 +118,30 @@ func (c conv) callback(cb *workflowpb.CallbackInfo) read.Callback {
 		trigger = "WorkflowClosed"
 	}
 	return read.Callback{
-		Trigger:                 trigger,
-		State:                   c.enumName(cb.GetState()),
-		Attempt:                 cb.GetAttempt(),
-		RegistrationTime:        timeOf(cb.GetRegistrationTime()),
-		LastAttemptCompleteTime: timeOf(cb.GetLastAttemptCompleteTime()),
-		NextAttemptScheduleTime: timeOf(cb.GetNextAttemptScheduleTime()),
-		LastAttemptFailure:      c.failureSummary(cb.GetLastAttemptFailure()),
-		BlockedReason:           c.quotePtr(cb.GetBlockedReason()),
+		Trigger:          trigger,
+		State:            c.enumName(cb.GetState()),
+		RegistrationTime: timeOf(cb.GetRegistrationTime()),
+		Attempts:         c.attempts(cb),
+	}
+}
+
+// attempted is what a pending Nexus operation and a callback both say of
+// their attempts.
+type attempted interface {
+	GetAttempt() int32
+	GetLastAttemptCompleteTime() *timestamppb.Timestamp
+	GetNextAttemptScheduleTime() *timestamppb.Timestamp
+	GetLastAttemptFailure() *failurepb.Failure
+	GetBlockedReason() string
+}
+
+func (c conv) attempts(a attempted) read.Attempts {
+	return read.Attempts{
+		Attempt:                 a.GetAttempt(),
+		LastAttemptCompleteTime: timeOf(a.GetLastAttemptCompleteTime()),
+		NextAttemptScheduleTime: timeOf(a.GetNextAttemptScheduleTime()),
+		LastAttemptFailure:      c.failureSummary(a.GetLastAttemptFailure()),
+		BlockedReason:           c.quotePtr(a.GetBlockedReason()),
 	}
 }
 

@@ -149,13 +149,19 @@ const MaxPendingListed = 50
 // not completed. Its input, headers, operation token and callback URL are
 // never read.
 type PendingNexusOperation struct {
-	Endpoint                string          `json:"endpoint"`
-	Service                 string          `json:"service"`
-	Operation               string          `json:"operation"`
-	State                   string          `json:"state" disclose:"enum"`
+	Endpoint         string     `json:"endpoint"`
+	Service          string     `json:"service"`
+	Operation        string     `json:"operation"`
+	State            string     `json:"state" disclose:"enum"`
+	ScheduledEventID int64      `json:"scheduledEventId"`
+	ScheduledTime    *time.Time `json:"scheduledTime,omitempty"`
+	Attempts
+}
+
+// Attempts is how Temporal's tries at something pending have gone (a Nexus
+// operation's, a callback's).
+type Attempts struct {
 	Attempt                 int32           `json:"attempt"`
-	ScheduledEventID        int64           `json:"scheduledEventId"`
-	ScheduledTime           *time.Time      `json:"scheduledTime,omitempty"`
 	LastAttemptCompleteTime *time.Time      `json:"lastAttemptCompleteTime,omitempty"`
 	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
 	LastAttemptFailure      *FailureSummary `json:"lastAttemptFailure,omitempty"`
@@ -167,14 +173,10 @@ type PendingNexusOperation struct {
 // closed). Its URL and headers are never read.
 type Callback struct {
 	// Trigger is what fires it: WorkflowClosed, or unknown.
-	Trigger                 string          `json:"trigger" disclose:"enum"`
-	State                   string          `json:"state" disclose:"enum"`
-	Attempt                 int32           `json:"attempt"`
-	RegistrationTime        *time.Time      `json:"registrationTime,omitempty"`
-	LastAttemptCompleteTime *time.Time      `json:"lastAttemptCompleteTime,omitempty"`
-	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
-	LastAttemptFailure      *FailureSummary `json:"lastAttemptFailure,omitempty"`
-	BlockedReason           *quote.Text     `json:"blockedReason,omitempty"`
+	Trigger          string     `json:"trigger" disclose:"enum"`
+	State            string     `json:"state" disclose:"enum"`
+	RegistrationTime *time.Time `json:"registrationTime,omitempty"`
+	Attempts
 }
 
 // WorkflowTimeout is which of a timed-out workflow's timeouts ran out.
