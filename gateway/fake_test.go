@@ -163,3 +163,11 @@ func (f *fakeReader) DescribeBatchOperation(context.Context, read.BatchOperation
 	f.calls.Add(1)
 	return nil, errFake
 }
+func (f *fakeReader) ListWorkerDeployments(context.Context, read.ListWorkerDeploymentsRequest) (*read.WorkerDeploymentList, error) {
+	f.calls.Add(1)
+	return nil, errFake
+}
+func (f *fakeReader) DescribeWorkerDeployment(context.Context, read.WorkerDeploymentRef) (*read.WorkerDeploymentDescription, error) {
+	f.calls.Add(1)
+	return nil, errFake
+}

@@ -31,13 +31,15 @@ const (
 	descGetWorkflowHistory = "Read one page of a workflow execution's event history: event id, type and time, " +
 		"activity, timer and child-workflow identifiers, failure messages as quoted text, timeout types. " +
 		"Never payloads, failure details or stack traces."
-	descDescribeTaskQueue      = "Describe a task queue: the workers polling it for workflow and activity tasks, and its backlog."
-	descListSchedules          = "List schedules in the namespace: id, workflow type, paused, recent and next actions."
-	descDescribeSchedule       = "Describe one schedule: its intervals and cron expressions, policies, counts, and recent, running and next actions. Never the action's arguments."
-	descDescribeNamespace      = "Describe the namespace porthole reads: state, retention, archival, server version."
-	descListSearchAttributes   = "List the namespace's search attributes, system and custom: name, type, and whether porthole allows it in a query. Never values."
-	descListBatchOperations    = "List batch operations in the namespace: job id, type, state, start and close time."
-	descDescribeBatchOperation = "Describe one batch operation: type, state, times, counts (total, complete, failed), and identity and reason as quoted text."
+	descDescribeTaskQueue        = "Describe a task queue: the workers polling it for workflow and activity tasks, and its backlog."
+	descListSchedules            = "List schedules in the namespace: id, workflow type, paused, recent and next actions."
+	descDescribeSchedule         = "Describe one schedule: its intervals and cron expressions, policies, counts, and recent, running and next actions. Never the action's arguments."
+	descDescribeNamespace        = "Describe the namespace porthole reads: state, retention, archival, server version."
+	descListSearchAttributes     = "List the namespace's search attributes, system and custom: name, type, and whether porthole allows it in a query. Never values."
+	descListBatchOperations      = "List batch operations in the namespace: job id, type, state, start and close time."
+	descDescribeBatchOperation   = "Describe one batch operation: type, state, times, counts (total, complete, failed), and identity and reason as quoted text."
+	descListWorkerDeployments    = "List worker deployments (Worker Versioning) in the namespace: name, current and ramping build ids, ramp percentage, latest build id."
+	descDescribeWorkerDeployment = "Describe one worker deployment: current and ramping version, ramp percentage, and each version's status, drainage, times and task queues."
 )
 
 // Tool inputs. Field names are camelCase; no input names a namespace, which
@@ -85,6 +87,15 @@ type listBatchOperationsInput struct {
 
 type batchOperationInput struct {
 	JobID string `json:"jobId" jsonschema:"the batch operation's job id"`
+}
+
+type listWorkerDeploymentsInput struct {
+	PageSize      int    `json:"pageSize,omitempty" jsonschema:"1 to 100, default 20"`
+	NextPageToken string `json:"nextPageToken,omitempty" jsonschema:"from the previous page"`
+}
+
+type workerDeploymentInput struct {
+	DeploymentName string `json:"deploymentName" jsonschema:"the worker deployment's name"`
 }
 
 type noInput struct{}
@@ -328,6 +339,21 @@ func (g *Server) catalog() []tool {
 			func(in *batchOperationInput) error { return policy.CheckIdentifier("jobId", in.JobID, true) },
 			func(ctx context.Context, in batchOperationInput) (*read.BatchOperationDescription, error) {
 				return r.DescribeBatchOperation(ctx, read.BatchOperationRef{JobID: in.JobID})
+			}),
+		define(g, policy.ToolListWorkerDeployments, descListWorkerDeployments,
+			func(in *listWorkerDeploymentsInput) (err error) {
+				in.PageSize, err = policy.Page(in.NextPageToken, in.PageSize, policy.MaxPageSize)
+				return err
+			},
+			func(ctx context.Context, in listWorkerDeploymentsInput) (*read.WorkerDeploymentList, error) {
+				return r.ListWorkerDeployments(ctx, read.ListWorkerDeploymentsRequest{PageSize: in.PageSize, NextPageToken: in.NextPageToken})
+			}),
+		define(g, policy.ToolDescribeWorkerDeployment, descDescribeWorkerDeployment,
+			func(in *workerDeploymentInput) error {
+				return policy.CheckIdentifier("deploymentName", in.DeploymentName, true)
+			},
+			func(ctx context.Context, in workerDeploymentInput) (*read.WorkerDeploymentDescription, error) {
+				return r.DescribeWorkerDeployment(ctx, read.WorkerDeploymentRef{DeploymentName: in.DeploymentName})
 			}),
 	}
 }

@@ -233,3 +233,15 @@ func (c *cachingReader) DescribeBatchOperation(ctx context.Context, req read.Bat
 		return c.Reader.DescribeBatchOperation(ctx, req)
 	})
 }
+
+func (c *cachingReader) ListWorkerDeployments(ctx context.Context, req read.ListWorkerDeploymentsRequest) (*read.WorkerDeploymentList, error) {
+	return cachedRead(c, ctx, key("ListWorkerDeployments", req), func(ctx context.Context) (*read.WorkerDeploymentList, error) {
+		return c.Reader.ListWorkerDeployments(ctx, req)
+	})
+}
+
+func (c *cachingReader) DescribeWorkerDeployment(ctx context.Context, req read.WorkerDeploymentRef) (*read.WorkerDeploymentDescription, error) {
+	return cachedRead(c, ctx, key("DescribeWorkerDeployment", req), func(ctx context.Context) (*read.WorkerDeploymentDescription, error) {
+		return c.Reader.DescribeWorkerDeployment(ctx, req)
+	})
+}

@@ -207,6 +207,13 @@ func (t timedReader) DescribeBatchOperation(ctx context.Context, req read.BatchO
 	return observe(t.m, "DescribeBatchOperation", func() (*read.BatchOperationDescription, error) { return t.Reader.DescribeBatchOperation(ctx, req) })
 }
 
+func (t timedReader) ListWorkerDeployments(ctx context.Context, req read.ListWorkerDeploymentsRequest) (*read.WorkerDeploymentList, error) {
+	return observe(t.m, "ListWorkerDeployments", func() (*read.WorkerDeploymentList, error) { return t.Reader.ListWorkerDeployments(ctx, req) })
+}
+func (t timedReader) DescribeWorkerDeployment(ctx context.Context, req read.WorkerDeploymentRef) (*read.WorkerDeploymentDescription, error) {
+	return observe(t.m, "DescribeWorkerDeployment", func() (*read.WorkerDeploymentDescription, error) { return t.Reader.DescribeWorkerDeployment(ctx, req) })
+}
+
 // timedAuditor measures every audit write, from request to answer.
 type timedAuditor struct {
 	Auditor

@@ -17,12 +17,13 @@ var servedTools = []string{
 	"list_workflows", "count_workflows", "describe_workflow", "get_workflow_history",
 	"describe_task_queue", "list_schedules", "describe_schedule", "describe_namespace",
 	"list_search_attributes", "list_batch_operations", "describe_batch_operation",
+	"list_worker_deployments", "describe_worker_deployment",
 }
 
 // readsDespiteTheirNames are porthole's own tools whose names the
 // mutating-verb screen flags, each with the read RPCs (full gRPC method
-// names) it makes: "batch" is a mutating verb to the screen, and these two
-// only read batch operations. The exemption lives here, in a test, and
+// names) it makes: "batch" and "deploy" are mutating verbs to the screen,
+// and these only read batch operations and worker deployments. The exemption lives here, in a test, and
 // nowhere at run time: the screen runs on upstream tools alone (package
 // upstream), which may never borrow it, so an upstream tool with one of
 // these names is still withheld (TestAnUpstreamToolCannotBorrowAReadExemption).
@@ -31,6 +32,9 @@ var servedTools = []string{
 var readsDespiteTheirNames = map[string][]string{
 	"list_batch_operations":    {"/temporal.api.workflowservice.v1.WorkflowService/ListBatchOperations"},
 	"describe_batch_operation": {"/temporal.api.workflowservice.v1.WorkflowService/DescribeBatchOperation"},
+	"list_worker_deployments":  {"/temporal.api.workflowservice.v1.WorkflowService/ListWorkerDeployments"},
+	"describe_worker_deployment": {"/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkerDeployment",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkerDeploymentVersion"},
 }
 
 // exemptFromTheVerbScreen reports whether name is one of porthole's own

@@ -20,22 +20,25 @@ import (
 
 // The fixed tool set. Nothing that starts, signals, queries, updates,
 // cancels, terminates, resets, deletes, pauses or triggers is among them.
-// list_batch_operations and describe_batch_operation carry "batch", a
-// mutating verb to the screen that upstream tools pass (MutatingVerbs):
-// they read batch operations and start none; the gateway's tests name the
-// read RPCs each makes.
+// list_batch_operations and describe_batch_operation carry "batch", and
+// list_worker_deployments and describe_worker_deployment "deploy", mutating
+// verbs to the screen that upstream tools pass (MutatingVerbs): they read
+// batch operations and worker deployments and change none; the gateway's
+// tests name the read RPCs each makes.
 const (
-	ToolListWorkflows          = "list_workflows"
-	ToolCountWorkflows         = "count_workflows"
-	ToolDescribeWorkflow       = "describe_workflow"
-	ToolGetWorkflowHistory     = "get_workflow_history"
-	ToolDescribeTaskQueue      = "describe_task_queue"
-	ToolListSchedules          = "list_schedules"
-	ToolDescribeSchedule       = "describe_schedule"
-	ToolDescribeNamespace      = "describe_namespace"
-	ToolListSearchAttributes   = "list_search_attributes"
-	ToolListBatchOperations    = "list_batch_operations"
-	ToolDescribeBatchOperation = "describe_batch_operation"
+	ToolListWorkflows            = "list_workflows"
+	ToolCountWorkflows           = "count_workflows"
+	ToolDescribeWorkflow         = "describe_workflow"
+	ToolGetWorkflowHistory       = "get_workflow_history"
+	ToolDescribeTaskQueue        = "describe_task_queue"
+	ToolListSchedules            = "list_schedules"
+	ToolDescribeSchedule         = "describe_schedule"
+	ToolDescribeNamespace        = "describe_namespace"
+	ToolListSearchAttributes     = "list_search_attributes"
+	ToolListBatchOperations      = "list_batch_operations"
+	ToolDescribeBatchOperation   = "describe_batch_operation"
+	ToolListWorkerDeployments    = "list_worker_deployments"
+	ToolDescribeWorkerDeployment = "describe_worker_deployment"
 )
 
 // Tools lists every tool porthole serves, in the order tools/list shows them.
@@ -51,6 +54,8 @@ var Tools = []string{
 	ToolListSearchAttributes,
 	ToolListBatchOperations,
 	ToolDescribeBatchOperation,
+	ToolListWorkerDeployments,
+	ToolDescribeWorkerDeployment,
 }
 
 // Bounds on arguments.

@@ -183,12 +183,15 @@ func (a *Adapter) DescribeTaskQueue(ctx context.Context, req read.TaskQueueReque
 	// A failure of either fails the whole answer, as before.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The routing of a versioned task queue is the same in both answers;
+	// it is read from the workflow half's.
 	parts := []struct {
-		kind enumspb.TaskQueueType
-		into *read.TaskQueuePart
+		kind       enumspb.TaskQueueType
+		into       *read.TaskQueuePart
+		versioning **read.TaskQueueVersioning
 	}{
-		{enumspb.TASK_QUEUE_TYPE_WORKFLOW, &out.Workflow},
-		{enumspb.TASK_QUEUE_TYPE_ACTIVITY, &out.Activity},
+		{enumspb.TASK_QUEUE_TYPE_WORKFLOW, &out.Workflow, &out.Versioning},
+		{enumspb.TASK_QUEUE_TYPE_ACTIVITY, &out.Activity, nil},
 	}
 	type ended struct {
 		err      error
@@ -205,7 +208,7 @@ func (a *Adapter) DescribeTaskQueue(ctx context.Context, req read.TaskQueueReque
 					cancel()
 				}
 			}()
-			err := a.describeTaskQueuePart(ctx, req.TaskQueue, part.kind, part.into)
+			err := a.describeTaskQueuePart(ctx, req.TaskQueue, part.kind, part.into, part.versioning)
 			ends <- ended{err: err} // before cancelling, so the first failure is the one told
 			if err != nil {
 				cancel()
@@ -232,7 +235,7 @@ func (a *Adapter) DescribeTaskQueue(ctx context.Context, req read.TaskQueueReque
 	return out, nil
 }
 
-func (a *Adapter) describeTaskQueuePart(ctx context.Context, taskQueue string, kind enumspb.TaskQueueType, into *read.TaskQueuePart) error {
+func (a *Adapter) describeTaskQueuePart(ctx context.Context, taskQueue string, kind enumspb.TaskQueueType, into *read.TaskQueuePart, versioning **read.TaskQueueVersioning) error {
 	resp, err := a.client.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
 		Namespace:     a.namespace,
 		TaskQueue:     &taskqueuepb.TaskQueue{Name: taskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
@@ -248,7 +251,12 @@ func (a *Adapter) describeTaskQueuePart(ctx context.Context, taskQueue string, k
 			Identity:       a.conv.quoted(p.GetIdentity()),
 			LastAccessTime: timeOf(p.GetLastAccessTime()),
 			RatePerSecond:  p.GetRatePerSecond(),
+			DeploymentName: a.conv.ident(p.GetDeploymentOptions().GetDeploymentName()),
+			BuildID:        a.conv.ident(p.GetDeploymentOptions().GetBuildId()),
 		})
+	}
+	if v := resp.GetVersioningInfo(); versioning != nil && v != nil {
+		*versioning = a.conv.taskQueueVersioning(v)
 	}
 	if s := resp.GetStats(); s != nil {
 		into.Backlog = &read.TaskQueueBacklog{

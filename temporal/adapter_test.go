@@ -99,11 +99,14 @@ func TestTheGuardAllowsExactlyTheReadsTheToolsMake(t *testing.T) {
 		"/temporal.api.workflowservice.v1.WorkflowService/DescribeNamespace",
 		"/temporal.api.workflowservice.v1.WorkflowService/DescribeSchedule",
 		"/temporal.api.workflowservice.v1.WorkflowService/DescribeTaskQueue",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkerDeployment",
+		"/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkerDeploymentVersion",
 		"/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution",
 		"/temporal.api.workflowservice.v1.WorkflowService/GetSystemInfo",
 		"/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory",
 		"/temporal.api.workflowservice.v1.WorkflowService/ListBatchOperations",
 		"/temporal.api.workflowservice.v1.WorkflowService/ListSchedules",
+		"/temporal.api.workflowservice.v1.WorkflowService/ListWorkerDeployments",
 		"/temporal.api.workflowservice.v1.WorkflowService/ListWorkflowExecutions",
 	}
 	if got := slices.Sorted(maps.Keys(allowedRPCs)); !slices.Equal(got, want) {
@@ -473,5 +476,78 @@ func TestPendingNexusOperationsAndCallbacks(t *testing.T) {
 	b, _ := json.Marshal(d)
 	if strings.Contains(strings.ToLower(string(b)), "http") || strings.Contains(string(b), "temporal://") {
 		t.Errorf("something like a callback URL is in the answer: %s", b)
+	}
+}
+
+// TestWorkerDeploymentsAndVersions: the seeded deployment, with one version
+// current and one ramping, polled by real versioned workers, is listed and
+// described with its routing, each version's status and its task queues;
+// the versioned task queue says where it routes and which build each
+// poller runs.
+func TestWorkerDeploymentsAndVersions(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+	l, err := a.ListWorkerDeployments(ctx, read.ListWorkerDeploymentsRequest{PageSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed *read.WorkerDeploymentSummary
+	for i := range l.Deployments {
+		if l.Deployments[i].Name == temporaltest.DeploymentName {
+			listed = &l.Deployments[i]
+		}
+	}
+	wantRouting := func(what string, r read.DeploymentRouting) {
+		t.Helper()
+		if r.CurrentBuildID != temporaltest.CurrentBuildID || r.RampingBuildID != temporaltest.RampingBuildID || r.RampingPercentage != temporaltest.RampPercentage {
+			t.Errorf("%s routing = %+v", what, r)
+		}
+	}
+	if listed == nil {
+		t.Fatalf("the deployment is not listed: %+v", l.Deployments)
+	}
+	wantRouting("the list's", listed.Routing)
+
+	d, err := a.DescribeWorkerDeployment(ctx, read.WorkerDeploymentRef{DeploymentName: temporaltest.DeploymentName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRouting("the description's", d.Routing)
+	got := map[string]read.DeploymentVersion{}
+	for _, v := range d.Versions {
+		got[v.BuildID] = v
+	}
+	if len(d.Versions) != 2 || d.MoreVersions != 0 || d.TaskQueuesUnread != 0 || d.Versions[0].BuildID != temporaltest.CurrentBuildID {
+		t.Fatalf("versions = %+v", d.Versions)
+	}
+	for build, status := range map[string]string{temporaltest.CurrentBuildID: "Current", temporaltest.RampingBuildID: "Ramping"} {
+		v := got[build]
+		if v.Status != status || v.CreateTime == nil || !slices.ContainsFunc(v.TaskQueues, func(q read.VersionTaskQueue) bool {
+			return q.Name == temporaltest.VersionedTaskQueue && q.Type == "Workflow"
+		}) {
+			t.Errorf("version %s = %+v, want %s polling %s", build, v, status, temporaltest.VersionedTaskQueue)
+		}
+	}
+
+	q, err := a.DescribeTaskQueue(ctx, read.TaskQueueRequest{TaskQueue: temporaltest.VersionedTaskQueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Versioning == nil || q.Versioning.DeploymentName != temporaltest.DeploymentName {
+		t.Fatalf("the versioned task queue's versioning = %+v", q.Versioning)
+	}
+	wantRouting("the task queue's", q.Versioning.DeploymentRouting)
+	builds := map[string]bool{}
+	for _, p := range q.Workflow.Pollers {
+		if p.DeploymentName == temporaltest.DeploymentName {
+			builds[p.BuildID] = true
+		}
+	}
+	if !builds[temporaltest.CurrentBuildID] || !builds[temporaltest.RampingBuildID] {
+		t.Errorf("the pollers' builds = %v (pollers %+v)", builds, q.Workflow.Pollers)
+	}
+	if _, err := a.DescribeWorkerDeployment(ctx, read.WorkerDeploymentRef{DeploymentName: "no-such-deployment"}); !errors.Is(err, read.ErrNotFound) {
+		t.Errorf("an unknown deployment: %v, want not found", err)
 	}
 }

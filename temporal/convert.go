@@ -87,7 +87,12 @@ func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingAct
 // listed converts at most read.MaxPendingListed of in and counts the
 // rest.
 func listed[T, R any](in []T, conv func(T) R) ([]R, int) {
-	n := min(len(in), read.MaxPendingListed)
+	return listedUpTo(in, read.MaxPendingListed, conv)
+}
+
+// listedUpTo converts at most max of in and counts the rest.
+func listedUpTo[T, R any](in []T, max int, conv func(T) R) ([]R, int) {
+	n := min(len(in), max)
 	out := make([]R, 0, n)
 	for _, v := range in[:n] {
 		out = append(out, conv(v))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	deploymentpb "go.temporal.io/api/deployment/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -300,5 +301,29 @@ func TestABatchOperationNeverShowsItsQuery(t *testing.T) {
 	// passes through (quote.Quoter redacts only what it must cut).
 	if d.Identity == nil || d.Identity.Origin != quote.OriginTemporal || d.Reason == nil || d.Reason.Origin != quote.OriginTemporal {
 		t.Fatalf("identity %+v, reason %+v: want quoted Temporal text", d.Identity, d.Reason)
+	}
+}
+
+// TestADeploymentsVersionsAreBounded: of a deployment with 70 versions,
+// the current and the ramping come first, then the newest; 50 are listed
+// and the rest counted. Only the first 10 get their task queues read
+// (DescribeWorkerDeployment's loop stops there).
+func TestADeploymentsVersionsAreBounded(t *testing.T) {
+	t.Parallel()
+	c := conv{q: quote.New(nil)}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := make([]*deploymentpb.WorkerDeploymentInfo_WorkerDeploymentVersionSummary, 70)
+	for i := range in {
+		in[i] = &deploymentpb.WorkerDeploymentInfo_WorkerDeploymentVersionSummary{
+			DeploymentVersion: &deploymentpb.WorkerDeploymentVersion{DeploymentName: "d", BuildId: fmt.Sprintf("b%02d", i)},
+			Status:            enumspb.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED,
+			DrainageStatus:    enumspb.VERSION_DRAINAGE_STATUS_DRAINED,
+			CreateTime:        timestamppb.New(t0.Add(time.Duration(i) * time.Hour)),
+		}
+	}
+	in[3].Status, in[60].Status = enumspb.WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING, enumspb.WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT
+	vs, more := listedUpTo(routedFirst(in), read.MaxDeploymentVersions, c.deploymentVersion)
+	if len(vs) != 50 || more != 20 || vs[0].BuildID != "b60" || vs[1].BuildID != "b03" || vs[2].BuildID != "b69" || vs[0].Status != "Current" || vs[2].DrainageStatus != "Drained" {
+		t.Fatalf("versions %v…, %d more", vs[:3], more)
 	}
 }

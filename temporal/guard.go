@@ -21,17 +21,20 @@ const guardMessage = "porthole read-only guard refused"
 // before it reaches the network, so even a bug that found a way to call
 // TerminateWorkflowExecution would be refused on this side of the wire.
 var allowedRPCs = map[string]bool{
-	workflowservice.WorkflowService_GetSystemInfo_FullMethodName:               true, // the SDK's handshake at dial
-	workflowservice.WorkflowService_DescribeNamespace_FullMethodName:           true,
-	workflowservice.WorkflowService_ListWorkflowExecutions_FullMethodName:      true,
-	workflowservice.WorkflowService_CountWorkflowExecutions_FullMethodName:     true,
-	workflowservice.WorkflowService_DescribeWorkflowExecution_FullMethodName:   true,
-	workflowservice.WorkflowService_GetWorkflowExecutionHistory_FullMethodName: true,
-	workflowservice.WorkflowService_DescribeTaskQueue_FullMethodName:           true,
-	workflowservice.WorkflowService_ListSchedules_FullMethodName:               true,
-	workflowservice.WorkflowService_DescribeSchedule_FullMethodName:            true,
-	workflowservice.WorkflowService_ListBatchOperations_FullMethodName:         true,
-	workflowservice.WorkflowService_DescribeBatchOperation_FullMethodName:      true,
+	workflowservice.WorkflowService_GetSystemInfo_FullMethodName:                   true, // the SDK's handshake at dial
+	workflowservice.WorkflowService_DescribeNamespace_FullMethodName:               true,
+	workflowservice.WorkflowService_ListWorkflowExecutions_FullMethodName:          true,
+	workflowservice.WorkflowService_CountWorkflowExecutions_FullMethodName:         true,
+	workflowservice.WorkflowService_DescribeWorkflowExecution_FullMethodName:       true,
+	workflowservice.WorkflowService_GetWorkflowExecutionHistory_FullMethodName:     true,
+	workflowservice.WorkflowService_DescribeTaskQueue_FullMethodName:               true,
+	workflowservice.WorkflowService_ListSchedules_FullMethodName:                   true,
+	workflowservice.WorkflowService_DescribeSchedule_FullMethodName:                true,
+	workflowservice.WorkflowService_ListBatchOperations_FullMethodName:             true,
+	workflowservice.WorkflowService_DescribeBatchOperation_FullMethodName:          true,
+	workflowservice.WorkflowService_ListWorkerDeployments_FullMethodName:           true,
+	workflowservice.WorkflowService_DescribeWorkerDeployment_FullMethodName:        true,
+	workflowservice.WorkflowService_DescribeWorkerDeploymentVersion_FullMethodName: true,
 	// The operator service's one read: the namespace's search attributes
 	// and their types (list_search_attributes).
 	operatorservice.OperatorService_ListSearchAttributes_FullMethodName: true,

@@ -490,6 +490,31 @@ var everyCall = []struct {
 			t.Errorf("namespace = %+v", n)
 		}
 	}},
+	{"describe_task_queue", map[string]any{"taskQueue": temporaltest.VersionedTaskQueue}, func(t *testing.T, b []byte) {
+		var q read.TaskQueueDescription
+		decode(t, b, &q)
+		if v := q.Versioning; v == nil || v.DeploymentName != temporaltest.DeploymentName || v.CurrentBuildID != temporaltest.CurrentBuildID ||
+			v.RampingBuildID != temporaltest.RampingBuildID || v.RampingPercentage != temporaltest.RampPercentage {
+			t.Errorf("the versioned task queue's routing = %+v", q.Versioning)
+		}
+	}},
+	{"list_worker_deployments", map[string]any{"pageSize": 10}, func(t *testing.T, b []byte) {
+		var l read.WorkerDeploymentList
+		decode(t, b, &l)
+		if !slices.ContainsFunc(l.Deployments, func(d read.WorkerDeploymentSummary) bool {
+			return d.Name == temporaltest.DeploymentName && d.Routing.CurrentBuildID == temporaltest.CurrentBuildID && d.Routing.RampingBuildID == temporaltest.RampingBuildID
+		}) {
+			t.Errorf("worker deployments = %+v", l.Deployments)
+		}
+	}},
+	{"describe_worker_deployment", map[string]any{"deploymentName": temporaltest.DeploymentName}, func(t *testing.T, b []byte) {
+		var d read.WorkerDeploymentDescription
+		decode(t, b, &d)
+		if d.Routing.RampingPercentage != temporaltest.RampPercentage || len(d.Versions) != 2 || d.Versions[0].Status != "Current" ||
+			d.Versions[1].Status != "Ramping" || len(d.Versions[0].TaskQueues) == 0 {
+			t.Errorf("worker deployment = %+v", d)
+		}
+	}},
 	{"list_search_attributes", nil, func(t *testing.T, b []byte) {
 		var l read.SearchAttributeList
 		decode(t, b, &l)

@@ -55,17 +55,19 @@ func Default() Limits {
 // they are: a history page reads more than a describe, a task queue is two
 // reads, a list is a visibility query.
 var defaultCosts = map[string]int{
-	policy.ToolDescribeWorkflow:       1,
-	policy.ToolDescribeSchedule:       1,
-	policy.ToolDescribeNamespace:      1,
-	policy.ToolListSearchAttributes:   1,
-	policy.ToolDescribeBatchOperation: 1,
-	policy.ToolListWorkflows:          2,
-	policy.ToolCountWorkflows:         2,
-	policy.ToolListSchedules:          2,
-	policy.ToolListBatchOperations:    2,
-	policy.ToolDescribeTaskQueue:      2,
-	policy.ToolGetWorkflowHistory:     3,
+	policy.ToolDescribeWorkflow:         1,
+	policy.ToolDescribeSchedule:         1,
+	policy.ToolDescribeNamespace:        1,
+	policy.ToolListSearchAttributes:     1,
+	policy.ToolDescribeBatchOperation:   1,
+	policy.ToolListWorkflows:            2,
+	policy.ToolCountWorkflows:           2,
+	policy.ToolListSchedules:            2,
+	policy.ToolListBatchOperations:      2,
+	policy.ToolListWorkerDeployments:    2,
+	policy.ToolDescribeWorkerDeployment: 3,
+	policy.ToolDescribeTaskQueue:        2,
+	policy.ToolGetWorkflowHistory:       3,
 }
 
 // Cost is what one call of tool is charged; tools/list and other methods

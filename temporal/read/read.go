@@ -50,6 +50,8 @@ type Reader interface {
 	ListSearchAttributes(ctx context.Context) (*SearchAttributeList, error)
 	ListBatchOperations(ctx context.Context, req ListBatchOperationsRequest) (*BatchOperationList, error)
 	DescribeBatchOperation(ctx context.Context, req BatchOperationRef) (*BatchOperationDescription, error)
+	ListWorkerDeployments(ctx context.Context, req ListWorkerDeploymentsRequest) (*WorkerDeploymentList, error)
+	DescribeWorkerDeployment(ctx context.Context, req WorkerDeploymentRef) (*WorkerDeploymentDescription, error)
 	// Ping reports whether Temporal answers, for readiness checks.
 	Ping(ctx context.Context) error
 }
@@ -122,4 +124,15 @@ type ListBatchOperationsRequest struct {
 // BatchOperationRef names a batch operation by its job id.
 type BatchOperationRef struct {
 	JobID string
+}
+
+// ListWorkerDeploymentsRequest asks for one page of worker deployments.
+type ListWorkerDeploymentsRequest struct {
+	PageSize      int
+	NextPageToken string
+}
+
+// WorkerDeploymentRef names a worker deployment.
+type WorkerDeploymentRef struct {
+	DeploymentName string
 }

@@ -237,6 +237,10 @@ type Poller struct {
 	Identity       quote.Text `json:"identity"`
 	LastAccessTime *time.Time `json:"lastAccessTime,omitempty"`
 	RatePerSecond  float64    `json:"ratePerSecond"`
+	// DeploymentName and BuildID name the worker deployment version a
+	// versioned worker polls as.
+	DeploymentName string `json:"deploymentName,omitempty"`
+	BuildID        string `json:"buildId,omitempty"`
 }
 
 // TaskQueueBacklog is what Temporal reports of a task queue's backlog.
@@ -254,12 +258,22 @@ type TaskQueuePart struct {
 }
 
 // TaskQueueDescription is a task queue's pollers and backlog, for workflow
-// tasks and for activity tasks.
+// tasks and for activity tasks, and where it routes new work when it is
+// versioned.
 type TaskQueueDescription struct {
 	Observation
-	TaskQueue string        `json:"taskQueue"`
-	Workflow  TaskQueuePart `json:"workflowTasks"`
-	Activity  TaskQueuePart `json:"activityTasks"`
+	TaskQueue  string               `json:"taskQueue"`
+	Workflow   TaskQueuePart        `json:"workflowTasks"`
+	Activity   TaskQueuePart        `json:"activityTasks"`
+	Versioning *TaskQueueVersioning `json:"versioning,omitempty" jsonschema:"the worker deployment versions the task queue routes to, when it is versioned"`
+}
+
+// TaskQueueVersioning is where a versioned task queue sends new work: the
+// current version of its worker deployment and the one ramping.
+type TaskQueueVersioning struct {
+	DeploymentName string `json:"deploymentName,omitempty"`
+	DeploymentRouting
+	UpdateTime *time.Time `json:"updateTime,omitempty"`
 }
 
 // ScheduleAction is one workflow a schedule started.
@@ -395,4 +409,77 @@ type BatchOperationDescription struct {
 	FailureOperationCount  int64       `json:"failureOperationCount"`
 	Identity               *quote.Text `json:"identity,omitempty"`
 	Reason                 *quote.Text `json:"reason,omitempty"`
+}
+
+// DeploymentRouting is where a worker deployment sends new workflows: its
+// current version, and a version ramping with a share of them.
+type DeploymentRouting struct {
+	CurrentBuildID     string     `json:"currentBuildId,omitempty" jsonschema:"the current version's build id; absent when unversioned workers take the work"`
+	RampingBuildID     string     `json:"rampingBuildId,omitempty" jsonschema:"the ramping version's build id, if one ramps"`
+	RampingPercentage  float64    `json:"rampingPercentage,omitempty" jsonschema:"the share of new workflows, 0 to 100, the ramping version takes"`
+	CurrentChangedTime *time.Time `json:"currentChangedTime,omitempty"`
+	RampingChangedTime *time.Time `json:"rampingChangedTime,omitempty"`
+}
+
+// WorkerDeploymentSummary is one worker deployment as the list shows it.
+type WorkerDeploymentSummary struct {
+	Name          string            `json:"name"`
+	CreateTime    *time.Time        `json:"createTime,omitempty"`
+	Routing       DeploymentRouting `json:"routing"`
+	LatestBuildID string            `json:"latestBuildId,omitempty" jsonschema:"the newest version's build id"`
+}
+
+// WorkerDeploymentList is one page of worker deployments.
+type WorkerDeploymentList struct {
+	Observation
+	Deployments   []WorkerDeploymentSummary `json:"deployments"`
+	NextPageToken string                    `json:"nextPageToken,omitempty" disclose:"token"`
+}
+
+// MaxDeploymentVersions bounds the versions a deployment's description
+// lists; MaxVersionsWithTaskQueues bounds those whose task queues it reads
+// (one more read each): the current and the ramping version first.
+const (
+	MaxDeploymentVersions     = 50
+	MaxVersionsWithTaskQueues = 10
+)
+
+// WorkerDeploymentDescription is one worker deployment: where it routes new
+// workflows and its versions. Version metadata, compute configuration and
+// the identities that changed it are never read.
+type WorkerDeploymentDescription struct {
+	Observation
+	Name         string              `json:"name"`
+	CreateTime   *time.Time          `json:"createTime,omitempty"`
+	Routing      DeploymentRouting   `json:"routing"`
+	Versions     []DeploymentVersion `json:"versions"`
+	MoreVersions int                 `json:"moreVersions,omitempty" jsonschema:"how many more versions were left out"`
+	// TaskQueuesUnread counts the versions listed whose task queues were
+	// not read (past MaxVersionsWithTaskQueues).
+	TaskQueuesUnread int `json:"taskQueuesUnread,omitempty" jsonschema:"how many listed versions' task queues were not read"`
+}
+
+// DeploymentVersion is one version of a worker deployment, named by its
+// build id.
+type DeploymentVersion struct {
+	BuildID string `json:"buildId"`
+	// Status is Inactive, Current, Ramping, Draining or Drained.
+	Status string `json:"status" disclose:"enum"`
+	// DrainageStatus is whether workflows pinned to a version that no
+	// longer takes new ones can still reach it: Draining while some are
+	// open, Drained when none are. It is how Temporal reports a version's
+	// reachability.
+	DrainageStatus       string             `json:"drainageStatus,omitempty" disclose:"enum"`
+	CreateTime           *time.Time         `json:"createTime,omitempty"`
+	CurrentSinceTime     *time.Time         `json:"currentSinceTime,omitempty"`
+	RampingSinceTime     *time.Time         `json:"rampingSinceTime,omitempty"`
+	LastDeactivationTime *time.Time         `json:"lastDeactivationTime,omitempty"`
+	TaskQueues           []VersionTaskQueue `json:"taskQueues,omitempty" jsonschema:"the task queues the version's workers poll; absent when not read"`
+}
+
+// VersionTaskQueue is a task queue a deployment version's workers poll.
+type VersionTaskQueue struct {
+	Name string `json:"name"`
+	// Type is Workflow, Activity or Nexus.
+	Type string `json:"type" disclose:"enum"`
 }

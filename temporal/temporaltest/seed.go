@@ -87,17 +87,29 @@ const (
 	BatchReason      = "reconciling carriers: " + FreeTextMarker + "; key " + SecretAWSKey
 	batchSignalQuery = "WorkflowId = 'porthole-seed-batch-matches-nothing'"
 
-	OrderWorkflowType    = "OrderWorkflow"
-	FailingWorkflowType  = "InventoryWorkflow"
-	ShipmentWorkflowType = "ShipmentWorkflow"
-	ChildWorkflowType    = "PrintLabelWorkflow"
-	ChargeActivityType   = "ChargeCard"
-	ReserveActivityType  = "ReserveCarrier"
-	SlowWorkflowType     = "PackingWorkflow"
-	StockActivityType    = "CheckStock"
-	PackActivityType     = "PackParcel"
-	DispatchWorkflowType = "DispatchWorkflow"
-	CourierWorkflowType  = "CourierWorkflow"
+	OrderWorkflowType     = "OrderWorkflow"
+	FailingWorkflowType   = "InventoryWorkflow"
+	ShipmentWorkflowType  = "ShipmentWorkflow"
+	ChildWorkflowType     = "PrintLabelWorkflow"
+	ChargeActivityType    = "ChargeCard"
+	ReserveActivityType   = "ReserveCarrier"
+	SlowWorkflowType      = "PackingWorkflow"
+	StockActivityType     = "CheckStock"
+	PackActivityType      = "PackParcel"
+	DispatchWorkflowType  = "DispatchWorkflow"
+	VersionedWorkflowType = "LabelPrinterWorkflow"
+	CourierWorkflowType   = "CourierWorkflow"
+)
+
+// The worker deployment: two versions of versioned workers polling
+// VersionedTaskQueue, CurrentBuildID current and RampingBuildID ramping at
+// RampPercentage.
+const (
+	DeploymentName     = "porthole-demo-printers"
+	VersionedTaskQueue = "porthole-versioned"
+	CurrentBuildID     = "printers-1.0"
+	RampingBuildID     = "printers-1.1"
+	RampPercentage     = 25
 )
 
 // The failed workflow's chain of causes: the workflow's own failure, the
@@ -114,12 +126,16 @@ const (
 // workflow's activity keeps failing and retrying while the worker lives.
 type Fixture struct {
 	worker    worker.Worker
+	versioned []worker.Worker
 	client    client.Client
 	namespace string
 }
 
 // Stop stops the worker and closes the seeding client.
 func (f *Fixture) Stop() {
+	for _, w := range f.versioned {
+		w.Stop()
+	}
 	f.worker.Stop()
 	f.client.Close()
 }
@@ -238,6 +254,9 @@ func (f *Fixture) seed(ctx context.Context) error {
 	if err := f.startBatch(ctx); err != nil {
 		return err
 	}
+	if err := f.deployment(ctx); err != nil {
+		return err
+	}
 	return f.waitUntilVisible(ctx)
 }
 
@@ -253,6 +272,47 @@ func (f *Fixture) nexusEndpoint(ctx context.Context) error {
 		return fmt.Errorf("seed: creating the Nexus endpoint: %w", err)
 	}
 	return nil
+}
+
+// deployment starts a versioned worker for each of two build ids and, once
+// Temporal knows both versions (a version exists once its workers poll),
+// makes the first current and ramps the second.
+func (f *Fixture) deployment(ctx context.Context) error {
+	for _, build := range []string{CurrentBuildID, RampingBuildID} {
+		w := worker.New(f.client, VersionedTaskQueue, worker.Options{
+			Identity: WorkerIdentity + "-" + build,
+			DeploymentOptions: worker.DeploymentOptions{
+				UseVersioning:             true,
+				Version:                   worker.WorkerDeploymentVersion{DeploymentName: DeploymentName, BuildID: build},
+				DefaultVersioningBehavior: workflow.VersioningBehaviorAutoUpgrade,
+			},
+		})
+		w.RegisterWorkflowWithOptions(printLabelWorkflow, workflow.RegisterOptions{Name: VersionedWorkflowType})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("seed: starting the versioned worker %s: %w", build, err)
+		}
+		f.versioned = append(f.versioned, w)
+	}
+	h := f.client.WorkerDeploymentClient().GetHandle(DeploymentName)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, cerr := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: CurrentBuildID})
+		var rerr error
+		if cerr == nil {
+			_, rerr = h.SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{BuildID: RampingBuildID, Percentage: RampPercentage})
+		}
+		if cerr == nil && rerr == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("seed: routing the worker deployment: %w", errors.Join(cerr, rerr))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // startBatch starts the batch operation: a signal, whose input is a canary,
