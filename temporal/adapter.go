@@ -9,6 +9,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -101,8 +102,12 @@ func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*
 		PendingActivities:        make([]read.PendingActivity, 0, len(resp.GetPendingActivities())),
 		PendingChildren:          make([]read.PendingChild, 0, len(resp.GetPendingChildren())),
 	}
+	// The description's failures (pending activities', pending Nexus
+	// operations', the close failure) share one failure text: a workflow
+	// with two thousand failing activities costs a bounded answer.
+	text := newFailureText()
 	for _, p := range resp.GetPendingActivities() {
-		out.PendingActivities = append(out.PendingActivities, a.conv.pendingActivity(p))
+		out.PendingActivities = append(out.PendingActivities, a.conv.pendingActivity(p, text))
 	}
 	for _, c := range resp.GetPendingChildren() {
 		out.PendingChildren = append(out.PendingChildren, read.PendingChild{
@@ -112,24 +117,28 @@ func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*
 			InitiatedID:  c.GetInitiatedId(),
 		})
 	}
-	out.PendingNexusOperations, out.MorePendingNexusOperations = listed(resp.GetPendingNexusOperations(), a.conv.pendingNexusOperation)
+	out.PendingNexusOperations, out.MorePendingNexusOperations = listed(resp.GetPendingNexusOperations(),
+		func(p *workflowpb.PendingNexusOperationInfo) read.PendingNexusOperation {
+			return a.conv.pendingNexusOperation(p, text)
+		})
 	out.Callbacks, out.MoreCallbacks = listed(resp.GetCallbacks(), a.conv.callback)
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
 		// The failure is not on the description: it is read from the
 		// close event of this very run.
-		if out.CloseFailure, err = a.closeFailure(ctx, info.GetExecution()); err != nil {
+		if out.CloseFailure, err = a.closeFailure(ctx, info.GetExecution(), text); err != nil {
 			return nil, err
 		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		out.TimedOut = workflowTimeout(resp.GetExecutionConfig(), info)
+		out.TimedOut = workflowTimeout(resp.GetExecutionConfig(), info, resp.GetWorkflowExtendedInfo())
 	}
+	out.FailuresLeftOut = text.leftOut
 	return out, nil
 }
 
 // closeFailure is the failure a failed run closed with, read from its close
 // event alone. A failed run without one is a fault, not an empty answer.
-func (a *Adapter) closeFailure(ctx context.Context, run *commonpb.WorkflowExecution) (*read.FailureSummary, error) {
+func (a *Adapter) closeFailure(ctx context.Context, run *commonpb.WorkflowExecution, text *failureText) (*read.FailureSummary, error) {
 	resp, err := a.client.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 		Namespace:              a.namespace,
 		Execution:              &commonpb.WorkflowExecution{WorkflowId: run.GetWorkflowId(), RunId: run.GetRunId()},
@@ -140,7 +149,7 @@ func (a *Adapter) closeFailure(ctx context.Context, run *commonpb.WorkflowExecut
 	}
 	for _, e := range resp.GetHistory().GetEvents() {
 		if f := e.GetWorkflowExecutionFailedEventAttributes(); f != nil {
-			return a.conv.failureSummary(f.GetFailure()), nil
+			return a.conv.failureWithin(f.GetFailure(), text), nil
 		}
 	}
 	return nil, fmt.Errorf("%w: the failed workflow's close event was not in its history", read.ErrUnavailable)
@@ -169,10 +178,11 @@ func (a *Adapter) GetWorkflowHistory(ctx context.Context, req read.HistoryReques
 		Events:        make([]read.HistoryEvent, 0, len(events)),
 		NextPageToken: encodePageToken(resp.GetNextPageToken()),
 	}
-	text := &failureText{left: read.MaxPageFailureText}
+	text := newFailureText()
 	for _, e := range events {
 		out.Events = append(out.Events, a.conv.historyEvent(e, text))
 	}
+	out.FailuresLeftOut = text.leftOut
 	return out, nil
 }
 

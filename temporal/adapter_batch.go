@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -106,6 +107,13 @@ func (a *Adapter) DescribeBatchOperation(ctx context.Context, ref read.BatchOper
 	})
 	if err != nil {
 		return nil, classify(err)
+	}
+	// Temporal answers for any workflow id of the namespace, batch or not,
+	// with its state and times (found by review): an answer that names no
+	// operation is no batch operation, and a principal granted only this
+	// tool learns nothing of other workflows.
+	if resp.GetOperationType() == enumspb.BATCH_OPERATION_TYPE_UNSPECIFIED {
+		return nil, fmt.Errorf("%w: %q is no batch operation's job id", read.ErrNotFound, ref.JobID)
 	}
 	return a.conv.batchDescription(a.observe(), resp), nil
 }

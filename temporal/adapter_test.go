@@ -551,3 +551,19 @@ func TestWorkerDeploymentsAndVersions(t *testing.T) {
 		t.Errorf("an unknown deployment: %v, want not found", err)
 	}
 }
+
+// TestDescribeBatchOperationAnswersForBatchesOnly: Temporal's
+// DescribeBatchOperation answers for any workflow id with its state and
+// times; porthole answers not found for one that is no batch operation
+// (found by review: a principal granted only this tool could probe any
+// workflow).
+func TestDescribeBatchOperationAnswersForBatchesOnly(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	if _, err := a.DescribeBatchOperation(context.Background(), read.BatchOperationRef{JobID: temporaltest.NexusHandlerWorkflowID}); !errors.Is(err, read.ErrNotFound) {
+		t.Fatalf("a workflow's id as a job id: %v, want not found", err)
+	}
+	if d, err := a.DescribeBatchOperation(context.Background(), read.BatchOperationRef{JobID: temporaltest.BatchJobID}); err != nil || d.OperationType == "" {
+		t.Fatalf("the seeded batch: %+v, %v", d, err)
+	}
+}

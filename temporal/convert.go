@@ -65,7 +65,7 @@ func (c conv) workflowSummary(e *workflowpb.WorkflowExecutionInfo) read.Workflow
 	}
 }
 
-func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingActivity {
+func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo, text *failureText) read.PendingActivity {
 	// HeartbeatDetails is a payload and is never read.
 	return read.PendingActivity{
 		ActivityID:              c.ident(p.GetActivityId()),
@@ -78,7 +78,7 @@ func (c conv) pendingActivity(p *workflowpb.PendingActivityInfo) read.PendingAct
 		LastHeartbeatTime:       timeOf(p.GetLastHeartbeatTime()),
 		NextAttemptScheduleTime: timeOf(p.GetNextAttemptScheduleTime()),
 		ExpirationTime:          timeOf(p.GetExpirationTime()),
-		LastFailure:             c.failureSummary(p.GetLastFailure()),
+		LastFailure:             c.failureWithin(p.GetLastFailure(), text),
 		LastWorkerIdentity:      c.quotePtr(p.GetLastWorkerIdentity()),
 		Paused:                  p.GetPaused(),
 	}
@@ -101,84 +101,103 @@ func listedUpTo[T, R any](in []T, max int, conv func(T) R) ([]R, int) {
 }
 
 // pendingNexusOperation keeps a pending Nexus operation's names, state,
-// attempts and last failure. Its operation token, cancellation details and
-// the input and headers it was scheduled with are never read.
-func (c conv) pendingNexusOperation(p *workflowpb.PendingNexusOperationInfo) read.PendingNexusOperation {
+// attempts, last failure and blocked reason. Its operation token,
+// cancellation details and the input and headers it was scheduled with are
+// never read. The last failure's message is Temporal's words about the
+// handler's answer, and can quote the endpoint's target (docs/disclosure.md).
+func (c conv) pendingNexusOperation(p *workflowpb.PendingNexusOperationInfo, text *failureText) read.PendingNexusOperation {
 	return read.PendingNexusOperation{
-		Endpoint:         c.ident(p.GetEndpoint()),
-		Service:          c.ident(p.GetService()),
-		Operation:        c.ident(p.GetOperation()),
-		State:            c.enumName(p.GetState()),
-		ScheduledEventID: p.GetScheduledEventId(),
-		ScheduledTime:    timeOf(p.GetScheduledTime()),
-		Attempts:         c.attempts(p),
+		Endpoint:                c.ident(p.GetEndpoint()),
+		Service:                 c.ident(p.GetService()),
+		Operation:               c.ident(p.GetOperation()),
+		State:                   c.enumName(p.GetState()),
+		ScheduledEventID:        p.GetScheduledEventId(),
+		ScheduledTime:           timeOf(p.GetScheduledTime()),
+		Attempt:                 p.GetAttempt(),
+		LastAttemptCompleteTime: timeOf(p.GetLastAttemptCompleteTime()),
+		NextAttemptScheduleTime: timeOf(p.GetNextAttemptScheduleTime()),
+		LastAttemptFailure:      c.failureWithin(p.GetLastAttemptFailure(), text),
+		BlockedReason:           c.quotePtr(p.GetBlockedReason()),
 	}
 }
 
-// callback keeps a callback's trigger, state, attempts and last failure.
-// What it calls (a Nexus URL and its headers) is never read.
+// callback keeps a callback's trigger, state, attempts and times. What it
+// calls (a URL and its headers) is never read, and neither is its last
+// failure or blocked reason: Temporal writes the HTTP client's error there,
+// which quotes the whole URL, query included (found by review: a callback
+// URL's access token reached the client).
 func (c conv) callback(cb *workflowpb.CallbackInfo) read.Callback {
 	trigger := "unknown"
 	if cb.GetTrigger().GetWorkflowClosed() != nil {
 		trigger = "WorkflowClosed"
 	}
 	return read.Callback{
-		Trigger:          trigger,
-		State:            c.enumName(cb.GetState()),
-		RegistrationTime: timeOf(cb.GetRegistrationTime()),
-		Attempts:         c.attempts(cb),
+		Trigger:                 trigger,
+		State:                   c.enumName(cb.GetState()),
+		RegistrationTime:        timeOf(cb.GetRegistrationTime()),
+		Attempt:                 cb.GetAttempt(),
+		LastAttemptCompleteTime: timeOf(cb.GetLastAttemptCompleteTime()),
+		NextAttemptScheduleTime: timeOf(cb.GetNextAttemptScheduleTime()),
+		LastAttemptFailed:       cb.GetLastAttemptFailure() != nil,
 	}
 }
 
-// attempted is what a pending Nexus operation and a callback both say of
-// their attempts.
-type attempted interface {
-	GetAttempt() int32
-	GetLastAttemptCompleteTime() *timestamppb.Timestamp
-	GetNextAttemptScheduleTime() *timestamppb.Timestamp
-	GetLastAttemptFailure() *failurepb.Failure
-	GetBlockedReason() string
-}
+// failureText is what an answer (a history page, a workflow's description)
+// has left of its failure text, read.MaxFailureText: each failure read is
+// charged its strings as JSON writes them and failureOverhead. Once it is
+// spent, failures are counted in leftOut, not read.
+type failureText struct{ left, leftOut int }
 
-func (c conv) attempts(a attempted) read.Attempts {
-	return read.Attempts{
-		Attempt:                 a.GetAttempt(),
-		LastAttemptCompleteTime: timeOf(a.GetLastAttemptCompleteTime()),
-		NextAttemptScheduleTime: timeOf(a.GetNextAttemptScheduleTime()),
-		LastAttemptFailure:      c.failureSummary(a.GetLastAttemptFailure()),
-		BlockedReason:           c.quotePtr(a.GetBlockedReason()),
-	}
-}
+func newFailureText() *failureText { return &failureText{left: read.MaxFailureText} }
 
-// failureText is what is left of a history page's failure text
-// (read.MaxPageFailureText); nil where one failure is read, which only the
-// quoted cap bounds.
-type failureText struct{ left int }
+// failureOverhead is what a failure summary costs an answer besides its
+// strings: its keys, origin and flags, as JSON.
+const failureOverhead = 128
 
-// minFailureText is the least room a message is quoted in; with less left
-// on the page, it is left out with a note.
+// minFailureText is the least room a failure is read in.
 const minFailureText = 64
 
-// omittedFailureText stands for a message past a page's failure text.
-const omittedFailureText = "(left out: this page's 64 KiB of failure text is used; read fewer events a page)"
+func (t *failureText) spent() bool { return t.left < minFailureText }
 
-// failureSummary keeps a failure's message, as quoted text, its kind, and
-// the same of each cause, at most read.MaxFailureCauses deep. Details
-// (payloads), stack traces and encoded attributes are never read, at any
-// depth.
-func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
-	return c.failureWithin(f, nil)
+// jsonLen is how many bytes s takes as a JSON string's contents, escaped
+// as encoding/json escapes it by default (the most).
+func jsonLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b == '<' || b == '>' || b == '&' || b < 0x20:
+			n += 5
+		case b == '"' || b == '\\':
+			n++
+		case b == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
+			n += 3 // U+2028, U+2029: three bytes become six
+		}
+	}
+	return n
 }
 
+// failureSummary keeps a failure's message, as quoted text, its kind, and
+// the same of each cause, at most read.MaxFailureCauses deep, within a
+// failure text of its own. Details (payloads), stack traces and encoded
+// attributes are never read, at any depth.
+func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
+	return c.failureWithin(f, newFailureText())
+}
+
+// failureWithin is failureSummary within what text has left: nil, and
+// counted, once it is spent.
 func (c conv) failureWithin(f *failurepb.Failure, text *failureText) *read.FailureSummary {
 	if f == nil {
 		return nil
 	}
+	if text.spent() {
+		text.leftOut++
+		return nil
+	}
 	s := &read.FailureSummary{Failure: c.failure(f, text)}
 	for cause := f.GetCause(); cause != nil; cause = cause.GetCause() {
-		// Past the page's failure text, causes are counted, not read: a
-		// summary each would be most of the page.
-		if len(s.Causes) == read.MaxFailureCauses || (text != nil && text.left < minFailureText) {
+		// Past the answer's failure text, causes are counted, not read.
+		if len(s.Causes) == read.MaxFailureCauses || text.spent() {
 			s.MoreCauses++
 			continue
 		}
@@ -187,9 +206,9 @@ func (c conv) failureWithin(f *failurepb.Failure, text *failureText) *read.Failu
 	return s
 }
 
-// failure is one failure of a chain, without its cause.
+// failure is one failure of a chain, without its cause, charged to text.
 func (c conv) failure(f *failurepb.Failure, text *failureText) read.Failure {
-	s := read.Failure{Message: c.failureMessage(f.GetMessage(), text), Kind: "unknown"}
+	s := read.Failure{Kind: "unknown"}
 	switch {
 	case f.GetApplicationFailureInfo() != nil:
 		s.Kind = "application"
@@ -216,21 +235,10 @@ func (c conv) failure(f *failurepb.Failure, text *failureText) read.Failure {
 	case f.GetNexusHandlerFailureInfo() != nil:
 		s.Kind = "nexus handler"
 	}
+	text.left -= failureOverhead + jsonLen(s.ApplicationErrorType)
+	s.Message = c.q.OfUpTo(quote.OriginTemporal, f.GetMessage(), min(quote.MaxQuotedLen, max(text.left, minFailureText)))
+	text.left -= jsonLen(s.Message.Text)
 	return s
-}
-
-// failureMessage quotes a failure's message, within what is left of a
-// page's failure text when there is a page.
-func (c conv) failureMessage(msg string, text *failureText) quote.Text {
-	if text == nil {
-		return c.quoted(msg)
-	}
-	if text.left < minFailureText {
-		return quote.Says(omittedFailureText)
-	}
-	t := c.q.OfUpTo(quote.OriginTemporal, msg, min(quote.MaxQuotedLen, text.left))
-	text.left -= len(t.Text)
-	return t
 }
 
 func (c conv) timeoutType(t enumspb.TimeoutType) string {
@@ -241,12 +249,19 @@ func (c conv) timeoutType(t enumspb.TimeoutType) string {
 }
 
 // workflowTimeout tells which timeout of a timed-out workflow ran out
-// (read.WorkflowTimeout says how).
-func workflowTimeout(cfg *workflowpb.WorkflowExecutionConfig, info *workflowpb.WorkflowExecutionInfo) *read.WorkflowTimeout {
+// (read.WorkflowTimeout says how): from the expiration times Temporal
+// reports when it does, else from the configured timeouts.
+func workflowTimeout(cfg *workflowpb.WorkflowExecutionConfig, info *workflowpb.WorkflowExecutionInfo, ext *workflowpb.WorkflowExecutionExtendedInfo) *read.WorkflowTimeout {
 	exec, run := cfg.GetWorkflowExecutionTimeout().AsDuration(), cfg.GetWorkflowRunTimeout().AsDuration()
 	out := &read.WorkflowTimeout{Which: "unknown", ExecutionTimeoutSeconds: exec.Seconds(), RunTimeoutSeconds: run.Seconds()}
-	lasted := info.GetCloseTime().AsTime().Sub(info.GetStartTime().AsTime())
+	closed := info.GetCloseTime().AsTime()
+	lasted := closed.Sub(info.GetStartTime().AsTime())
+	expired := func(at *timestamppb.Timestamp) bool { return timeOf(at) != nil && !closed.Before(at.AsTime()) }
 	switch {
+	case expired(ext.GetExecutionExpirationTime()):
+		out.Which = "execution"
+	case expired(ext.GetRunExpirationTime()):
+		out.Which = "run"
 	case exec > 0 && (run == 0 || run >= exec):
 		out.Which = "execution"
 	case run > 0 && lasted >= run:

@@ -85,40 +85,72 @@ func TestACauseChainIsReadFiveDeep(t *testing.T) {
 	}
 }
 
+// hostileChain is chain(n) with messages of 4 KiB of '<' (six bytes each
+// as encoding/json escapes them) and error types of 300 bytes of '"'.
+func hostileChain(n int) *failurepb.Failure {
+	f := chain(n, strings.Repeat("<", 4096))
+	for c := f; c != nil; c = c.GetCause() {
+		c.GetApplicationFailureInfo().Type = strings.Repeat(`"`, 300)
+	}
+	return f
+}
+
 // TestAHistoryPageOfFailuresIsBounded: the worst case the page size
-// allows, 500 events each failing with a 1 KiB message and five causes of
-// 1 KiB, holds at most read.MaxPageFailureText of failure text, says where
-// it left messages out, and marshals to under 256 KiB (3.5 MiB of messages
-// without the bound).
+// allows, 500 events each failing with a 4 KiB message of characters JSON
+// escapes six-fold and five causes alike, with long error types, is read
+// until the page's failure text is spent; the rest is counted. The page
+// marshals, HTML-escaped as encoding/json writes it by default (the most),
+// to under 160 KiB, where unbounded it would be over 20 MiB (found by
+// review: the first bound counted message bytes only).
 func TestAHistoryPageOfFailuresIsBounded(t *testing.T) {
 	t.Parallel()
 	c := conv{q: quote.New(nil)}
-	text := &failureText{left: read.MaxPageFailureText}
-	msg := strings.Repeat("why ", 256)
+	text := newFailureText()
 	events := make([]read.HistoryEvent, 0, 500)
 	for i := range 500 {
 		events = append(events, c.historyEvent(&historypb.HistoryEvent{EventId: int64(i + 1), EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
 			Attributes: &historypb.HistoryEvent_ActivityTaskFailedEventAttributes{ActivityTaskFailedEventAttributes: &historypb.ActivityTaskFailedEventAttributes{
-				Failure: chain(5, msg), ScheduledEventId: 5}}}, text))
+				Failure: hostileChain(5), ScheduledEventId: 5}}}, text))
 	}
-	quoted, omitted := 0, 0
+	found := 0
 	for _, e := range events {
-		for _, f := range append([]read.Failure{e.Failure.Failure}, e.Failure.Causes...) {
-			if f.Message.Origin == quote.OriginPorthole {
-				omitted++
-			} else {
-				quoted += len(f.Message.Text)
-			}
+		if e.Failure != nil {
+			found++
 		}
 	}
-	b, _ := json.Marshal(read.History{Events: events})
-	if quoted > read.MaxPageFailureText || omitted == 0 || len(b) > 256<<10 {
-		t.Fatalf("quoted %d bytes of failure text, left out %d messages, page of %d bytes", quoted, omitted, len(b))
+	b, _ := json.Marshal(historyOf(events, text.leftOut))
+	if text.leftOut == 0 || found+text.leftOut != 500 || len(b) > 160<<10 {
+		t.Fatalf("%d failures read, %d left out, a page of %d bytes", found, text.leftOut, len(b))
 	}
-	t.Logf("the worst page: %d bytes of failure text, %d messages left out, %d bytes of JSON", quoted, omitted, len(b))
+	t.Logf("the worst page: %d failures read, %d left out, %d bytes of JSON", found, text.leftOut, len(b))
 	if first := events[0].Failure.Message; first.Origin != "porthole-quoting-temporal" || len(first.Text) < 1000 {
-		t.Errorf("the page's first failure was not read whole: %+v", first)
+		t.Errorf("the page's first failure was not read: %+v", first)
 	}
+	if !strings.Contains(string(b), `"failuresLeftOut":`) {
+		t.Error("the page does not say it left failures out")
+	}
+}
+
+func historyOf(events []read.HistoryEvent, leftOut int) read.History {
+	return read.History{Events: events, FailuresLeftOut: leftOut}
+}
+
+// TestADescriptionsFailuresAreBounded: a workflow with two thousand
+// pending activities, each failing with the hostile chain, is described
+// within one failure text.
+func TestADescriptionsFailuresAreBounded(t *testing.T) {
+	t.Parallel()
+	c := conv{q: quote.New(nil)}
+	text := newFailureText()
+	acts := make([]read.PendingActivity, 0, 2000)
+	for range 2000 {
+		acts = append(acts, c.pendingActivity(&workflowpb.PendingActivityInfo{ActivityId: "a", LastFailure: hostileChain(5)}, text))
+	}
+	b, _ := json.Marshal(read.WorkflowDescription{PendingActivities: acts, FailuresLeftOut: text.leftOut})
+	if text.leftOut == 0 || acts[0].LastFailure == nil || len(b) > 300<<10 {
+		t.Fatalf("%d failures left out, a description of %d bytes", text.leftOut, len(b))
+	}
+	t.Logf("2000 failing activities: %d failures left out, %d bytes of JSON", text.leftOut, len(b))
 }
 
 // TestEveryFailureEventCarriesItsSummary: the failure and timeout events
@@ -144,7 +176,7 @@ func TestEveryFailureEventCarriesItsSummary(t *testing.T) {
 		{&historypb.HistoryEvent{Attributes: &historypb.HistoryEvent_WorkflowExecutionFailedEventAttributes{WorkflowExecutionFailedEventAttributes: &historypb.WorkflowExecutionFailedEventAttributes{Failure: chain(2, "wf")}}}, "application", "", true},
 	}
 	for i, tc := range cases {
-		e := c.historyEvent(tc.e, &failureText{left: read.MaxPageFailureText})
+		e := c.historyEvent(tc.e, newFailureText())
 		if (e.Failure != nil) != tc.withFailure || e.TimeoutType != tc.tout || (e.Failure != nil && e.Failure.Kind != tc.kind) {
 			t.Errorf("case %d: event %+v, failure %+v", i, e, e.Failure)
 		}
@@ -182,16 +214,31 @@ func TestWhichTimeoutRanOut(t *testing.T) {
 		{0, time.Minute, time.Minute, "run"},
 		{0, 0, time.Minute, "unknown"},
 	} {
-		if got := workflowTimeout(cfg(tc.exec, tc.run), info(tc.lasted)).Which; got != tc.want {
+		if got := workflowTimeout(cfg(tc.exec, tc.run), info(tc.lasted), nil).Which; got != tc.want {
 			t.Errorf("exec %v, run %v, lasted %v: %s, want %s", tc.exec, tc.run, tc.lasted, got, tc.want)
 		}
+	}
+	// Where Temporal reports the expirations, they decide: a run that
+	// closed at its run expiration, before the execution's, hit the run
+	// timeout whatever the configured durations say.
+	ext := &workflowpb.WorkflowExecutionExtendedInfo{
+		ExecutionExpirationTime: timestamppb.New(start.Add(time.Hour)),
+		RunExpirationTime:       timestamppb.New(start.Add(time.Minute)),
+	}
+	if got := workflowTimeout(cfg(time.Hour, time.Minute), info(time.Minute+time.Second), ext).Which; got != "run" {
+		t.Errorf("closed past the run's expiration: %s", got)
+	}
+	ext.RunExpirationTime = timestamppb.New(start.Add(time.Hour))
+	if got := workflowTimeout(cfg(time.Hour, time.Hour), info(time.Hour), ext).Which; got != "execution" {
+		t.Errorf("closed at both expirations: %s", got)
 	}
 }
 
 // TestPendingListsAreBounded: a workflow with more pending Nexus
 // operations or callbacks than a description lists shows fifty and the
-// count of the rest; their failures are summarised, their URLs and
-// headers never read.
+// count of the rest; operations' failures are summarised; a callback's
+// URL, headers, failure message and blocked reason (which quote the URL)
+// are never read, only that its last attempt failed.
 func TestPendingListsAreBounded(t *testing.T) {
 	t.Parallel()
 	c := conv{q: quote.New(nil)}
@@ -205,14 +252,21 @@ func TestPendingListsAreBounded(t *testing.T) {
 			Callback: &commonpb.Callback{Variant: &commonpb.Callback_Nexus_{Nexus: &commonpb.Callback_Nexus{
 				Url: "https://" + temporaltest.CanaryPrefix + "callback-url", Header: map[string]string{"x": temporaltest.CanaryPrefix + "callback-header"}}}},
 			Trigger: &workflowpb.CallbackInfo_Trigger{Variant: &workflowpb.CallbackInfo_Trigger_WorkflowClosed{WorkflowClosed: &workflowpb.CallbackInfo_WorkflowClosed{}}},
+			// What Temporal writes when the call fails: the HTTP client's
+			// error, quoting the URL (found by review).
+			LastAttemptFailure: &failurepb.Failure{Message: `Post "https://hooks.example/cb?access_token=` + temporaltest.CanaryPrefix + `callback-url-token": dial tcp: connection refused`},
+			BlockedReason:      "circuit breaker open for https://hooks.example/cb?access_token=" + temporaltest.CanaryPrefix + "callback-blocked",
 		}
 	}
-	gotOps, moreOps := listed(ops, c.pendingNexusOperation)
+	text := newFailureText()
+	gotOps, moreOps := listed(ops, func(p *workflowpb.PendingNexusOperationInfo) read.PendingNexusOperation {
+		return c.pendingNexusOperation(p, text)
+	})
 	gotCbs, moreCbs := listed(cbs, c.callback)
 	if len(gotOps) != read.MaxPendingListed || moreOps != 20 || len(gotCbs) != read.MaxPendingListed || moreCbs != 1 {
 		t.Fatalf("listed %d (+%d) operations and %d (+%d) callbacks", len(gotOps), moreOps, len(gotCbs), moreCbs)
 	}
-	if f := gotOps[0].LastAttemptFailure; f == nil || len(f.Causes) != 1 || gotCbs[0].Trigger != "WorkflowClosed" {
+	if f := gotOps[0].LastAttemptFailure; f == nil || len(f.Causes) != 1 || gotCbs[0].Trigger != "WorkflowClosed" || !gotCbs[0].LastAttemptFailed {
 		t.Errorf("operation %+v, callback %+v", gotOps[0], gotCbs[0])
 	}
 	b, _ := json.Marshal([]any{gotOps, gotCbs})

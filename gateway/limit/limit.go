@@ -53,7 +53,10 @@ func Default() Limits {
 
 // defaultCosts reflect how many Temporal reads a tool makes and how heavy
 // they are: a history page reads more than a describe, a task queue is two
-// reads, a list is a visibility query.
+// reads, a list is a visibility query, a worker deployment is a read and up
+// to ten of its versions'. describe_workflow stays at 1 though a failed
+// workflow's costs a second, small read (its close event alone): most
+// workflows described are not failed ones.
 var defaultCosts = map[string]int{
 	policy.ToolDescribeWorkflow:         1,
 	policy.ToolDescribeSchedule:         1,

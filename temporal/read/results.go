@@ -73,8 +73,8 @@ type Failure struct {
 	// ApplicationErrorType is the error type an application failure names.
 	ApplicationErrorType string `json:"applicationErrorType,omitempty"`
 	NonRetryable         bool   `json:"nonRetryable,omitempty"`
-	// TimeoutType is, for a timeout, which timeout ran out (START_TO_CLOSE,
-	// SCHEDULE_TO_START, SCHEDULE_TO_CLOSE, HEARTBEAT).
+	// TimeoutType is, for a timeout, which timeout ran out (StartToClose,
+	// ScheduleToStart, ScheduleToClose, Heartbeat).
 	TimeoutType string `json:"timeoutType,omitempty" disclose:"enum"`
 }
 
@@ -88,7 +88,7 @@ type FailureSummary struct {
 	Failure
 	Causes []Failure `json:"causes,omitempty" jsonschema:"the failure's causes, outermost first, at most 5"`
 	// MoreCauses counts the causes that were not read: past the fifth, or
-	// past a history page's failure text.
+	// past the answer's failure text.
 	MoreCauses int `json:"moreCauses,omitempty" jsonschema:"how many causes were left out"`
 }
 
@@ -139,6 +139,9 @@ type WorkflowDescription struct {
 	// TimedOut says, for a timed-out workflow, which of its timeouts ran
 	// out.
 	TimedOut *WorkflowTimeout `json:"timedOut,omitempty" jsonschema:"for a timed-out workflow, which timeout ran out"`
+	// FailuresLeftOut counts the failure summaries not read past the
+	// description's failure text (MaxFailureText).
+	FailuresLeftOut int `json:"failuresLeftOut,omitempty" jsonschema:"failure summaries left out: the answer's failure text was used up"`
 }
 
 // MaxPendingListed bounds the pending Nexus operations and the callbacks a
@@ -149,18 +152,12 @@ const MaxPendingListed = 50
 // not completed. Its input, headers, operation token and callback URL are
 // never read.
 type PendingNexusOperation struct {
-	Endpoint         string     `json:"endpoint"`
-	Service          string     `json:"service"`
-	Operation        string     `json:"operation"`
-	State            string     `json:"state" disclose:"enum"`
-	ScheduledEventID int64      `json:"scheduledEventId"`
-	ScheduledTime    *time.Time `json:"scheduledTime,omitempty"`
-	Attempts
-}
-
-// Attempts is how Temporal's tries at something pending have gone (a Nexus
-// operation's, a callback's).
-type Attempts struct {
+	Endpoint                string          `json:"endpoint"`
+	Service                 string          `json:"service"`
+	Operation               string          `json:"operation"`
+	State                   string          `json:"state" disclose:"enum"`
+	ScheduledEventID        int64           `json:"scheduledEventId"`
+	ScheduledTime           *time.Time      `json:"scheduledTime,omitempty"`
 	Attempt                 int32           `json:"attempt"`
 	LastAttemptCompleteTime *time.Time      `json:"lastAttemptCompleteTime,omitempty"`
 	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
@@ -170,21 +167,27 @@ type Attempts struct {
 
 // Callback is a callback attached to a workflow: Temporal calls it when
 // its trigger fires (a Nexus caller learns that the operation's workflow
-// closed). Its URL and headers are never read.
+// closed). Its URL and headers are never read, nor its last failure's
+// words or blocked reason, which quote the URL.
 type Callback struct {
 	// Trigger is what fires it: WorkflowClosed, or unknown.
-	Trigger          string     `json:"trigger" disclose:"enum"`
-	State            string     `json:"state" disclose:"enum"`
-	RegistrationTime *time.Time `json:"registrationTime,omitempty"`
-	Attempts
+	Trigger                 string     `json:"trigger" disclose:"enum"`
+	State                   string     `json:"state" disclose:"enum"`
+	RegistrationTime        *time.Time `json:"registrationTime,omitempty"`
+	Attempt                 int32      `json:"attempt"`
+	LastAttemptCompleteTime *time.Time `json:"lastAttemptCompleteTime,omitempty"`
+	NextAttemptScheduleTime *time.Time `json:"nextAttemptScheduleTime,omitempty"`
+	LastAttemptFailed       bool       `json:"lastAttemptFailed,omitempty"`
 }
 
 // WorkflowTimeout is which of a timed-out workflow's timeouts ran out.
 // Temporal's close event names none, so porthole tells it from the
-// workflow's configured timeouts: the execution timeout when the run
-// timeout is unset or not shorter (Temporal sets an unset run timeout to
-// the execution timeout), the run timeout when the run lasted it, else the
-// execution timeout.
+// expiration times Temporal reports for the run: the execution's when the
+// close came at or after it, else the run's. Where Temporal reports
+// neither, from the configured timeouts: the execution timeout when the
+// run timeout is unset or not shorter (Temporal sets an unset run timeout
+// to the execution timeout), the run timeout when the run lasted it, else
+// the execution timeout.
 type WorkflowTimeout struct {
 	// Which is "execution", "run", or "unknown" when neither is set.
 	Which                   string  `json:"which" disclose:"enum"`
@@ -209,19 +212,20 @@ type HistoryEvent struct {
 	// Failure is the failure of a failed activity, workflow task, child
 	// workflow, Nexus operation or workflow, and of a timed-out activity
 	// or Nexus operation. Within one page, failure text is bounded
-	// (MaxPageFailureText).
+	// (MaxFailureText).
 	Failure *FailureSummary `json:"failure,omitempty"`
 	// TimeoutType is which timeout ran out, on a timeout event that names
 	// it (activity, workflow task).
 	TimeoutType string `json:"timeoutType,omitempty" disclose:"enum"`
 }
 
-// MaxPageFailureText bounds the failure messages of one history page, in
-// bytes of quoted text: past it a message is left out with a note and its
-// causes are counted, not read. 500 events that each failed with a 1 KiB
-// message and five causes of 1 KiB would otherwise be 3 MiB of text; with
-// the bound that page is 219 KiB of JSON (TestAHistoryPageOfFailuresIsBounded).
-const MaxPageFailureText = 64 << 10
+// MaxFailureText bounds the failure summaries of one answer (a history
+// page, a workflow's description), in bytes of their strings as JSON
+// escapes them plus a fixed charge each: past it, failures are counted,
+// not read. 500 events that each failed with a 1 KiB message and five
+// causes would otherwise be 3 MiB of text, six times that escaped
+// (TestAHistoryPageOfFailuresIsBounded holds the bound).
+const MaxFailureText = 64 << 10
 
 // History is one page of a workflow's event history.
 type History struct {
@@ -230,6 +234,9 @@ type History struct {
 	RunID         string         `json:"runId,omitempty"`
 	Events        []HistoryEvent `json:"events"`
 	NextPageToken string         `json:"nextPageToken,omitempty" disclose:"token"`
+	// FailuresLeftOut counts the failure summaries not read past the
+	// page's failure text (MaxFailureText).
+	FailuresLeftOut int `json:"failuresLeftOut,omitempty" jsonschema:"failure summaries left out: the page's failure text was used up; read fewer events a page"`
 }
 
 // Poller is a worker that polled a task queue recently.

@@ -42,6 +42,7 @@ const (
 	CanaryScheduleArgs    = CanaryPrefix + "schedule-action-args"
 	CanaryScheduleMemo    = CanaryPrefix + "schedule-memo"
 	CanaryChildInput      = CanaryPrefix + "child-input"
+	CanaryBatchQuery      = CanaryPrefix + "batch-query"
 	CanaryBatchSignal     = CanaryPrefix + "batch-signal-input"
 )
 
@@ -82,10 +83,12 @@ const (
 	// BatchJobID is a batch operation that signals the workflows of a query
 	// matching none: it completes having touched nothing. Its identity and
 	// reason carry FreeTextMarker and SecretAWSKey.
-	BatchJobID       = "porthole-seed-batch"
-	BatchIdentity    = "porthole-seeder " + FreeTextMarker + " key " + SecretAWSKey
-	BatchReason      = "reconciling carriers: " + FreeTextMarker + "; key " + SecretAWSKey
-	batchSignalQuery = "WorkflowId = 'porthole-seed-batch-matches-nothing'"
+	BatchJobID    = "porthole-seed-batch"
+	BatchIdentity = "porthole-seeder " + FreeTextMarker + " key " + SecretAWSKey
+	BatchReason   = "reconciling carriers: " + FreeTextMarker + "; key " + SecretAWSKey
+	// The query matches no workflow, and holds a canary: a batch's query
+	// is never read.
+	batchSignalQuery = "WorkflowId = 'porthole-seed-batch-matches-nothing' OR WorkflowId = '" + CanaryBatchQuery + "'"
 
 	OrderWorkflowType     = "OrderWorkflow"
 	FailingWorkflowType   = "InventoryWorkflow"
