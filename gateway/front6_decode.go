@@ -86,6 +86,16 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 				refuse(http.StatusBadRequest, env.ID, d.Code, msg, "invalid JSON-RPC: "+msg)
 				return
 			}
+			// From 2026-07-28 the method and the tool are in headers too; a
+			// request whose headers and body disagree is refused here,
+			// before the rate limiter and the audit log act on the body's
+			// reading (rpcdecode.CheckHeaders says why).
+			if err := rpcdecode.CheckHeaders(r.Header, env, body, servedVersion); err != nil {
+				var d *rpcdecode.Error
+				errors.As(err, &d)
+				refuse(http.StatusBadRequest, env.ID, d.Code, d.Message, "standard headers disagree with the body: "+d.Message)
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), envelopeKey{}, env)))

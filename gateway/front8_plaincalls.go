@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,6 +90,9 @@ func (g *Server) callOwnTool(ctx context.Context, _ string, req mcp.Request) (mc
 	}
 	return res, err
 }
+
+// servedVersion says whether the go-sdk serves a protocol version.
+func servedVersion(v string) bool { return slices.Contains(mcp.SupportedProtocolVersions(), v) }
 
 // plainVersions are the protocol versions a call is answered directly
 // under: those the go-sdk serves that predate per-request metadata

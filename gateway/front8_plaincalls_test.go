@@ -101,7 +101,7 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "arguments not an object", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":[1]}}`},
 		{name: "null arguments", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":null}}`},
 		{name: "unknown tool", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminate_workflow","arguments":{}}}`},
-		{name: "protocol 2026-07-28", body: call, header: http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}},
+		{name: "protocol 2026-07-28", body: call, header: http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}},
 		{name: "unsupported protocol", body: call, header: http.Header{"Mcp-Protocol-Version": {"2099-01-01"}}},
 		{name: "two protocol headers", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-06-18", "2025-11-25"}}},
 		{name: "Mcp-Method header", body: call, header: http.Header{"Mcp-Method": {"tools/list"}}},

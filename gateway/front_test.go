@@ -309,6 +309,55 @@ func TestStrictDecodingRefusesAmbiguousBodies(t *testing.T) {
 	}
 }
 
+// TestHeadersThatDisagreeWithTheBodyAreRefusedAtTheDecoder: a 2026-07-28
+// request whose Mcp-Method or Mcp-Name says one thing and whose body
+// another is refused with 400 and the go-sdk's header-mismatch code by
+// porthole's decoder, with a denial record, before the rate limiter
+// charges the body's tool or the call is recorded; agreeing headers pass.
+func TestHeadersThatDisagreeWithTheBodyAreRefusedAtTheDecoder(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
+	for _, tc := range []struct {
+		name, method, tool string
+		want               int
+	}{
+		{"another tool in Mcp-Name", "tools/call", "describe_workflow", 400},
+		{"another method in Mcp-Method", "tools/list", "describe_namespace", 400},
+		{"no Mcp-Name", "tools/call", "", 400},
+		{"agreeing headers", "tools/call", "describe_namespace", 200},
+	} {
+		h := bearer(f.alice)
+		h.Set("Content-Type", "application/json")
+		h.Set("Mcp-Protocol-Version", "2026-07-28")
+		h.Set("Mcp-Method", tc.method)
+		if tc.tool != "" {
+			h.Set("Mcp-Name", tc.tool)
+		}
+		status, _, body := f.do(t, "POST", "/mcp", h, call)
+		if status != tc.want || (tc.want == 400 && !strings.Contains(body, `"code":-32020`)) {
+			t.Errorf("%s: status %d, want %d (%.300s)", tc.name, status, tc.want, body)
+		}
+	}
+	var denials, calls int
+	for _, r := range f.auditor.all() {
+		switch r.Kind {
+		case audit.KindDenial:
+			denials++
+			if !strings.Contains(r.Reason, "standard headers disagree") {
+				t.Errorf("denial reason %q", r.Reason)
+			}
+		case audit.KindCall:
+			calls++
+		}
+	}
+	if denials != 3 || calls != 1 {
+		t.Errorf("%d denials and %d call records, want 3 and 1", denials, calls)
+	}
+}
+
 func TestRateLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("a principal's burst is honoured within its cost, then 429 with Retry-After", func(t *testing.T) {

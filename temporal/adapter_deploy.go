@@ -1,8 +1,12 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"slices"
+	"strings"
+	"time"
 
 	deploymentpb "go.temporal.io/api/deployment/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -73,11 +77,18 @@ func (a *Adapter) DescribeWorkerDeployment(ctx context.Context, ref read.WorkerD
 			out.TaskQueuesUnread = len(out.Versions) - i
 			break
 		}
-		qs, err := a.versionTaskQueues(ctx, summaries[i].GetDeploymentVersion())
-		if err != nil {
+		qs, more, err := a.versionTaskQueues(ctx, summaries[i].GetDeploymentVersion())
+		switch {
+		case errors.Is(err, read.ErrNotFound):
+			// Deleted since the deployment was read: listed, its task
+			// queues unread (found by review: the whole answer said the
+			// deployment did not exist).
+			out.TaskQueuesUnread++
+			continue
+		case err != nil:
 			return nil, err
 		}
-		out.Versions[i].TaskQueues = qs
+		out.Versions[i].TaskQueues, out.Versions[i].MoreTaskQueues = qs, more
 	}
 	return out, nil
 }
@@ -105,34 +116,67 @@ func routedFirst(in []*deploymentpb.WorkerDeploymentInfo_WorkerDeploymentVersion
 	return out
 }
 
-// versionTaskQueues names the task queues a version's workers poll. Task
-// queue statistics are not asked for.
-func (a *Adapter) versionTaskQueues(ctx context.Context, v *deploymentpb.WorkerDeploymentVersion) ([]read.VersionTaskQueue, error) {
-	resp, err := a.client.WorkflowService().DescribeWorkerDeploymentVersion(ctx, &workflowservice.DescribeWorkerDeploymentVersionRequest{
+// versionTaskQueues names the task queues a version's workers poll, sorted,
+// at most read.MaxVersionTaskQueues (Temporal lists every queue that ever
+// polled), and counts the rest. Task queue statistics are not asked for.
+func (a *Adapter) versionTaskQueues(ctx context.Context, v *deploymentpb.WorkerDeploymentVersion) ([]read.VersionTaskQueue, int, error) {
+	req := &workflowservice.DescribeWorkerDeploymentVersionRequest{
 		Namespace:         a.namespace,
 		DeploymentVersion: &deploymentpb.WorkerDeploymentVersion{DeploymentName: v.GetDeploymentName(), BuildId: v.GetBuildId()},
-	})
+	}
+	// Temporal answers this from a query of the deployment's own workflow,
+	// whose query buffer is small: a few calls at once fill it and are
+	// refused as throttled ("consistent query buffer is full"), which
+	// clears within a second. The read is tried at most five times, 50,
+	// 100, 200 and 400 ms apart, and only for a throttled refusal.
+	var resp *workflowservice.DescribeWorkerDeploymentVersionResponse
+	var err error
+	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, 2*wait {
+		resp, err = a.client.WorkflowService().DescribeWorkerDeploymentVersion(ctx, req)
+		if err = classify(err); !errors.Is(err, read.ErrThrottled) || attempt == 4 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, err
+		case <-time.After(wait):
+		}
+	}
 	if err != nil {
-		return nil, classify(err)
+		return nil, 0, err
 	}
-	qs := resp.GetVersionTaskQueues()
-	out := make([]read.VersionTaskQueue, 0, len(qs))
-	for _, q := range qs {
-		out = append(out, read.VersionTaskQueue{Name: a.conv.ident(q.GetName()), Type: a.conv.enumName(q.GetType())})
-	}
-	return out, nil
+	qs := slices.Clone(resp.GetVersionTaskQueues())
+	slices.SortFunc(qs, func(x, y *workflowservice.DescribeWorkerDeploymentVersionResponse_VersionTaskQueue) int {
+		return cmp.Or(strings.Compare(x.GetName(), y.GetName()), int(x.GetType())-int(y.GetType()))
+	})
+	out, more := listedUpTo(qs, read.MaxVersionTaskQueues, func(q *workflowservice.DescribeWorkerDeploymentVersionResponse_VersionTaskQueue) read.VersionTaskQueue {
+		return read.VersionTaskQueue{Name: a.conv.ident(q.GetName()), Type: a.conv.enumName(q.GetType())}
+	})
+	return out, more, nil
 }
 
-// routing is where a deployment sends new workflows. A current version of
-// nil means unversioned workers take them.
+// routing is where a deployment sends new workflows. A current or ramping
+// version of nil is unversioned workers.
 func (c conv) routing(r *deploymentpb.RoutingConfig) read.DeploymentRouting {
 	return read.DeploymentRouting{
-		CurrentBuildID:     c.ident(r.GetCurrentDeploymentVersion().GetBuildId()),
-		RampingBuildID:     c.ident(r.GetRampingDeploymentVersion().GetBuildId()),
-		RampingPercentage:  float64(r.GetRampingVersionPercentage()),
+		Routes:             c.routes(r.GetCurrentDeploymentVersion(), r.GetRampingDeploymentVersion(), r.GetRampingVersionPercentage()),
 		CurrentChangedTime: timeOf(r.GetCurrentVersionChangedTime()),
 		RampingChangedTime: timeOf(r.GetRampingVersionChangedTime()),
 	}
+}
+
+// routes names the current and ramping versions. A ramp is on when a
+// version ramps or the percentage is set: a ramp to unversioned workers has
+// no ramping version (found by review: it read as no ramp at all).
+func (c conv) routes(current, ramping *deploymentpb.WorkerDeploymentVersion, percentage float32) read.Routes {
+	r := read.Routes{
+		CurrentBuildID:    c.ident(current.GetBuildId()),
+		RampingBuildID:    c.ident(ramping.GetBuildId()),
+		RampingPercentage: float64(percentage),
+	}
+	r.Ramping = ramping != nil || percentage > 0
+	r.RampingToUnversioned = r.Ramping && ramping == nil
+	return r
 }
 
 // taskQueueVersioning is where a versioned task queue routes new work.
@@ -143,12 +187,8 @@ func (c conv) taskQueueVersioning(v *taskqueuepb.TaskQueueVersioningInfo) *read.
 	}
 	return &read.TaskQueueVersioning{
 		DeploymentName: c.ident(name),
-		DeploymentRouting: read.DeploymentRouting{
-			CurrentBuildID:    c.ident(v.GetCurrentDeploymentVersion().GetBuildId()),
-			RampingBuildID:    c.ident(v.GetRampingDeploymentVersion().GetBuildId()),
-			RampingPercentage: float64(v.GetRampingVersionPercentage()),
-		},
-		UpdateTime: timeOf(v.GetUpdateTime()),
+		Routes:         c.routes(v.GetCurrentDeploymentVersion(), v.GetRampingDeploymentVersion(), v.GetRampingVersionPercentage()),
+		UpdateTime:     timeOf(v.GetUpdateTime()),
 	}
 }
 
@@ -161,7 +201,13 @@ func (c conv) deploymentVersion(s *deploymentpb.WorkerDeploymentInfo_WorkerDeplo
 		RampingSinceTime:     timeOf(s.GetRampingSinceTime()),
 		LastDeactivationTime: timeOf(s.GetLastDeactivationTime()),
 	}
-	if d := s.GetDrainageStatus(); d != enumspb.VERSION_DRAINAGE_STATUS_UNSPECIFIED {
+	// drainage_info is where Temporal reports it now; the summary's own
+	// drainage_status is deprecated, read where the info is absent.
+	d := s.GetDrainageInfo().GetStatus()
+	if d == enumspb.VERSION_DRAINAGE_STATUS_UNSPECIFIED {
+		d = s.GetDrainageStatus()
+	}
+	if d != enumspb.VERSION_DRAINAGE_STATUS_UNSPECIFIED {
 		v.DrainageStatus = c.enumName(d)
 	}
 	return v

@@ -358,6 +358,9 @@ func TestNoCanaryInAnyAdapterResult(t *testing.T) {
 	add(a.ListSchedules(ctx, read.ListSchedulesRequest{PageSize: 10}))
 	add(a.DescribeSchedule(ctx, read.ScheduleRef{ScheduleID: temporaltest.ScheduleID}))
 	add(a.DescribeNamespace(ctx))
+	add(a.ListWorkerDeployments(ctx, read.ListWorkerDeploymentsRequest{PageSize: 10}))
+	add(a.DescribeWorkerDeployment(ctx, read.WorkerDeploymentRef{DeploymentName: temporaltest.DeploymentName}))
+	add(a.DescribeTaskQueue(ctx, read.TaskQueueRequest{TaskQueue: temporaltest.VersionedTaskQueue}))
 	add(a.ListSearchAttributes(ctx))
 	add(a.ListBatchOperations(ctx, read.ListBatchOperationsRequest{PageSize: 100}))
 	add(a.DescribeBatchOperation(ctx, read.BatchOperationRef{JobID: temporaltest.BatchJobID}))
@@ -498,22 +501,22 @@ func TestWorkerDeploymentsAndVersions(t *testing.T) {
 			listed = &l.Deployments[i]
 		}
 	}
-	wantRouting := func(what string, r read.DeploymentRouting) {
+	wantRouting := func(what string, r read.Routes) {
 		t.Helper()
-		if r.CurrentBuildID != temporaltest.CurrentBuildID || r.RampingBuildID != temporaltest.RampingBuildID || r.RampingPercentage != temporaltest.RampPercentage {
+		if r.CurrentBuildID != temporaltest.CurrentBuildID || !r.Ramping || r.RampingToUnversioned || r.RampingBuildID != temporaltest.RampingBuildID || r.RampingPercentage != temporaltest.RampPercentage {
 			t.Errorf("%s routing = %+v", what, r)
 		}
 	}
 	if listed == nil {
 		t.Fatalf("the deployment is not listed: %+v", l.Deployments)
 	}
-	wantRouting("the list's", listed.Routing)
+	wantRouting("the list's", listed.Routing.Routes)
 
 	d, err := a.DescribeWorkerDeployment(ctx, read.WorkerDeploymentRef{DeploymentName: temporaltest.DeploymentName})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRouting("the description's", d.Routing)
+	wantRouting("the description's", d.Routing.Routes)
 	got := map[string]read.DeploymentVersion{}
 	for _, v := range d.Versions {
 		got[v.BuildID] = v
@@ -537,7 +540,7 @@ func TestWorkerDeploymentsAndVersions(t *testing.T) {
 	if q.Versioning == nil || q.Versioning.DeploymentName != temporaltest.DeploymentName {
 		t.Fatalf("the versioned task queue's versioning = %+v", q.Versioning)
 	}
-	wantRouting("the task queue's", q.Versioning.DeploymentRouting)
+	wantRouting("the task queue's", q.Versioning.Routes)
 	builds := map[string]bool{}
 	for _, p := range q.Workflow.Pollers {
 		if p.DeploymentName == temporaltest.DeploymentName {

@@ -159,8 +159,9 @@ const minFailureText = 64
 
 func (t *failureText) spent() bool { return t.left < minFailureText }
 
-// jsonLen is how many bytes s takes as a JSON string's contents, escaped
-// as encoding/json escapes it by default (the most).
+// jsonLen is how many bytes s, a cleaned string (valid UTF-8: invalid
+// bytes were replaced), takes as a JSON string's contents, escaped as
+// encoding/json escapes it by default (the most).
 func jsonLen(s string) int {
 	n := len(s)
 	for i := 0; i < len(s); i++ {

@@ -54,7 +54,7 @@ func Default() Limits {
 // defaultCosts reflect how many Temporal reads a tool makes and how heavy
 // they are: a history page reads more than a describe, a task queue is two
 // reads, a list is a visibility query, a worker deployment is a read and up
-// to ten of its versions'. describe_workflow stays at 1 though a failed
+// to ten more (its versions' task queues). describe_workflow stays at 1 though a failed
 // workflow's costs a second, small read (its close event alone): most
 // workflows described are not failed ones.
 var defaultCosts = map[string]int{
@@ -68,7 +68,7 @@ var defaultCosts = map[string]int{
 	policy.ToolListSchedules:            2,
 	policy.ToolListBatchOperations:      2,
 	policy.ToolListWorkerDeployments:    2,
-	policy.ToolDescribeWorkerDeployment: 3,
+	policy.ToolDescribeWorkerDeployment: 6,
 	policy.ToolDescribeTaskQueue:        2,
 	policy.ToolGetWorkflowHistory:       3,
 }

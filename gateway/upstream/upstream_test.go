@@ -597,29 +597,31 @@ func TestChildStderrIsLoggedByLineAtABoundedRate(t *testing.T) {
 	}
 }
 
-// TestAnUpstreamToolCannotBorrowAReadExemption: porthole's own
-// list_batch_operations and describe_batch_operation read, and its tests
-// excuse them from the mutating-verb screen by exact name. That excuse is
-// no part of the screen: an upstream tool of the same name, read-only by
-// its hint and pinned by the operator, is still withheld for "batch".
+// TestAnUpstreamToolCannotBorrowAReadExemption: porthole's own batch and
+// worker deployment tools read, and its tests excuse them from the
+// mutating-verb screen by exact name. That excuse is no part of the
+// screen: an upstream tool of the same name, read-only by its hint and
+// pinned by the operator, is still withheld for "batch" or "deploy".
 func TestAnUpstreamToolCannotBorrowAReadExemption(t *testing.T) {
 	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "look-alike", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "lookup", Description: "Look a thing up.", InputSchema: object("q"), Annotations: readOnlyHint},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("found"), nil })
-	for _, name := range []string{"list_batch_operations", "describe_batch_operation"} {
+	borrowed := map[string]string{"list_batch_operations": "batch", "describe_batch_operation": "batch",
+		"list_worker_deployments": "deploy", "describe_worker_deployment": "deploy"}
+	for name := range borrowed {
 		srv.AddTool(&mcp.Tool{Name: name, Description: "Reads, it says.", InputSchema: object(), Annotations: readOnlyHint},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("done"), nil })
 	}
 	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
-	_, u, ev := startSet(t, Entry{Name: "lookalike", Transport: TransportSSE, URL: hs.URL, Tools: named("lookup", "list_batch_operations", "describe_batch_operation")}, nil)
+	_, u, ev := startSet(t, Entry{Name: "lookalike", Transport: TransportSSE, URL: hs.URL, Tools: named("lookup", "list_batch_operations", "describe_batch_operation", "list_worker_deployments", "describe_worker_deployment")}, nil)
 
 	if got := exposedNames(u); !slices.Equal(got, []string{"lookalike__lookup"}) {
 		t.Fatalf("exposed %v, want only lookalike__lookup", got)
 	}
-	for _, name := range []string{"list_batch_operations", "describe_batch_operation"} {
-		if got := ev.reason(name); !strings.Contains(got, "mutating verb(s) batch") {
+	for name, verb := range borrowed {
+		if got := ev.reason(name); !strings.Contains(got, "mutating verb(s) "+verb) {
 			t.Errorf("%s withheld for %q, want the verb screen's reason", name, got)
 		}
 		if _, err := u.Call(context.Background(), name, nil); !errors.Is(err, ErrWithheld) {

@@ -279,7 +279,7 @@ type TaskQueueDescription struct {
 // current version of its worker deployment and the one ramping.
 type TaskQueueVersioning struct {
 	DeploymentName string `json:"deploymentName,omitempty"`
-	DeploymentRouting
+	Routes
 	UpdateTime *time.Time `json:"updateTime,omitempty"`
 }
 
@@ -418,12 +418,22 @@ type BatchOperationDescription struct {
 	Reason                 *quote.Text `json:"reason,omitempty"`
 }
 
-// DeploymentRouting is where a worker deployment sends new workflows: its
-// current version, and a version ramping with a share of them.
+// Routes are where new work goes: the current version, and a version
+// ramping with a share of it. Either can be unversioned workers.
+type Routes struct {
+	CurrentBuildID string `json:"currentBuildId,omitempty" jsonschema:"the current version's build id; absent when unversioned workers take the work"`
+	// Ramping says a ramp is on: to RampingBuildID, or to unversioned
+	// workers when RampingToUnversioned.
+	Ramping              bool    `json:"ramping"`
+	RampingBuildID       string  `json:"rampingBuildId,omitempty" jsonschema:"the ramping version's build id"`
+	RampingToUnversioned bool    `json:"rampingToUnversioned,omitempty" jsonschema:"the ramp sends its share to unversioned workers"`
+	RampingPercentage    float64 `json:"rampingPercentage" jsonschema:"the share of new work, 0 to 100, the ramp takes"`
+}
+
+// DeploymentRouting is where a worker deployment sends new workflows, and
+// when that last changed.
 type DeploymentRouting struct {
-	CurrentBuildID     string     `json:"currentBuildId,omitempty" jsonschema:"the current version's build id; absent when unversioned workers take the work"`
-	RampingBuildID     string     `json:"rampingBuildId,omitempty" jsonschema:"the ramping version's build id, if one ramps"`
-	RampingPercentage  float64    `json:"rampingPercentage,omitempty" jsonschema:"the share of new workflows, 0 to 100, the ramping version takes"`
+	Routes
 	CurrentChangedTime *time.Time `json:"currentChangedTime,omitempty"`
 	RampingChangedTime *time.Time `json:"rampingChangedTime,omitempty"`
 }
@@ -449,6 +459,8 @@ type WorkerDeploymentList struct {
 const (
 	MaxDeploymentVersions     = 50
 	MaxVersionsWithTaskQueues = 10
+	// MaxVersionTaskQueues bounds the task queues listed of one version.
+	MaxVersionTaskQueues = 50
 )
 
 // WorkerDeploymentDescription is one worker deployment: where it routes new
@@ -462,7 +474,8 @@ type WorkerDeploymentDescription struct {
 	Versions     []DeploymentVersion `json:"versions"`
 	MoreVersions int                 `json:"moreVersions,omitempty" jsonschema:"how many more versions were left out"`
 	// TaskQueuesUnread counts the versions listed whose task queues were
-	// not read (past MaxVersionsWithTaskQueues).
+	// not read: past MaxVersionsWithTaskQueues, or deleted between the
+	// two reads.
 	TaskQueuesUnread int `json:"taskQueuesUnread,omitempty" jsonschema:"how many listed versions' task queues were not read"`
 }
 
@@ -481,7 +494,8 @@ type DeploymentVersion struct {
 	CurrentSinceTime     *time.Time         `json:"currentSinceTime,omitempty"`
 	RampingSinceTime     *time.Time         `json:"rampingSinceTime,omitempty"`
 	LastDeactivationTime *time.Time         `json:"lastDeactivationTime,omitempty"`
-	TaskQueues           []VersionTaskQueue `json:"taskQueues,omitempty" jsonschema:"the task queues the version's workers poll; absent when not read"`
+	TaskQueues           []VersionTaskQueue `json:"taskQueues,omitempty" jsonschema:"the task queues the version's workers poll, by name; absent when not read"`
+	MoreTaskQueues       int                `json:"moreTaskQueues,omitempty" jsonschema:"how many more task queues were left out"`
 }
 
 // VersionTaskQueue is a task queue a deployment version's workers poll.

@@ -43,6 +43,8 @@ const (
 	CanaryScheduleMemo    = CanaryPrefix + "schedule-memo"
 	CanaryChildInput      = CanaryPrefix + "child-input"
 	CanaryBatchQuery      = CanaryPrefix + "batch-query"
+	CanaryVersionMetadata = CanaryPrefix + "deployment-version-metadata"
+	CanaryRoutingIdentity = CanaryPrefix + "deployment-routing-identity"
 	CanaryBatchSignal     = CanaryPrefix + "batch-signal-input"
 )
 
@@ -299,16 +301,36 @@ func (f *Fixture) deployment(ctx context.Context) error {
 	h := f.client.WorkerDeploymentClient().GetHandle(DeploymentName)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		_, cerr := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: CurrentBuildID})
-		var rerr error
+		// The identities that change the routing and the versions'
+		// metadata carry canaries: neither is ever read.
+		_, cerr := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: CurrentBuildID, Identity: CanaryRoutingIdentity})
+		var rerr, merr error
 		if cerr == nil {
-			_, rerr = h.SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{BuildID: RampingBuildID, Percentage: RampPercentage})
+			_, rerr = h.SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{BuildID: RampingBuildID, Percentage: RampPercentage, Identity: CanaryRoutingIdentity})
 		}
 		if cerr == nil && rerr == nil {
-			return nil
+			for _, build := range []string{CurrentBuildID, RampingBuildID} {
+				if _, merr = h.UpdateVersionMetadata(ctx, client.WorkerDeploymentUpdateVersionMetadataOptions{
+					Version:        worker.WorkerDeploymentVersion{DeploymentName: DeploymentName, BuildID: build},
+					MetadataUpdate: client.WorkerDeploymentMetadataUpdate{UpsertEntries: map[string]any{"canary": CanaryVersionMetadata}},
+				}); merr != nil {
+					break
+				}
+			}
+			// Settled: each version answers a describe. Right after the
+			// routing and metadata change, Temporal refuses one as
+			// throttled ("consistent query buffer is full") for a while.
+			for _, build := range []string{CurrentBuildID, RampingBuildID} {
+				if merr == nil {
+					_, merr = h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: build})
+				}
+			}
+			if merr == nil {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("seed: routing the worker deployment: %w", errors.Join(cerr, rerr))
+			return fmt.Errorf("seed: routing the worker deployment: %w", errors.Join(cerr, rerr, merr))
 		}
 		select {
 		case <-ctx.Done():
