@@ -76,7 +76,25 @@ func BenchmarkWholeChainTracedOTLP(b *testing.B) {
 	benchChainTraced(b, -1, &Tracing{Provider: tp})
 }
 
+// BenchmarkWholeChain2026 is BenchmarkWholeChain asked in protocol
+// 2026-07-28's form (standard headers, per-request _meta), which the go-sdk
+// answers: the two paths side by side (docs/performance.md).
+func BenchmarkWholeChain2026(b *testing.B) {
+	h, token := chainHandler(b, -1, nil)
+	serveBenchAs(b, h, token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`,
+		http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}})
+}
+
 func benchChainTraced(b *testing.B, cacheTTL time.Duration, tracing *Tracing) {
+	h, token := chainHandler(b, cacheTTL, tracing)
+	serveBench(b, h, token)
+}
+
+// chainHandler is the whole HTTP chain over describeReader, with an audit
+// log in a temporary directory, and a token for it.
+func chainHandler(b *testing.B, cacheTTL time.Duration, tracing *Tracing) (http.Handler, string) {
 	dir := b.TempDir()
 	tokensFile := filepath.Join(dir, "tokens")
 	token, err := tokens.Append(tokensFile, "bench")
@@ -91,7 +109,7 @@ func benchChainTraced(b *testing.B, cacheTTL time.Duration, tracing *Tracing) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer log.Close()
+	b.Cleanup(func() { log.Close() })
 	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: log, CacheTTL: cacheTTL, Tracing: tracing})
 	if err != nil {
 		b.Fatal(err)
@@ -101,15 +119,22 @@ func benchChainTraced(b *testing.B, cacheTTL time.Duration, tracing *Tracing) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	serveBench(b, h, token)
+	return h, token
 }
 
 // serveBench posts describe_workflow calls to h: one at a time (the
 // bench's concurrency 1), or from every P with -parallel-chain.
 func serveBench(b *testing.B, h http.Handler, token string) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`
+	serveBenchAs(b, h, token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`, nil)
+}
+
+// serveBenchAs is serveBench posting body with header.
+func serveBenchAs(b *testing.B, h http.Handler, token, body string, header http.Header) {
 	call := func() {
 		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
+		for k, v := range header {
+			req.Header[k] = v
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if token != "" {

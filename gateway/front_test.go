@@ -358,6 +358,49 @@ func TestHeadersThatDisagreeWithTheBodyAreRefusedAtTheDecoder(t *testing.T) {
 	}
 }
 
+// discoverBody is a 2026-07-28 server/discover request, with the _meta
+// such a request carries.
+const discoverBody = `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{` +
+	`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
+
+// TestServerDiscoverPassesTheChainLikeAnyMethod: server/discover, new in
+// 2026-07-28, is authenticated, strictly decoded, held to its headers and
+// rate-limited like every method, and, like initialize and ping, answered
+// without a call record (it reveals nothing of Temporal; docs/audit.md).
+func TestServerDiscoverPassesTheChainLikeAnyMethod(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{Limits: limit.Limits{PerPrincipal: 0.001, PerPrincipalBurst: 2, Global: 1000, GlobalBurst: 1000}})
+	discover := func(token, method, body string) (int, string) {
+		h := http.Header{"Content-Type": {"application/json"}, "Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}}
+		if token != "" {
+			h.Set("Authorization", "Bearer "+token)
+		}
+		status, _, b := f.do(t, "POST", "/mcp", h, body)
+		return status, b
+	}
+	if status, _ := discover("", "server/discover", discoverBody); status != http.StatusUnauthorized {
+		t.Errorf("without a token: %d, want 401", status)
+	}
+	if status, b := discover(f.alice, "server/discover", discoverBody); status != http.StatusOK || !strings.Contains(b, `"supportedVersions"`) {
+		t.Errorf("discover: %d %.300s", status, b)
+	}
+	if status, _ := discover(f.alice, "server/discover", strings.Replace(discoverBody, `"id":7`, `"id":7,"ID":8`, 1)); status != http.StatusBadRequest {
+		t.Errorf("an ambiguous body: %d, want 400", status)
+	}
+	if status, _ := discover(f.alice, "server/discover", discoverBody); status != http.StatusTooManyRequests {
+		t.Errorf("past the burst of 2 (a discover and a refused body): %d, want 429", status)
+	}
+	if status, _ := discover(f.bob, "tools/list", discoverBody); status != http.StatusBadRequest {
+		t.Errorf("an Mcp-Method that is not the body's: %d, want 400", status)
+	}
+	for _, r := range f.auditor.all() {
+		if r.Kind == audit.KindCall || r.Kind == audit.KindResult {
+			t.Errorf("server/discover left a %s record", r.Kind)
+		}
+	}
+}
+
 func TestRateLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("a principal's burst is honoured within its cost, then 429 with Retry-After", func(t *testing.T) {

@@ -252,6 +252,10 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		{"hop", httpCall(hc, strings.TrimSuffix(bare.endpoint, "/mcp")+"/hop", describe, ""), bare},
 		{"bare", httpCall(hc, bare.endpoint, describe, ""), bare},
 		{"porthole", httpCall(hc, ph.endpoint, describe, token), ph},
+		// The same porthole asked in protocol 2026-07-28's form (its
+		// standard headers, per-request _meta), which the go-sdk answers.
+		{"porthole-2026", httpCallWith(hc, ph.endpoint, describeBody2026(temporaltest.RunningWorkflowID), token, http.Header{
+			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}), ph},
 		{"cached", httpCall(hc, cached.endpoint, describe, token), cached},
 		{"oauth", httpCall(hc, oa.endpoint, describe, oauthToken), oa},
 		{"redis", httpCall(hc, rd.endpoint, describe, token), rd},
@@ -386,11 +390,27 @@ func describeBody(workflowID string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"` + workflowID + `"}}}`
 }
 
+// describeBody2026 is describeBody as a 2026-07-28 client sends it: with
+// the per-request _meta that replaces the session.
+func describeBody2026(workflowID string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"` + workflowID + `"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"porthole-bench","version":"1"}}}}`
+}
+
 // httpCall posts body to url with hc, with token as the bearer when set,
 // and fails unless the answer is a result that is not a tool error.
 func httpCall(hc *http.Client, url, body, token string) func(context.Context) error {
+	return httpCallWith(hc, url, body, token, nil)
+}
+
+// httpCallWith is httpCall with more headers.
+func httpCallWith(hc *http.Client, url, body, token string, header http.Header) func(context.Context) error {
 	return func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		for k, v := range header {
+			req.Header[k] = v
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if token != "" {

@@ -234,7 +234,7 @@ func (p *process) stop(t *testing.T) {
 // checkAudit verifies an audit log with the binary a reviewer would use, and
 // checks that each tool call made left exactly one call and one result
 // record, in that order, naming the principal and the tool.
-func checkAudit(t *testing.T, logPath, keyPath, principal string, calls []string) {
+func checkAudit(t *testing.T, logPath, keyPath, principal string, calls []string) (said []string) {
 	t.Helper()
 	verify := exec.Command(portholeBin(t), "audit", "verify", "--key-file", keyPath, logPath)
 	verify.Env = baseEnv()
@@ -247,6 +247,8 @@ func checkAudit(t *testing.T, logPath, keyPath, principal string, calls []string
 	}
 	type rec struct {
 		Kind, RequestID, Principal, Tool, Transport, Outcome string
+		Args                                                 json.RawMessage
+		Redactions                                           int
 	}
 	var recs []rec
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -268,18 +270,45 @@ func checkAudit(t *testing.T, logPath, keyPath, principal string, calls []string
 			if r.Principal != fmt.Sprintf("%q", principal) || r.Tool != fmt.Sprintf("%q", tool) {
 				t.Errorf("record %+v: want principal %q and tool %q", r, principal, tool)
 			}
+			said = append(said, fmt.Sprintf("%s %s %s %s args %s redactions %d", r.Kind, r.Principal, r.Tool, r.Outcome, r.Args, r.Redactions))
 		}
 	}
+	return said
 }
 
 func connectHTTP(t *testing.T, endpoint string, rt *recordingTransport) *mcp.ClientSession {
+	return connectHTTPAt(t, endpoint, rt, "")
+}
+
+// e2eVersions are the protocol versions the e2e suite calls every tool
+// at, each pinned: the go-sdk client speaks the newest by default.
+var e2eVersions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+
+// e2eClient is the e2e suite's client; sessionAt pins a session's protocol
+// version ("" for the go-sdk's default, the newest).
+var e2eClient = &mcp.Implementation{Name: "porthole-e2e", Version: "1"}
+
+func sessionAt(version string) *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: version}
+}
+
+// speaks fails t unless cs negotiated version.
+func speaks(t *testing.T, cs *mcp.ClientSession, version string) {
 	t.Helper()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, nil)
+	if got := cs.InitializeResult().ProtocolVersion; version != "" && got != version {
+		t.Fatalf("the session speaks %s, not the %s asked for", got, version)
+	}
+}
+
+func connectHTTPAt(t *testing.T, endpoint string, rt *recordingTransport, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(e2eClient, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, sessionAt(version))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	speaks(t, cs, version)
 	return cs
 }
 
@@ -289,18 +318,22 @@ func connectStdio(t *testing.T) (*mcp.ClientSession, *syncBuffer) {
 }
 
 func connectStdioAudited(t *testing.T) (cs *mcp.ClientSession, logs *syncBuffer, auditLog, auditKey string) {
+	return connectStdioAuditedAt(t, "")
+}
+
+func connectStdioAuditedAt(t *testing.T, version string) (cs *mcp.ClientSession, logs *syncBuffer, auditLog, auditKey string) {
 	t.Helper()
 	cmd := exec.Command(portholeBin(t), "stdio")
 	env, auditLog, auditKey := auditEnv(t)
 	cmd.Env = temporalEnv(t, env...)
 	logs = &syncBuffer{}
 	cmd.Stderr = logs
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "porthole-e2e", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(e2eClient, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, sessionAt(version))
 	if err != nil {
 		t.Fatalf("stdio connect: %v\n%s", err, logs)
 	}
 	t.Cleanup(func() { cs.Close() })
+	speaks(t, cs, version)
 	return cs, logs, auditLog, auditKey
 }
 
@@ -658,11 +691,29 @@ func calledTools() []string {
 	return tools
 }
 
+// TestEveryToolOverHTTP calls every tool through the whole chain at each
+// protocol version, pinned, each against a porthole of its own: the same
+// answers (each call's checks), the same redaction, no canary, no token,
+// and the same audit records at every version.
 func TestEveryToolOverHTTP(t *testing.T) {
 	t.Parallel()
+	var first []string
+	for _, version := range e2eVersions {
+		t.Run(version, func(t *testing.T) {
+			said := everyToolOverHTTP(t, version)
+			if first == nil {
+				first = said
+			} else if !slices.Equal(said, first) {
+				t.Errorf("the audit records at %s differ from those at %s:\n%s\nvs\n%s", version, e2eVersions[0], strings.Join(said, "\n"), strings.Join(first, "\n"))
+			}
+		})
+	}
+}
+
+func everyToolOverHTTP(t *testing.T, version string) []string {
 	endpoint, token, p, auditLog := serveHTTP(t)
 	rt := &recordingTransport{token: token}
-	cs := connectHTTP(t, endpoint, rt)
+	cs := connectHTTPAt(t, endpoint, rt, version)
 	callEveryTool(t, cs)
 	wire := rt.bytes()
 	assertNoCanary(t, "HTTP wire", wire)
@@ -676,7 +727,7 @@ func TestEveryToolOverHTTP(t *testing.T) {
 	}
 	cs.Close()
 	p.stop(t)
-	checkAudit(t, auditLog, strings.TrimSuffix(auditLog, ".log")+".key", "e2e-agent", calledTools())
+	said := checkAudit(t, auditLog, strings.TrimSuffix(auditLog, ".log")+".key", "e2e-agent", calledTools())
 	b, _ := os.ReadFile(auditLog)
 	assertNoCanary(t, "audit log", b)
 	assertNoSecret(t, "audit log", b)
@@ -686,19 +737,31 @@ func TestEveryToolOverHTTP(t *testing.T) {
 	if strings.Contains(string(b), token) {
 		t.Error("the token appears in the audit log")
 	}
+	return said
 }
 
+// TestEveryToolOverStdio is TestEveryToolOverHTTP over stdio.
 func TestEveryToolOverStdio(t *testing.T) {
 	t.Parallel()
-	cs, logs, auditLog, auditKey := connectStdioAudited(t)
-	all := callEveryTool(t, cs)
-	assertNoCanary(t, "stdio results", all)
-	assertNoSecret(t, "stdio results", all)
-	if err := cs.Close(); err != nil { // closes stdin; porthole exits and closes its audit log
-		t.Logf("close: %v", err)
+	var first []string
+	for _, version := range e2eVersions {
+		t.Run(version, func(t *testing.T) {
+			cs, logs, auditLog, auditKey := connectStdioAuditedAt(t, version)
+			all := callEveryTool(t, cs)
+			assertNoCanary(t, "stdio results", all)
+			assertNoSecret(t, "stdio results", all)
+			if err := cs.Close(); err != nil { // closes stdin; porthole exits and closes its audit log
+				t.Logf("close: %v", err)
+			}
+			assertNoCanary(t, "stdio operations log", []byte(logs.String()+"x"))
+			said := checkAudit(t, auditLog, auditKey, "local", calledTools())
+			if first == nil {
+				first = said
+			} else if !slices.Equal(said, first) {
+				t.Errorf("the audit records at %s differ from those at %s:\n%s\nvs\n%s", version, e2eVersions[0], strings.Join(said, "\n"), strings.Join(first, "\n"))
+			}
+		})
 	}
-	assertNoCanary(t, "stdio operations log", []byte(logs.String()+"x"))
-	checkAudit(t, auditLog, auditKey, "local", calledTools())
 }
 
 func TestFailuresAreToolErrorsWithASentence(t *testing.T) {

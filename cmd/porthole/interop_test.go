@@ -56,7 +56,9 @@ func runNode(t *testing.T, dir, node string, args ...string) (string, error) {
 }
 
 // TestConformanceSuite runs the MCP conformance suite's generic server
-// scenarios against a porthole on loopback. The dns-rebinding scenario is
+// scenarios against a porthole on loopback, at each protocol version the
+// suite has scenarios for (2025-06-18 and 2025-11-25; it has none for
+// 2026-07-28, which the e2e suite covers). The dns-rebinding scenario is
 // for servers without authentication, so this porthole runs without it.
 func TestConformanceSuite(t *testing.T) {
 	t.Parallel()
@@ -64,10 +66,15 @@ func TestConformanceSuite(t *testing.T) {
 	_, line := startPorthole(t, temporalEnv(t, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION=true"), "serving MCP", "serve")
 	endpoint := line["endpoint"].(string)
 	bin := filepath.Join(dir, "node_modules", ".bin", "conformance")
-	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
-		out, err := runNode(t, dir, node, bin, "server", "--url", endpoint, "--scenario", scenario)
-		if err != nil || !strings.Contains(out, "0 failed") {
-			t.Errorf("conformance %s: %v\n%s", scenario, err, out)
+	for version, scenarios := range map[string][]string{
+		"2025-06-18": {"server-initialize", "ping", "tools-list"},
+		"2025-11-25": {"server-initialize", "ping", "tools-list", "dns-rebinding-protection"},
+	} {
+		for _, scenario := range scenarios {
+			out, err := runNode(t, dir, node, bin, "server", "--url", endpoint, "--scenario", scenario, "--spec-version", version)
+			if err != nil || !strings.Contains(out, "0 failed") {
+				t.Errorf("conformance %s at %s: %v\n%s", scenario, version, err, out)
+			}
 		}
 	}
 }
