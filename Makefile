@@ -102,6 +102,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzPageWarner ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzHeadersAgreeWithTheGoSDK ./gateway/rpcdecode/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzModernMetaTheGoSDKAccepts ./gateway/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzOnlyWhatTheIssuerSignedIsAccepted ./gateway/oauth/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzKeysAndIssuersParseOrRefuse ./gateway/oauth/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)

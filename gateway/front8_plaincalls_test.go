@@ -20,6 +20,20 @@ import (
 	"github.com/porthole-dev/porthole/policy"
 )
 
+// modern is a 2026-07-28 describe_workflow call with the given client
+// capabilities, client info or not, and more _meta members.
+func modern(caps string, info bool, more string) string {
+	meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps
+	if info {
+		meta += `,"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`
+	}
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"},"_meta":{` + meta + more + `}}}`
+}
+
+func modernHeader() http.Header {
+	return http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}
+}
+
 // TestPlainCallsAnswerAsTheGoSDKWould sends each request twice, once to a
 // front that answers plain calls itself (answerPlainCalls) and once to one
 // that sends everything through the go-sdk's transport, and requires the
@@ -102,6 +116,18 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "null arguments", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":null}}`},
 		{name: "unknown tool", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminate_workflow","arguments":{}}}`},
 		{name: "protocol 2026-07-28", body: call, header: http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}},
+		{name: "2026-07-28 with its metadata", body: modern(`{}`, true, ""), header: modernHeader(), direct: true},
+		{name: "2026-07-28 without client info", body: modern(`{}`, false, ""), header: modernHeader(), direct: true},
+		{name: "2026-07-28 with roots", body: modern(`{"roots":{"listChanged":true},"sampling":{}}`, true, ""), header: modernHeader(), direct: true},
+		{name: "2026-07-28 with HTML in the answer", body: strings.Replace(modern(`{}`, true, ""), `"workflowId":"shipment-running-1"`, `"workflowId":"<a&b>"`, 1), header: modernHeader(), direct: true},
+		{name: "2026-07-28 with a progress token", body: modern(`{}`, true, `,"progressToken":1`), header: modernHeader()},
+		{name: "2026-07-28 with a log level", body: modern(`{}`, true, `,"io.modelcontextprotocol/logLevel":"debug"`), header: modernHeader()},
+		{name: "2026-07-28 without capabilities", body: strings.Replace(modern(`{}`, true, ""), `"io.modelcontextprotocol/clientCapabilities":{},`, ``, 1), header: modernHeader()},
+		{name: "2026-07-28 with capabilities of the wrong shape", body: modern(`{"roots":5}`, true, ""), header: modernHeader()},
+		{name: "2026-07-28 with client info of the wrong shape", body: strings.Replace(modern(`{}`, true, ""), `{"name":"t","version":"1"}`, `"t"`, 1), header: modernHeader()},
+		{name: "2026-07-28 naming another version in _meta", body: strings.Replace(modern(`{}`, true, ""), `/protocolVersion":"2026-07-28"`, `/protocolVersion":"2099-01-01"`, 1), header: modernHeader()},
+		{name: "2026-07-28 with a parameter header", body: modern(`{}`, true, ""), header: func() http.Header { h := modernHeader(); h.Set("Mcp-Param-Workflowid", "x"); return h }()},
+		{name: "2026-07-28 accepting JSON only", body: modern(`{}`, true, ""), header: func() http.Header { h := modernHeader(); h.Set("Accept", noAccept); return h }()},
 		{name: "unsupported protocol", body: call, header: http.Header{"Mcp-Protocol-Version": {"2099-01-01"}}},
 		{name: "two protocol headers", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-06-18", "2025-11-25"}}},
 		{name: "Mcp-Method header", body: call, header: http.Header{"Mcp-Method": {"tools/list"}}},
@@ -189,4 +215,66 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzModernMetaTheGoSDKAccepts: whatever 2026-07-28 _meta (client
+// capabilities and client info, as any JSON) porthole's direct path takes
+// (modernMeta), the go-sdk takes too, answering the call rather than
+// refusing it: a call answered directly is one the go-sdk would have
+// answered. (TestPlainCallsAnswerAsTheGoSDKWould holds the bytes equal.)
+func FuzzModernMetaTheGoSDKAccepts(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`{}`, `{"name":"t","version":"1"}`}, {`{"roots":{"listChanged":true}}`, ``}, {`{"roots":5}`, `{}`},
+		{`{"sampling":{},"elicitation":{"form":{}}}`, `{"name":"t"}`}, {`{"experimental":{"x":{}}}`, `null`},
+		{`{"roots":null}`, `{"name":1}`}, {`{"ROOTS":{"listChanged":"yes"}}`, `{"version":"1","icons":[{"src":"x"}]}`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	dir := f.TempDir()
+	tokensFile := filepath.Join(dir, "tokens")
+	alice, err := tokens.Append(tokensFile, "alice")
+	if err != nil {
+		f.Fatal(err)
+	}
+	set, err := tokens.Load(tokensFile)
+	if err != nil {
+		f.Fatal(err)
+	}
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: &fakeAuditor{}, CacheTTL: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	g.paths = pathSeam{sdkOnly: true}
+	sdk, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
+		Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, caps, info string) {
+		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps
+		if info != "" {
+			meta += `,"io.modelcontextprotocol/clientInfo":` + info
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{},"_meta":{` + meta + `}}}`
+		env, err := rpcdecode.Decode([]byte(body))
+		if err != nil {
+			return
+		}
+		if _, ok := modernMeta(env.Params); !ok {
+			return
+		}
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
+		for k, v := range modernHeader() {
+			req.Header[k] = v
+		}
+		req.Header.Set("Mcp-Name", "describe_namespace")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+alice)
+		rec := httptest.NewRecorder()
+		sdk.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"result"`) {
+			t.Fatalf("porthole takes _meta {%s} as a 2026-07-28 call's; the go-sdk answers %d %s", meta, rec.Code, rec.Body.String())
+		}
+	})
 }

@@ -28,6 +28,9 @@ type Envelope struct {
 	// inputResponses) that only the go-sdk knows what to do with. Such a
 	// call may be answered directly (the gateway answers such calls itself).
 	Plain bool
+	// Params are the request's params as sent, absent when none: a slice
+	// of the body, for the few requests whose params a link reads further.
+	Params json.RawMessage
 }
 
 // Error is a refusal of a body: a sentence for the client, and the JSON-RPC
@@ -116,6 +119,9 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	env.Method = s.decodeString(s.top[memberMethod])
 	if len(params) > 0 && params[0] != '{' && string(params) != "null" {
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
+	}
+	if len(params) > 0 {
+		env.Params = json.RawMessage(params)
 	}
 	if env.Method == "tools/call" {
 		if name := s.b[s.name.start:s.name.end]; len(name) == 0 || name[0] != '"' {

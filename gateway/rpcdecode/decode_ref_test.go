@@ -67,6 +67,7 @@ func decodeReference(body []byte) (Envelope, error) {
 	if p := bytes.TrimSpace(raw.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"params" must be an object`)
 	}
+	env.Params = raw.Params
 	if env.Method == "tools/call" {
 		// The go-sdk reads "name" spelled exactly so.
 		var members map[string]json.RawMessage
@@ -163,7 +164,8 @@ func FuzzDecodeAgreesWithReference(f *testing.F) {
 			}
 		}
 		if string(got.ID) != string(want.ID) || got.Method != want.Method || got.Tool != want.Tool ||
-			got.Plain != want.Plain || string(got.Arguments) != string(want.Arguments) || (got.Arguments == nil) != (want.Arguments == nil) {
+			got.Plain != want.Plain || string(got.Arguments) != string(want.Arguments) || (got.Arguments == nil) != (want.Arguments == nil) ||
+			string(got.Params) != string(want.Params) {
 			t.Fatalf("%q: read %+v, the reference %+v", body, got, want)
 		}
 	})
