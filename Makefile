@@ -9,6 +9,20 @@ TEMPORAL_CLI := $(CACHE_DIR)/temporal-cli-$(TEMPORAL_CLI_VERSION)/temporal
 # The tests and the demo find the CLI here.
 export PORTHOLE_TEMPORAL_CLI := $(TEMPORAL_CLI)
 
+# The build's stamp (cmd/porthole/version.go): VERSION when given, else
+# `git describe --always --dirty` (a clone without tags still names its
+# commit); the commit and its time, never the build's.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
+MODIFIED := $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
+STAMP := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.commitTime=$(COMMIT_TIME) -X main.modified=$(MODIFIED)
+
+# cyclonedx-gomod writes a release's SBOM; built once into the cache.
+CYCLONEDX_VERSION := v1.10.0
+CYCLONEDX := $(CACHE_DIR)/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
+export PORTHOLE_CYCLONEDX := $(CYCLONEDX)
+
 # Third-party MCP clients from the npm registry (conformance suite, MCP
 # Inspector, TypeScript SDK, and a Node 22 for the suite), installed once per
 # lock file into the cache.
@@ -45,11 +59,33 @@ export PORTHOLE_JAEGER := $(JAEGER)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-links soak clean
+.PHONY: build binary release cyclonedx reproducible demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/porthole ./cmd/porthole
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(STAMP)" -o bin/porthole ./cmd/porthole
+
+## binary: one stamped static binary for RELEASE_OS/RELEASE_ARCH into OUT, as a release builds each
+RELEASE_OS ?= linux
+RELEASE_ARCH ?= amd64
+binary:
+	@test -n "$(OUT)" || { echo "make binary needs OUT=path"; exit 2; }
+	CGO_ENABLED=0 GOOS=$(RELEASE_OS) GOARCH=$(RELEASE_ARCH) GOFLAGS=-buildvcs=false $(GO) build -trimpath -ldflags "-s -w $(STAMP)" -o $(OUT) ./cmd/porthole
+
+## release: VERSION=x.y.z RELEASE_SIGNING_KEY=path: binaries for linux/amd64, linux/arm64, darwin/arm64, an SBOM, SHA256SUMS and its signature, in dist/VERSION
+release: $(CYCLONEDX)
+	@test "$(MODIFIED)" != true || { echo "make release: the tree has uncommitted changes; a release is built from a commit"; exit 2; }
+	VERSION=$(VERSION) MAKE="$(MAKE)" CYCLONEDX=$(CYCLONEDX) RELEASE_SIGNING_KEY=$(RELEASE_SIGNING_KEY) sh deploy/release/release.sh
+
+## cyclonedx: the SBOM generator a release uses, built once into the cache
+cyclonedx: $(CYCLONEDX)
+$(CYCLONEDX):
+	mkdir -p $(dir $(CYCLONEDX))
+	cd $(dir $(CYCLONEDX)) && GOBIN=$(dir $(CYCLONEDX)) GOFLAGS=-mod=mod $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
+
+## reproducible: two builds of this commit for linux/amd64, from clones at different paths with separate empty build caches, must be the same bytes
+reproducible:
+	GO=$(GO) sh .ci/reproducible
 
 ## demo: a Temporal dev server with sample workflows, a token, and porthole serve
 demo: $(TEMPORAL_CLI) build
@@ -57,7 +93,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients oidc-provider redis-server $(JAEGER) $(HELM) check
+test: $(TEMPORAL_CLI) clients oidc-provider redis-server $(JAEGER) $(HELM) $(CYCLONEDX) check
 	$(GO) test -race -count=1 ./...
 
 ## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger or helm, with the race detector; -short skips the rest, naming what each needs

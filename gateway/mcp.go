@@ -40,6 +40,8 @@ type Options struct {
 	Namespace string
 	// Version is reported as the MCP server's version.
 	Version string
+	// Build, when set, is reported as the porthole_build_info metric.
+	Build *BuildInfo
 	// Logger is the operations log. Nil discards.
 	Logger *zap.Logger
 	// Audit receives the audit records. Required: porthole does not serve
@@ -189,6 +191,9 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		return nil, err
 	}
 	g := &Server{denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{}), raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
+	if opts.Build != nil {
+		g.metrics.buildInfo(*opts.Build)
+	}
 	// Reads pass the cache (when on) and then the timer, so the metrics
 	// show the reads that reached Temporal.
 	if opts.Tracing != nil {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,6 +83,30 @@ func newMetrics() *metrics {
 	m.registry.MustRegister(m.calls, m.callSeconds, m.limited, m.authFailures, m.cache, m.rpcSeconds, m.direct, auditSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// BuildInfo is what a porthole binary says of itself: its version, the
+// commit it was built from and that commit's time, the Go version, and the
+// versions of the Temporal SDK and the MCP go-sdk in it.
+type BuildInfo struct {
+	Version     string `json:"version"`
+	Commit      string `json:"commit"`
+	CommitTime  string `json:"commitTime,omitempty"`
+	Modified    bool   `json:"modified,omitempty"`
+	GoVersion   string `json:"goVersion"`
+	TemporalSDK string `json:"temporalSdk"`
+	MCPSDK      string `json:"mcpSdk"`
+}
+
+// buildInfo registers porthole_build_info: 1, labelled with b.
+func (m *metrics) buildInfo(b BuildInfo) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "porthole_build_info", Help: "Always 1; the labels say which build this is.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "commit_time": b.CommitTime,
+			"modified": strconv.FormatBool(b.Modified), "go_version": b.GoVersion, "temporal_sdk": b.TemporalSDK, "mcp_sdk": b.MCPSDK},
+	})
+	g.Set(1)
+	m.registry.MustRegister(g)
 }
 
 func (m *metrics) toolLabel(tool, method string) string {

@@ -222,8 +222,9 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 		adapter.Close()
 		stopTracing() // exports the spans still batched
 	}
+	build := buildInfo()
 	g, err = gateway.NewServer(adapter, gateway.Options{
-		Namespace: adapter.Namespace(), Version: Version(), Logger: log, Audit: auditLog, Redactor: c.redactor,
+		Namespace: adapter.Namespace(), Version: Version(), Build: &build, Logger: log, Audit: auditLog, Redactor: c.redactor,
 		QueryRules: c.query, Policy: c.policy, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
 		DenialBudget: as.denialBudget, DenialInterval: as.denialInterval, DenialClients: as.denialClients,
 		Tracing: tracing,

@@ -61,8 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "roster":
 		err = runRoster(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "porthole", Version())
-		return 0
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

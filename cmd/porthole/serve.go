@@ -276,7 +276,7 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 		principals = store.Current().Len()
 	}
 	log.Info("serving MCP", zap.String("addr", ln.Addr().String()), zap.String("endpoint", "http://"+ln.Addr().String()+"/mcp"),
-		zap.String("namespace", namespace), zap.Int("principals", principals), zap.String("version", Version()))
+		zap.String("namespace", namespace), zap.Int("principals", principals), buildField())
 	err = gateway.Serve(ctx, gateway.NewHTTPServer(h, log), ln, shutdownGrace)
 	log.Info("stopped")
 	return err

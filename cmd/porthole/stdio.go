@@ -41,7 +41,7 @@ func runStdio(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer closeAll()
-	log.Info("serving MCP over stdio", zap.String("namespace", cfg.Namespace), zap.String("version", Version()))
+	log.Info("serving MCP over stdio", zap.String("namespace", cfg.Namespace), buildField())
 	return g.ServeStdio(ctx, os.Stdin, os.Stdout)
 }
 
