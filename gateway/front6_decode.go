@@ -90,7 +90,7 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 			// request whose headers and body disagree is refused here,
 			// before the rate limiter and the audit log act on the body's
 			// reading (rpcdecode.CheckHeaders says why).
-			if err := rpcdecode.CheckHeaders(r.Header, env, body, servedVersion); err != nil {
+			if err := rpcdecode.CheckHeaders(r.Header, env, body); err != nil {
 				var d *rpcdecode.Error
 				errors.As(err, &d)
 				refuse(http.StatusBadRequest, env.ID, d.Code, d.Message, "standard headers disagree with the body: "+d.Message)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -41,13 +40,15 @@ import (
 // the go-sdk would check, and a protocol version header absent or naming a
 // version that predates per-request metadata (plainVersions).
 //
-// A 2026-07-28 call is answered directly too (modernCallOf), where its
+// A 2026-07-28 call is answered directly too (plainCallOf), where its
 // _meta holds exactly the request metadata that version requires, in the
 // form the go-sdk accepts, and its Mcp-Method and Mcp-Name headers (which
 // strictDecode held to the body) nothing else: the go-sdk's path costs such
 // a call 1.7 to 2 times the CPU and ten times the garbage
-// (docs/performance.md). Its answer carries the server's name in _meta and
-// resultType "complete", as the go-sdk writes them.
+// (docs/performance.md). Its answer carries the server's name in _meta,
+// and, when the tool's handler made it, resultType "complete", as the
+// go-sdk writes them (a result of the receiving middleware, such as a
+// refusal of a tool not granted, has none).
 func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, id, ok := g.plainCallOf(r)
@@ -56,10 +57,11 @@ func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 			return
 		}
 		g.metrics.direct.Inc()
-		res, err := g.ownToolsChain(r.Context(), "tools/call", req)
+		handled := new(bool)
+		res, err := g.ownToolsChain(context.WithValue(r.Context(), handledKey{}, handled), "tools/call", req)
 		var body []byte
 		if req.Params.Meta != nil {
-			body, err = encodeModernAnswer(id, res, err, g.impl)
+			body, err = encodeModernAnswer(id, res, err, g.impl, *handled)
 		} else {
 			body, err = encodeAnswer(id, res, err)
 		}
@@ -87,7 +89,7 @@ func (g *Server) plainCallOf(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID,
 	var meta map[string]any
 	switch {
 	case env.Plain && plainHeaders(r.Header):
-	case !env.Plain && modernHeaders(r.Header):
+	case !env.Plain && modernHeaders(r.Header, env.Tool):
 		if meta, ok = modernMeta(env.Params); !ok {
 			return nil, jsonrpc.ID{}, false
 		}
@@ -112,10 +114,11 @@ const (
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
 )
 
-// modernHeaders holds for a 2026-07-28 request whose only Mcp- headers
-// are the version, the method and the name (strictDecode held the last two
-// to the body), and whose Accept takes both JSON and event streams.
-func modernHeaders(h http.Header) bool {
+// modernHeaders holds for a 2026-07-28 call of tool whose only Mcp-
+// headers are the version, the method and the name, the last two the
+// body's (strictDecode refused any other; this path does not rest on it),
+// and whose Accept takes both JSON and event streams.
+func modernHeaders(h http.Header, tool string) bool {
 	if len(h.Values("Last-Event-Id")) > 0 {
 		return false
 	}
@@ -129,7 +132,8 @@ func modernHeaders(h http.Header) bool {
 		}
 	}
 	if v := h.Values("Mcp-Protocol-Version"); len(v) != 1 || v[0] != modernVersion ||
-		len(h.Values("Mcp-Method")) != 1 || len(h.Values("Mcp-Name")) != 1 {
+		len(h.Values("Mcp-Method")) != 1 || len(h.Values("Mcp-Name")) != 1 ||
+		h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") != tool {
 		return false
 	}
 	return acceptsBoth(h)
@@ -192,9 +196,17 @@ func isObject(raw json.RawMessage) bool {
 	return len(raw) > 0 && raw[0] == '{'
 }
 
+// handledKey marks a direct call's context: callOwnTool sets what it holds
+// when the call reached the tool's handler, as the go-sdk marks such a
+// result's type.
+type handledKey struct{}
+
 // callOwnTool is the go-sdk's tools/call method for porthole's own tools: the
 // tool's handler, and content that is never null.
 func (g *Server) callOwnTool(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	if handled, ok := ctx.Value(handledKey{}).(*bool); ok {
+		*handled = true
+	}
 	r := req.(*mcp.CallToolRequest)
 	res, err := g.ownTools[r.Params.Name](ctx, r)
 	if err == nil && res != nil && res.Content == nil {
@@ -204,9 +216,6 @@ func (g *Server) callOwnTool(ctx context.Context, _ string, req mcp.Request) (mc
 	}
 	return res, err
 }
-
-// servedVersion says whether the go-sdk serves a protocol version.
-func servedVersion(v string) bool { return slices.Contains(mcp.SupportedProtocolVersions(), v) }
 
 // plainVersions are the protocol versions a call is answered directly
 // under: those the go-sdk serves that predate per-request metadata
@@ -322,9 +331,10 @@ func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) 
 
 // encodeModernAnswer is encodeAnswer for a 2026-07-28 call: a tool
 // result carries the server's name in its _meta (unless the tool put one
-// there) and resultType "complete", as the go-sdk writes them; an error
-// is the same as before.
-func encodeModernAnswer(id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.Implementation) ([]byte, error) {
+// there) and, when the tool's handler made it (handled), resultType
+// "complete", as the go-sdk writes them (found by review: a refusal made
+// by the receiving middleware has none); an error is the same as before.
+func encodeModernAnswer(id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.Implementation, handled bool) ([]byte, error) {
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok || r == nil || callErr != nil {
 		return encodeAnswer(id, res, callErr)
@@ -338,8 +348,8 @@ func encodeModernAnswer(id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.
 		cp.Meta[metaServerInfo] = impl
 	}
 	body, err := encodeAnswer(id, &cp, nil)
-	if err != nil {
-		return nil, err
+	if err != nil || !handled {
+		return body, err
 	}
 	// body ends with the result's closing brace and the response's.
 	return append(body[:len(body)-2], `,"resultType":"complete"}}`...), nil

@@ -119,6 +119,11 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "2026-07-28 with its metadata", body: modern(`{}`, true, ""), header: modernHeader(), direct: true},
 		{name: "2026-07-28 without client info", body: modern(`{}`, false, ""), header: modernHeader(), direct: true},
 		{name: "2026-07-28 with roots", body: modern(`{"roots":{"listChanged":true},"sampling":{}}`, true, ""), header: modernHeader(), direct: true},
+		{name: "2026-07-28 not granted", body: modern(`{}`, true, ""), header: modernHeader(), token: bob, direct: true},
+		{name: "2026-07-28 granted", body: strings.Replace(strings.Replace(modern(`{}`, true, ""), `"describe_workflow"`, `"describe_namespace"`, 1), `"workflowId":"shipment-running-1"`, ``, 1), header: func() http.Header { h := modernHeader(); h.Set("Mcp-Name", "describe_namespace"); return h }(), token: bob, direct: true},
+		{name: "2026-07-28 reader failure", body: strings.Replace(strings.Replace(modern(`{}`, true, ""), `"describe_workflow"`, `"list_workflows"`, 1), `"workflowId":"shipment-running-1"`, ``, 1), header: func() http.Header { h := modernHeader(); h.Set("Mcp-Name", "list_workflows"); return h }(), direct: true},
+		{name: "2026-07-28 unknown argument", body: strings.Replace(modern(`{}`, true, ""), `"workflowId":"shipment-running-1"`, `"workflowId":"w","x":1`, 1), header: modernHeader(), direct: true},
+		{name: "2026-07-28 audit sink failing", body: modern(`{}`, true, ""), header: modernHeader(), failAudit: true, direct: true},
 		{name: "2026-07-28 with HTML in the answer", body: strings.Replace(modern(`{}`, true, ""), `"workflowId":"shipment-running-1"`, `"workflowId":"<a&b>"`, 1), header: modernHeader(), direct: true},
 		{name: "2026-07-28 with a progress token", body: modern(`{}`, true, `,"progressToken":1`), header: modernHeader()},
 		{name: "2026-07-28 with a log level", body: modern(`{}`, true, `,"io.modelcontextprotocol/logLevel":"debug"`), header: modernHeader()},
@@ -128,7 +133,7 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "2026-07-28 naming another version in _meta", body: strings.Replace(modern(`{}`, true, ""), `/protocolVersion":"2026-07-28"`, `/protocolVersion":"2099-01-01"`, 1), header: modernHeader()},
 		{name: "2026-07-28 with a parameter header", body: modern(`{}`, true, ""), header: func() http.Header { h := modernHeader(); h.Set("Mcp-Param-Workflowid", "x"); return h }()},
 		{name: "2026-07-28 accepting JSON only", body: modern(`{}`, true, ""), header: func() http.Header { h := modernHeader(); h.Set("Accept", noAccept); return h }()},
-		{name: "unsupported protocol", body: call, header: http.Header{"Mcp-Protocol-Version": {"2099-01-01"}}},
+		{name: "unsupported protocol", body: call, header: http.Header{"Mcp-Protocol-Version": {"2099-01-01"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}},
 		{name: "two protocol headers", body: call, header: http.Header{"Mcp-Protocol-Version": {"2025-06-18", "2025-11-25"}}},
 		{name: "Mcp-Method header", body: call, header: http.Header{"Mcp-Method": {"tools/list"}}},
 		{name: "Last-Event-ID", body: call, header: http.Header{"Last-Event-Id": {"1"}}},
@@ -255,7 +260,7 @@ func FuzzModernMetaTheGoSDKAccepts(f *testing.F) {
 		if info != "" {
 			meta += `,"io.modelcontextprotocol/clientInfo":` + info
 		}
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{},"_meta":{` + meta + `}}}`
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"},"_meta":{` + meta + `}}}`
 		env, err := rpcdecode.Decode([]byte(body))
 		if err != nil {
 			return
@@ -267,13 +272,12 @@ func FuzzModernMetaTheGoSDKAccepts(f *testing.F) {
 		for k, v := range modernHeader() {
 			req.Header[k] = v
 		}
-		req.Header.Set("Mcp-Name", "describe_namespace")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+alice)
 		rec := httptest.NewRecorder()
 		sdk.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"result"`) {
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"result"`) || strings.Contains(rec.Body.String(), `"isError":true`) {
 			t.Fatalf("porthole takes _meta {%s} as a 2026-07-28 call's; the go-sdk answers %d %s", meta, rec.Code, rec.Body.String())
 		}
 	})

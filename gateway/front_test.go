@@ -327,6 +327,9 @@ func TestHeadersThatDisagreeWithTheBodyAreRefusedAtTheDecoder(t *testing.T) {
 		{"another tool in Mcp-Name", "tools/call", "describe_workflow", 400},
 		{"another method in Mcp-Method", "tools/list", "describe_namespace", 400},
 		{"no Mcp-Name", "tools/call", "", 400},
+		// A value long enough that a refusal quoting it cut to fit would
+		// cut inside the token (found by review): refusals quote no value.
+		{"a secret in Mcp-Name", "tools/call", strings.Repeat("x", 240) + " ghp_" + strings.Repeat("a1B2", 9), 400},
 		{"agreeing headers", "tools/call", "describe_namespace", 200},
 	} {
 		h := bearer(f.alice)
@@ -337,7 +340,7 @@ func TestHeadersThatDisagreeWithTheBodyAreRefusedAtTheDecoder(t *testing.T) {
 			h.Set("Mcp-Name", tc.tool)
 		}
 		status, _, body := f.do(t, "POST", "/mcp", h, call)
-		if status != tc.want || (tc.want == 400 && !strings.Contains(body, `"code":-32020`)) {
+		if status != tc.want || (tc.want == 400 && !strings.Contains(body, `"code":-32020`)) || strings.Contains(body, "ghp_") {
 			t.Errorf("%s: status %d, want %d (%.300s)", tc.name, status, tc.want, body)
 		}
 	}
@@ -346,15 +349,15 @@ func TestHeadersThatDisagreeWithTheBodyAreRefusedAtTheDecoder(t *testing.T) {
 		switch r.Kind {
 		case audit.KindDenial:
 			denials++
-			if !strings.Contains(r.Reason, "standard headers disagree") {
+			if !strings.Contains(r.Reason, "standard headers disagree") || strings.Contains(r.Reason, "ghp_") {
 				t.Errorf("denial reason %q", r.Reason)
 			}
 		case audit.KindCall:
 			calls++
 		}
 	}
-	if denials != 3 || calls != 1 {
-		t.Errorf("%d denials and %d call records, want 3 and 1", denials, calls)
+	if denials != 4 || calls != 1 {
+		t.Errorf("%d denials and %d call records, want 4 and 1", denials, calls)
 	}
 }
 

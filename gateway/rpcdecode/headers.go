@@ -18,12 +18,15 @@ const StandardHeadersSince = "2026-07-28"
 // CheckHeaders holds a request's standard MCP headers to its body, on the
 // terms the go-sdk holds them (its validateMcpHeaders, which
 // FuzzHeadersAgreeWithTheGoSDK keeps in step): from protocol version
-// 2026-07-28, Mcp-Method must be present and equal the body's method, and
+// 2026-07-28 (any version header that sorts at or after it, as the go-sdk
+// compares), Mcp-Method must be present and equal the body's method, and
 // for tools/call, prompts/get and resources/read, Mcp-Name must be present
 // and equal the body's name (a resource's uri). env and body are a request
-// Decode accepted. served says whether the server serves a protocol
-// version: a request at one it does not serve is left to the server, whose
-// refusal names the versions it does (how a client negotiates).
+// Decode accepted.
+//
+// A refusal names the header, never its value or the body's: a value cut
+// to fit a sentence could end inside a secret (found by review: half a
+// token reached the audit log), and the client knows what it sent.
 //
 // Security: porthole's links read the body (the rate limiter charges the
 // tool the body names, the audit record names it); something in front of
@@ -31,16 +34,16 @@ const StandardHeadersSince = "2026-07-28"
 // things is refused here, before any link acts on either, rather than
 // further in, where the go-sdk would refuse it after porthole had charged
 // and recorded one reading of it.
-func CheckHeaders(h http.Header, env Envelope, body []byte, served func(version string) bool) error {
-	if v := h.Get("Mcp-Protocol-Version"); v == "" || v < StandardHeadersSince || !served(v) {
+func CheckHeaders(h http.Header, env Envelope, body []byte) error {
+	if v := h.Get("Mcp-Protocol-Version"); v == "" || v < StandardHeadersSince {
 		return nil
 	}
 	method := h.Get("Mcp-Method")
 	if method == "" {
-		return refuse(CodeHeaderMismatch, "missing required Mcp-Method header")
+		return refuse(CodeHeaderMismatch, "the request has no Mcp-Method header, which protocol %s requires", StandardHeadersSince)
 	}
 	if method != env.Method {
-		return refuse(CodeHeaderMismatch, "header mismatch: Mcp-Method header value '%s' does not match body value '%s'", clientText(method), clientText(env.Method))
+		return refuse(CodeHeaderMismatch, "the Mcp-Method header names another method than the body")
 	}
 	var name string
 	switch env.Method {
@@ -56,17 +59,17 @@ func CheckHeaders(h http.Header, env Envelope, body []byte, served func(version 
 		var top, params map[string]json.RawMessage
 		if json.Unmarshal(body, &top) != nil || json.Unmarshal(top["params"], &params) != nil ||
 			(params[key] != nil && json.Unmarshal(params[key], &name) != nil) {
-			return refuse(CodeHeaderMismatch, "failed to extract name from parameters for method %q", env.Method)
+			return refuse(CodeHeaderMismatch, "the body's params name nothing the Mcp-Name header could repeat")
 		}
 	default:
 		return nil
 	}
 	header := h.Get("Mcp-Name")
 	if header == "" {
-		return refuse(CodeHeaderMismatch, "missing required Mcp-Name header for method %q", env.Method)
+		return refuse(CodeHeaderMismatch, "the request has no Mcp-Name header, which protocol %s requires of this method", StandardHeadersSince)
 	}
 	if header != name {
-		return refuse(CodeHeaderMismatch, "header mismatch: Mcp-Name header value '%s' does not match body value '%s'", clientText(header), clientText(name))
+		return refuse(CodeHeaderMismatch, "the Mcp-Name header names another tool, prompt or resource than the body")
 	}
 	return nil
 }
