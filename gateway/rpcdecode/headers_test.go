@@ -17,7 +17,6 @@ import (
 // serves yet.
 var headerVersions = []string{"", "2025-06-18", "2025-11-25", StandardHeadersSince, "2099-01-01"}
 
-
 // goSDKServer is a go-sdk server over streamable HTTP, stateless, with one
 // tool: what porthole hands a request to after its own links.
 func goSDKServer() http.Handler {
