@@ -3,19 +3,35 @@
 # filesystem can be mounted read-only: porthole writes only its audit log,
 # to a path you mount (PORTHOLE_AUDIT_LOG), or to stderr.
 #
-#   docker build -t porthole .
+#   docker build -t porthole:0.1.0 --build-arg VERSION=0.1.0 \
+#     --build-arg REVISION="$(git rev-parse HEAD)" \
+#     --build-arg COMMIT_TIME="$(git log -1 --format=%cI)" .
+#
+# The version, commit and commit time are stamped into the binary (porthole
+# version) as `make binary` stamps them, and the commit and version into the
+# image's OCI labels.
 #
 # A test (cmd/porthole/dockerfile_test.go) builds the binary with the same
 # command as the build stage below and checks the stages and the user.
 
 FROM golang:1.26-bookworm AS build
+ARG VERSION=dev
+ARG REVISION=
+ARG COMMIT_TIME=
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/porthole ./cmd/porthole
+RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${REVISION} -X main.commitTime=${COMMIT_TIME}" -o /out/porthole ./cmd/porthole
 
 FROM gcr.io/distroless/static-debian12:nonroot
+ARG VERSION=dev
+ARG REVISION=
+LABEL org.opencontainers.image.title="porthole" \
+      org.opencontainers.image.source="https://github.com/porthole-dev/porthole" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /out/porthole /porthole
 USER 65532:65532
 # Inside the container the listeners bind every interface; what reaches

@@ -41,7 +41,10 @@ func TestDockerfileShape(t *testing.T) {
 	if regexp.MustCompile(`(?m)^RUN `).MatchString(finalStage) {
 		t.Error("the final stage runs a command; it has no shell to run one with")
 	}
-	for _, want := range []string{"EXPOSE 8082 9090", `ENTRYPOINT ["/porthole"]`, "CGO_ENABLED=0", "-trimpath"} {
+	for _, want := range []string{"EXPOSE 8082 9090", `ENTRYPOINT ["/porthole"]`, "CGO_ENABLED=0", "-trimpath",
+		"-X main.version=${VERSION}", "-X main.commit=${REVISION}", "-X main.commitTime=${COMMIT_TIME}",
+		`org.opencontainers.image.source="https://github.com/porthole-dev/porthole"`, `org.opencontainers.image.version="${VERSION}"`,
+		`org.opencontainers.image.revision="${REVISION}"`, `org.opencontainers.image.licenses="Apache-2.0"`} {
 		if !strings.Contains(d, want) {
 			t.Errorf("the Dockerfile lacks %q", want)
 		}
@@ -57,6 +60,8 @@ func TestDockerfileBuildStageMakesAStaticBinary(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "porthole")
 	cmd := exec.Command("sh", "-c", m[1]+" -o "+out+" "+m[2])
 	cmd.Dir = "../.."
+	// The build arguments, as `docker build --build-arg` passes them.
+	cmd.Env = append(os.Environ(), "VERSION=9.8.7", "REVISION=0123456789abcdef0123456789abcdef01234567", "COMMIT_TIME=2026-12-01T00:00:00Z")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, b)
 	}
@@ -73,7 +78,7 @@ func TestDockerfileBuildStageMakesAStaticBinary(t *testing.T) {
 	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
 		t.Fatalf("the binary links %v", libs)
 	}
-	if b, err := exec.Command(out, "version").Output(); err != nil || !strings.HasPrefix(string(b), "porthole ") {
-		t.Fatalf("the built binary does not run: %v %q", err, b)
+	if b, err := exec.Command(out, "version").Output(); err != nil || !strings.HasPrefix(string(b), "porthole 9.8.7\ncommit 0123456789abcdef0123456789abcdef01234567, committed 2026-12-01T00:00:00Z\n") {
+		t.Fatalf("the built binary does not run, or does not say what it is: %v %q", err, b)
 	}
 }
