@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 )
 
 // ErrLowSpace means a call record was refused because the log's file system
@@ -161,17 +160,7 @@ func (l *Log) sinkFreeSpace() (int64, error) {
 	if !ok {
 		return 0, errors.New("the audit sink is not a file")
 	}
-	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
-		return 0, err
-	}
-	// Linux counts blocks in fragment-size units (Frsize); Bsize is the
-	// preferred I/O size, which differs on some file systems (FUSE).
-	size := st.Frsize
-	if size == 0 {
-		size = st.Bsize
-	}
-	return int64(st.Bavail) * size, nil
+	return availableBytes(int(f.Fd()))
 }
 
 // checkSpace reads the free space of the log's file system, and raises or

@@ -973,10 +973,17 @@ func TestAdminListenerOverARealTemporal(t *testing.T) {
 		`porthole_calls_total{outcome="ok",principal="e2e-agent",tool="describe_namespace"} 3`,
 		`porthole_temporal_read_duration_seconds_count{failed="false",read="DescribeNamespace"}`,
 		`porthole_cache_total{result="hit"}`,
+		// What the binary says of itself (porthole version), with the
+		// SDK versions of its build.
+		`porthole_build_info{commit=`,
+		`mcp_sdk="v1.`, `temporal_sdk="v1.`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	if !strings.Contains(p.logs.String(), `"build":{"version":`) {
+		t.Errorf("the startup line does not say which build this is:\n%s", p.logs.String())
 	}
 }
 

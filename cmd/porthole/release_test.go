@@ -84,9 +84,10 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 	bin := filepath.Join(dist, "porthole-0.0.1-linux-amd64")
 	out, err := exec.Command(bin, "version", "--json").Output()
 	head, _ := exec.Command("git", "rev-parse", "HEAD").Output()
-	var b struct{ Version, Commit string }
-	if err != nil || json.Unmarshal(out, &b) != nil || b.Version != "0.0.1" || b.Commit != strings.TrimSpace(string(head)) {
-		t.Fatalf("the release binary says %s (%v), want version 0.0.1 at %s", out, err, head)
+	when, _ := exec.Command("git", "log", "-1", "--format=%cI").Output()
+	var b struct{ Version, Commit, CommitTime string }
+	if err != nil || json.Unmarshal(out, &b) != nil || b.Version != "0.0.1" || b.Commit != strings.TrimSpace(string(head)) || b.CommitTime != strings.TrimSpace(string(when)) {
+		t.Fatalf("the release binary says %s (%v), want version 0.0.1 at %s of %s", out, err, head, when)
 	}
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 	if err != nil || !regexp.MustCompile(`(?m)^[0-9a-f]{64}  porthole-0\.0\.1-linux-amd64$`).Match(sums) ||
@@ -106,8 +107,10 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 	if err := verify(signers); err != nil {
 		t.Fatalf("the signature does not verify with the signing key: %v", err)
 	}
-	if err := verify("../../deploy/release/allowed_signers"); err == nil {
-		t.Fatal("a throwaway key's signature verifies against the repository's release key")
+	wrong := exec.Command("ssh-keygen", "-Y", "verify", "-f", "../../deploy/release/allowed_signers", "-I", "release@porthole-dev", "-n", "porthole-release", "-s", filepath.Join(dist, "SHA256SUMS.sig"))
+	wrong.Stdin = bytes.NewReader(sums)
+	if out, err := wrong.CombinedOutput(); err == nil || !strings.Contains(string(out), "Could not verify signature") {
+		t.Fatalf("a throwaway key's signature against the repository's release key: %v %s", err, out)
 	}
 	var sbom struct {
 		BOMFormat  string `json:"bomFormat"`
@@ -127,6 +130,37 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 		if !found[want] {
 			t.Errorf("the SBOM does not name %s", want)
 		}
+	}
+}
+
+// TestThePublishedReleaseKeyIsOneKey: the allowed signers file names the
+// release key for the release identity and namespace, the same key as
+// porthole-release.pub, whose fingerprint SECURITY.md prints.
+func TestThePublishedReleaseKeyIsOneKey(t *testing.T) {
+	t.Parallel()
+	pub, err := os.ReadFile("../../deploy/release/porthole-release.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers, err := os.ReadFile("../../deploy/release/allowed_signers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Join(strings.Fields(string(pub))[:2], " ")
+	if want := `release@porthole-dev namespaces="porthole-release" ` + key + "\n"; string(signers) != want {
+		t.Fatalf("allowed_signers is %q, want %q", signers, want)
+	}
+	out, err := exec.Command("ssh-keygen", "-l", "-f", "../../deploy/release/porthole-release.pub").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := strings.Fields(string(out))[1]
+	security, err := os.ReadFile("../../SECURITY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(security), "`"+fp+"`") {
+		t.Fatalf("SECURITY.md does not print the release key's fingerprint %s", fp)
 	}
 }
 

@@ -23,10 +23,10 @@
 #                         name their throwaway key's)
 set -eu
 
-case "${VERSION:-}" in
-[0-9]*.[0-9]*.[0-9]*) ;;
-*) echo "release: VERSION must be x.y.z, not '${VERSION:-}'" >&2; exit 2 ;;
-esac
+if ! printf '%s' "${VERSION:-}" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+'; then
+	echo "release: VERSION must be x.y.z, not '${VERSION:-}'" >&2
+	exit 2
+fi
 if [ -z "${RELEASE_SIGNING_KEY:-}" ] || [ ! -r "$RELEASE_SIGNING_KEY" ]; then
 	echo "release: RELEASE_SIGNING_KEY must name the SSH private key that signs SHA256SUMS (it never lives in the repository)" >&2
 	exit 2
@@ -35,30 +35,54 @@ targets=${RELEASE_TARGETS:-linux/amd64 linux/arm64 darwin/arm64}
 dist=${DIST:-dist/$VERSION}
 signers=${ALLOWED_SIGNERS:-deploy/release/allowed_signers}
 
+# The key must be the one the allowed signers name, before anything is
+# built: a release signed by another key is no release (found by review:
+# it was found out only after the build, and the output left behind).
+key=$(ssh-keygen -y -f "$RELEASE_SIGNING_KEY" | cut -d' ' -f1,2)
+if ! grep -qF "$key" "$signers"; then
+	echo "release: RELEASE_SIGNING_KEY is not the key $signers names" >&2
+	exit 2
+fi
+
 # The commit's time, not the build's: for tools that read it; the Go
 # toolchain writes no time into a binary.
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
 export SOURCE_DATE_EPOCH
 
-rm -rf "$dist"
-mkdir -p "$dist"
+# Built beside dist and moved into place whole: a failed release leaves
+# nothing that looks like one.
+work=$(mktemp -d "$(dirname "$dist")/.release-XXXXXX" 2>/dev/null || { mkdir -p "$(dirname "$dist")" && mktemp -d "$(dirname "$dist")/.release-XXXXXX"; })
+trap 'rm -rf "$work"' EXIT
+files=""
 for t in $targets; do
 	os=${t%/*}
 	arch=${t#*/}
-	"$MAKE" --no-print-directory binary VERSION="$VERSION" RELEASE_OS="$os" RELEASE_ARCH="$arch" OUT="$dist/porthole-$VERSION-$os-$arch"
+	"$MAKE" --no-print-directory binary VERSION="$VERSION" RELEASE_OS="$os" RELEASE_ARCH="$arch" OUT="$work/porthole-$VERSION-$os-$arch"
+	files="$files porthole-$VERSION-$os-$arch"
 done
-"$CYCLONEDX" mod -json -licenses -noserial -notimestamp -output "$dist/porthole-$VERSION.cdx.json" .
+"$CYCLONEDX" mod -json -licenses -noserial -notimestamp -output "$work/porthole-$VERSION.cdx.json" .
+files="$files porthole-$VERSION.cdx.json"
 
 (
-	cd "$dist"
-	sha256sum porthole-* >SHA256SUMS
+	cd "$work"
+	for f in $files; do
+		if [ ! -s "$f" ]; then
+			echo "release: $f was not made" >&2
+			exit 1
+		fi
+	done
+	# shellcheck disable=SC2086 # the names hold no blanks
+	sha256sum $files >SHA256SUMS
 	ssh-keygen -q -Y sign -f "$RELEASE_SIGNING_KEY" -n porthole-release SHA256SUMS
 )
 # The signature must verify with the key the repository publishes.
 ssh-keygen -q -Y verify -f "$signers" -I release@porthole-dev -n porthole-release \
-	-s "$dist/SHA256SUMS.sig" <"$dist/SHA256SUMS" >/dev/null || {
-	echo "release: RELEASE_SIGNING_KEY is not the key $signers names" >&2
+	-s "$work/SHA256SUMS.sig" <"$work/SHA256SUMS" >/dev/null || {
+	echo "release: the signature does not verify against $signers" >&2
 	exit 1
 }
+rm -rf "$dist"
+mv "$work" "$dist"
+trap - EXIT
 echo "release: $dist"
 ls -l "$dist"
