@@ -123,8 +123,8 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		s.Series = append(s.Series, sv)
 		z.from, z.reading, z.open = opts.FromCheckpoint, false, map[callKey]openCall{}
 		for _, file := range files {
-			for _, line := range file.lines {
-				z.line(line)
+			if err := file.each(func(_ int, line []byte, _ bool) error { z.line(line); return nil }); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 // splitSeries reads each file's chain and first sequence number, and puts
 // the files in series, one per chain identity, each in chain order (as
 // VerifyWith walks them, so that a call is read before its result); what
-// the files hold is not kept. Each replica writes a chain of its own, so
+// the files hold is not kept: each is read again as it is walked. Each replica writes a chain of its own, so
 // one report may cover a deployment's trails, each verified on its own. A
 // file's chain is the first one a record of it names. Files that name none
 // were written before records did (schema version 1): they belong to the
@@ -22,7 +22,6 @@ func splitSeries(paths []string) ([][]*logFile, error) {
 			return nil, err
 		}
 		chain := seriesChain([]*logFile{f})
-		f.lines = nil // Report reads each series again, one at a time
 		byChain[chain] = append(byChain[chain], f)
 	}
 	if unchained, ok := byChain[""]; ok && len(byChain) == 2 {

@@ -1,10 +1,8 @@
 package audit
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -80,13 +78,6 @@ func (v *Verification) Basis() []string {
 		lines = append(lines, "NOT proven complete: no checkpoints were checked (--public-key, --checkpoints)")
 	}
 	return lines
-}
-
-type logFile struct {
-	path    string
-	lines   [][]byte
-	partial bool // the file does not end in a newline
-	first   uint64
 }
 
 // VerifyOptions are what a verifier holds besides the logs.
@@ -179,26 +170,6 @@ func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
 	return files, problem, nil
 }
 
-// readLogFile reads a file into lines and finds its first record's sequence
-// number; hasRecord is false when no line parses as a record.
-func readLogFile(path string) (f *logFile, hasRecord bool, err error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, false, err
-	}
-	f = &logFile{path: path, partial: len(b) > 0 && b[len(b)-1] != '\n'}
-	if len(b) > 0 {
-		f.lines = bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
-	}
-	for _, l := range f.lines {
-		if e, err := parseLineKey(l, nil); err == nil {
-			f.first = e.Seq
-			return f, true, nil
-		}
-	}
-	return f, false, nil
-}
-
 // chainWalk follows the chain through files in chain order, line by line,
 // filling in v and stopping at the first break.
 type chainWalk struct {
@@ -248,11 +219,17 @@ type chainWalk struct {
 // seriesChain is the chain identity the first record naming one names, or
 // "" (a log written before version 2).
 func seriesChain(files []*logFile) string {
+	chain := ""
 	for _, f := range files {
-		for _, l := range f.lines {
+		_ = f.each(func(_ int, l []byte, _ bool) error {
 			if e, err := parseLineKey(l, nil); err == nil && e.Chain != "" {
-				return e.Chain
+				chain = e.Chain
+				return errStop
 			}
+			return nil
+		})
+		if chain != "" {
+			return chain
 		}
 	}
 	return ""
@@ -301,11 +278,19 @@ func (w *chainWalk) indexCheckpoints(all []Checkpoint, chain string) *Problem {
 func (w *chainWalk) walk(files []*logFile) *Problem {
 	for fi, f := range files {
 		w.v.Files = append(w.v.Files, f.path)
-		for i, line := range f.lines {
-			cutShort := fi == len(files)-1 && i == len(f.lines)-1 && f.partial
-			if p := w.line(f.path, i, fi, line, cutShort); p != nil {
-				return p
+		var problem *Problem
+		err := f.each(func(i int, line []byte, last bool) error {
+			cutShort := fi == len(files)-1 && last && f.partial
+			if problem = w.line(f.path, i, fi, line, cutShort); problem != nil {
+				return errStop
 			}
+			return nil
+		})
+		if problem != nil {
+			return problem
+		}
+		if err != nil {
+			return &Problem{f.path, 0, fmt.Sprintf("the file could not be read to its end: %v", err)}
 		}
 	}
 	if w.tornAt != 0 {

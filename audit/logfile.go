@@ -1,0 +1,127 @@
+package audit
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+)
+
+// A logFile is one file of a log as verify and report walk it: read line by
+// line each time it is walked, never whole, so that the memory a trail
+// takes to verify does not grow with the trail (a 34 MB log took 99 MB when
+// files were read whole).
+type logFile struct {
+	path    string
+	partial bool // the file does not end in a newline
+	first   uint64
+}
+
+// maxLineBytes bounds a line read from a log. No record comes near it; a
+// longer line is read as its first maxLineBytes, which parse as no record.
+const maxLineBytes = 16 << 20
+
+// errStop ends a walk of a file early; each returns nil for it.
+var errStop = errors.New("stop")
+
+// readLogFile finds a file's first record's sequence number and whether
+// it ends in a newline; hasRecord is false when no line parses as a
+// record.
+func readLogFile(path string) (f *logFile, hasRecord bool, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, false, err
+	}
+	f = &logFile{path: path}
+	if size := st.Size(); size > 0 {
+		last := make([]byte, 1)
+		if _, err := fh.ReadAt(last, size-1); err != nil {
+			fh.Close()
+			return nil, false, err
+		}
+		f.partial = last[0] != '\n'
+	}
+	fh.Close()
+	err = f.each(func(_ int, l []byte, _ bool) error {
+		if e, err := parseLineKey(l, nil); err == nil {
+			f.first, hasRecord = e.Seq, true
+			return errStop
+		}
+		return nil
+	})
+	return f, hasRecord, err
+}
+
+// each calls fn with each line of the file in order, without its newline:
+// its index, the line (valid only until fn returns: two buffers take
+// turns, the line and the one read ahead to know which is last), and
+// whether it is the file's last. The lines are those of the file's
+// contents split at newlines, the last newline not starting a line. fn
+// returning errStop ends the walk.
+func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	r := bufio.NewReaderSize(fh, 256<<10)
+	var bufs [2][]byte
+	cur, err := readLine(r, bufs[0][:0])
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	bufs[0] = cur
+	for i := 0; ; i++ {
+		next, err := readLine(r, bufs[(i+1)%2][:0])
+		if err != nil && err != io.EOF {
+			return err
+		}
+		last := err == io.EOF
+		if err := fn(i, cur, last); err != nil {
+			return stopped(err)
+		}
+		if last {
+			return nil
+		}
+		bufs[(i+1)%2], cur = next, next
+	}
+}
+
+func stopped(err error) error {
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// readLine reads one line without its newline, at most maxLineBytes of
+// it, into buf; io.EOF when the file holds no more.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	line := buf
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line) < maxLineBytes {
+			line = append(line, chunk[:min(len(chunk), maxLineBytes-len(line))]...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(line) == 0 && len(chunk) == 0:
+			return nil, io.EOF
+		case err != nil && err != io.EOF:
+			return nil, err
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		return line, nil
+	}
+}

@@ -1,0 +1,103 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestEachReadsTheLinesSplitWould: a file walked line by line gives the
+// lines its contents split at newlines give (the last newline starting no
+// line), says which is last, and cuts a line past maxLineBytes.
+func TestEachReadsTheLinesSplitWould(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", maxLineBytes+10)
+	for _, content := range []string{"", "\n", "a", "a\n", "a\n\n", "a\nb", "a\nb\n", "\n\na\n", long + "\nb\n", "a\n" + long} {
+		path := filepath.Join(t.TempDir(), "log")
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		lastAt := -1
+		err := (&logFile{path: path}).each(func(i int, line []byte, last bool) error {
+			if i != len(got) {
+				t.Fatalf("index %d at line %d", i, len(got))
+			}
+			got = append(got, string(line))
+			if last {
+				lastAt = i
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var split []string
+		if content != "" {
+			for _, l := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+				split = append(split, l[:min(len(l), maxLineBytes)])
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(split, "|") || len(got) != len(split) || lastAt != len(split)-1 {
+			t.Errorf("%.20q: %d lines, last at %d; want %d", content, len(got), lastAt, len(split))
+		}
+	}
+}
+
+// TestVerifyingATrailTakesMemoryIndependentOfItsSize: a 64 MB log is
+// verified with the heap staying under 32 MB: the files are walked, never
+// read whole (a 405 MB log took 861 MB when they were; docs/performance.md).
+func TestVerifyingATrailTakesMemoryIndependentOfItsSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 64 MB")
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	key := []byte(strings.Repeat("k", 64))
+	l, err := Open(Config{Path: path, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 64_000; i++ {
+		if err := l.Write(context.Background(), Record{Kind: KindCall, RequestID: strconv.Itoa(i), Principal: "agent", Transport: "http",
+			Method: "tools/call", Tool: "describe_workflow", Args: []Arg{{Name: "workflowId", Value: strings.Repeat("w", 900)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() < 64<<20 {
+		t.Fatalf("the log is %d bytes, want 64 MB", st.Size())
+	}
+	runtime.GC()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	v, err := Verify([]string{path}, key)
+	close(done)
+	if err != nil || !v.OK() {
+		t.Fatalf("verify: %v %+v", err, v)
+	}
+	if p := peak.Load(); p > 32<<20 {
+		t.Fatalf("verifying a 64 MB log took %d MB of heap", p>>20)
+	}
+}
