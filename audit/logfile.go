@@ -71,7 +71,7 @@ func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
 	defer fh.Close()
 	r := bufio.NewReaderSize(fh, 256<<10)
 	var bufs [2][]byte
-	cur, err := readLine(r, bufs[0][:0])
+	cur, curNL, err := readLine(r, bufs[0][:0])
 	if err == io.EOF {
 		return nil
 	}
@@ -80,18 +80,24 @@ func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
 	}
 	bufs[0] = cur
 	for i := 0; ; i++ {
-		next, err := readLine(r, bufs[(i+1)%2][:0])
+		next, nextNL, err := readLine(r, bufs[(i+1)%2][:0])
 		if err != nil && err != io.EOF {
 			return err
 		}
 		last := err == io.EOF
+		if last {
+			// Whether the file ends mid-line is decided by what this walk
+			// read: a log porthole is still writing may have grown since
+			// it was first looked at.
+			f.partial = !curNL
+		}
 		if err := fn(i, cur, last); err != nil {
 			return stopped(err)
 		}
 		if last {
 			return nil
 		}
-		bufs[(i+1)%2], cur = next, next
+		bufs[(i+1)%2], cur, curNL = next, next, nextNL
 	}
 }
 
@@ -103,25 +109,29 @@ func stopped(err error) error {
 }
 
 // readLine reads one line without its newline, at most maxLineBytes of
-// it, into buf; io.EOF when the file holds no more.
-func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
-	line := buf
+// it, into buf, and says whether a newline ended it; io.EOF when the file
+// holds no more.
+func readLine(r *bufio.Reader, buf []byte) (line []byte, nl bool, err error) {
+	line = buf
+	read := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
+		read += len(chunk)
 		if len(line) < maxLineBytes {
 			line = append(line, chunk[:min(len(chunk), maxLineBytes-len(line))]...)
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
-		case err == io.EOF && len(line) == 0 && len(chunk) == 0:
-			return nil, io.EOF
+		case err == io.EOF && read == 0:
+			return nil, false, io.EOF
 		case err != nil && err != io.EOF:
-			return nil, err
+			return nil, false, err
 		}
-		if n := len(line); n > 0 && line[n-1] == '\n' {
+		nl = err == nil // ReadSlice stops at a newline without error
+		if n := len(line); nl && n > 0 && line[n-1] == '\n' {
 			line = line[:n-1]
 		}
-		return line, nil
+		return line, nl, nil
 	}
 }

@@ -101,3 +101,32 @@ func TestVerifyingATrailTakesMemoryIndependentOfItsSize(t *testing.T) {
 		t.Fatalf("verifying a 64 MB log took %d MB of heap", p>>20)
 	}
 }
+
+// TestAWalkDecidesWhetherTheLogEndsMidLine: a log porthole is still
+// writing can end mid-line when it is first looked at and have finished
+// the line when it is walked; the walk, not the first look, says whether
+// the last line is cut short.
+func TestAWalkDecidesWhetherTheLogEndsMidLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, []byte("a\nb"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := readLogFile(path)
+	if err != nil || !f.partial {
+		t.Fatalf("a file ending mid-line: partial %v, %v", f.partial, err)
+	}
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("c\nd\n")
+	fh.Close()
+	var lines []string
+	if err := f.each(func(_ int, l []byte, _ bool) error { lines = append(lines, string(l)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if f.partial || strings.Join(lines, "|") != "a|bc|d" {
+		t.Fatalf("after the line was finished: partial %v, lines %q", f.partial, lines)
+	}
+}
