@@ -21,6 +21,9 @@ type logFile struct {
 // longer line is read as its first maxLineBytes, which parse as no record.
 const maxLineBytes = 16 << 20
 
+// walked, in tests, is told of every walk of a file that read it through.
+var walked func(path string)
+
 // errStop ends a walk of a file early; each returns nil for it.
 var errStop = errors.New("stop")
 
@@ -95,6 +98,9 @@ func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
 			return stopped(err)
 		}
 		if last {
+			if walked != nil {
+				walked(f.path)
+			}
 			return nil
 		}
 		bufs[(i+1)%2], cur, curNL = next, next, nextNL

@@ -108,12 +108,16 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 	z := &summarizer{s: s, f: f, ring: opts.Keys, principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
 	for _, group := range series {
 		// One series at a time, and what is counted is what was
-		// verified: the same bytes, read once.
+		// verified: the same bytes, in the same pass.
 		files, problem, err := readChainOrder(pathsOf(group))
 		if err != nil {
 			return nil, err
 		}
-		v := verifyFiles(files, problem, opts.VerifyOptions)
+		z.from, z.reading, z.open = opts.FromCheckpoint, false, map[callKey]openCall{}
+		v, err := verifyFiles(files, problem, opts.VerifyOptions, z.line)
+		if err != nil {
+			return nil, err
+		}
 		sv := &Series{Verification: v}
 		if v.OK() {
 			sv.Basis = v.Basis()
@@ -121,12 +125,6 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 			s.Problem = v.Problem
 		}
 		s.Series = append(s.Series, sv)
-		z.from, z.reading, z.open = opts.FromCheckpoint, false, map[callKey]openCall{}
-		for _, file := range files {
-			if err := file.each(func(_ int, line []byte, _ bool) error { z.line(line); return nil }); err != nil {
-				return nil, err
-			}
-		}
 	}
 	s.Verified = s.Problem == nil
 	if !s.Verified && !opts.Unverified {

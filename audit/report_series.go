@@ -21,7 +21,10 @@ func splitSeries(paths []string) ([][]*logFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		chain := seriesChain([]*logFile{f})
+		chain, err := seriesChain([]*logFile{f})
+		if err != nil {
+			return nil, err
+		}
 		byChain[chain] = append(byChain[chain], f)
 	}
 	if unchained, ok := byChain[""]; ok && len(byChain) == 2 {

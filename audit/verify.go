@@ -123,31 +123,59 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 	if err != nil {
 		return nil, err
 	}
-	return verifyFiles(files, problem, opts), nil
+	return verifyFiles(files, problem, opts, nil)
 }
 
 // verifyFiles is VerifyWith of files read in chain order; problem is what
-// reading them found.
-func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions) *Verification {
+// reading them found. count, when not nil, is given every line of the
+// files in the same pass, the very bytes verified, to the end even past a
+// break (report counts what it verified: read twice, a file swapped
+// between the reads was counted unverified, found by review). An error is
+// a file that could not be read.
+func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count func(line []byte)) (*Verification, error) {
 	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
-	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}}
+	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count}
 	if problem != nil {
 		v.Problem = problem
-		return v
+		return v, w.countOnly(files)
 	}
-	if p := w.indexCheckpoints(opts.Checkpoints, seriesChain(files)); p != nil {
+	chain, err := seriesChain(files)
+	if err != nil {
+		return nil, err
+	}
+	// The checkpoints are chosen by the chain this first look found; the
+	// walk holds the records to it (a file changed between the two reads
+	// must not have its chain's checkpoints set aside unnoticed).
+	w.indexedChain, w.checkpointsGiven = chain, len(opts.Checkpoints) > 0
+	if p := w.indexCheckpoints(opts.Checkpoints, chain); p != nil {
 		v.Problem = p
-		return v
+		return v, w.countOnly(files)
 	}
-	v.Problem = w.walk(files)
+	if v.Problem, err = w.walk(files); err != nil {
+		return nil, err
+	}
 	v.LastRecord = w.lastSubstantiveSeq
 	if v.Problem == nil {
 		v.Problem = w.finish()
 	}
-	return v
+	return v, nil
+}
+
+// countOnly gives count every line when verification stopped before the
+// walk: report still counts, as unverified, what it read.
+func (w *chainWalk) countOnly(files []*logFile) error {
+	if w.count == nil {
+		return nil
+	}
+	for _, f := range files {
+		if err := f.each(func(_ int, line []byte, _ bool) error { w.count(line); return nil }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readChainOrder reads the files and sorts them by their first record's
@@ -214,25 +242,34 @@ type chainWalk struct {
 	// sawV2 says a record of schema version 2 or later was read.
 	matched map[uint64]bool
 	sawV2   bool
+	// count, when set, is given every line walked (report's counting).
+	count func(line []byte)
+	// indexedChain is the chain the checkpoints were chosen by, and
+	// checkpointsGiven whether any were.
+	indexedChain     string
+	checkpointsGiven bool
 }
 
 // seriesChain is the chain identity the first record naming one names, or
 // "" (a log written before version 2).
-func seriesChain(files []*logFile) string {
+func seriesChain(files []*logFile) (string, error) {
 	chain := ""
 	for _, f := range files {
-		_ = f.each(func(_ int, l []byte, _ bool) error {
+		err := f.each(func(_ int, l []byte, _ bool) error {
 			if e, err := parseLineKey(l, nil); err == nil && e.Chain != "" {
 				chain = e.Chain
 				return errStop
 			}
 			return nil
 		})
+		if err != nil {
+			return "", err
+		}
 		if chain != "" {
-			return chain
+			return chain, nil
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // indexCheckpoints checks the signature of each witnessed checkpoint of
@@ -274,32 +311,41 @@ func (w *chainWalk) indexCheckpoints(all []Checkpoint, chain string) *Problem {
 	return nil
 }
 
-// walk checks every line of every file and returns the first break, or nil.
-func (w *chainWalk) walk(files []*logFile) *Problem {
+// walk checks every line of every file and returns the first break, or
+// nil; with count, it reads on past the break, counting. An error is a
+// file that could not be read.
+func (w *chainWalk) walk(files []*logFile) (*Problem, error) {
+	var problem *Problem
 	for fi, f := range files {
-		w.v.Files = append(w.v.Files, f.path)
-		var problem *Problem
+		if problem == nil {
+			w.v.Files = append(w.v.Files, f.path)
+		}
 		err := f.each(func(i int, line []byte, last bool) error {
-			cutShort := fi == len(files)-1 && last && f.partial
-			if problem = w.line(f.path, i, fi, line, cutShort); problem != nil {
+			if problem == nil {
+				cutShort := fi == len(files)-1 && last && f.partial
+				problem = w.line(f.path, i, fi, line, cutShort)
+			}
+			if w.count != nil {
+				w.count(line)
+			} else if problem != nil {
 				return errStop
 			}
 			return nil
 		})
-		if problem != nil {
-			return problem
-		}
 		if err != nil {
-			return &Problem{f.path, 0, fmt.Sprintf("the file could not be read to its end: %v", err)}
+			return nil, err
 		}
 	}
+	if problem != nil {
+		return problem, nil
+	}
 	if w.tornAt != 0 {
-		return w.tornProblem()
+		return w.tornProblem(), nil
 	}
 	if w.started && w.lastSubstantive != KindClose {
 		w.v.Notes = append(w.v.Notes, "the log ends without a close record: porthole is still running, stopped without closing, or records were removed from the end")
 	}
-	return nil
+	return nil, nil
 }
 
 // finish holds the series to what the checkpoints witnessed, and says what
@@ -442,6 +488,9 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 	if e.Chain != "" {
 		if w.chain != "" && e.Chain != w.chain {
 			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", e.Chain, w.chain)}
+		}
+		if w.checkpointsGiven && e.Chain != w.indexedChain {
+			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the checkpoints were chosen for chain %q when the files were first read: the files changed while they were verified", e.Chain, w.indexedChain)}
 		}
 		w.chain, w.v.Chain = e.Chain, e.Chain
 	}
