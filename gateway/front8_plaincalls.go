@@ -159,19 +159,23 @@ func modernMeta(params json.RawMessage) (map[string]any, bool) {
 	if json.Unmarshal(members["_meta"], &meta) != nil {
 		return nil, false
 	}
-	var version string
-	var caps mcp.ClientCapabilities
-	var roots struct {
-		// The go-sdk decodes a 2026-07-28 client's roots into this type,
-		// deprecated as the feature is; porthole decodes them as it does.
+	// The capabilities as the go-sdk decodes a 2026-07-28 client's (its
+	// clientCapabilitiesV2): the version-1 fields, and roots of this type,
+	// deprecated as the feature is. One decode.
+	var caps struct {
+		mcp.ClientCapabilities
 		//lint:ignore SA1019 the go-sdk's own decoding of the field, held to by FuzzModernMetaTheGoSDKAccepts
-		Roots *mcp.RootCapabilities `json:"roots"`
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
+	var version string
 	if json.Unmarshal(meta[metaProtocolVersion], &version) != nil || version != modernVersion ||
-		!isObject(meta[metaClientCapabilities]) || json.Unmarshal(meta[metaClientCapabilities], &caps) != nil ||
-		json.Unmarshal(meta[metaClientCapabilities], &roots) != nil {
+		!isObject(meta[metaClientCapabilities]) || json.Unmarshal(meta[metaClientCapabilities], &caps) != nil {
 		return nil, false
 	}
+	// What the handler is given as the call's _meta: the members as sent
+	// (nothing porthole runs reads them but tracing, for a traceparent,
+	// which a call answered here does not carry).
+	out := make(map[string]any, len(meta))
 	for k, v := range meta {
 		switch k {
 		case metaProtocolVersion, metaClientCapabilities:
@@ -183,10 +187,7 @@ func modernMeta(params json.RawMessage) (map[string]any, bool) {
 		default:
 			return nil, false
 		}
-	}
-	var out map[string]any
-	if json.Unmarshal(members["_meta"], &out) != nil {
-		return nil, false
+		out[k] = v
 	}
 	return out, true
 }
