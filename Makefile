@@ -59,7 +59,7 @@ export PORTHOLE_JAEGER := $(JAEGER)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build binary cross release cyclonedx reproducible demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-links soak clean
+.PHONY: build binary cross release cyclonedx ssh-keygen reproducible demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
@@ -77,7 +77,7 @@ cross:
 	for t in linux/arm64 darwin/arm64; do CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} GOFLAGS=-buildvcs=false $(GO) build -trimpath -o /dev/null ./cmd/porthole || exit 1; done
 
 ## release: VERSION=x.y.z RELEASE_SIGNING_KEY=path: binaries for linux/amd64, linux/arm64, darwin/arm64, an SBOM, SHA256SUMS and its signature, in dist/VERSION
-release: $(CYCLONEDX)
+release: $(CYCLONEDX) ssh-keygen
 	@test "$(MODIFIED)" != true || { echo "make release: the tree has uncommitted or untracked files; a release is built from a commit"; exit 2; }
 	VERSION="$(VERSION)" MAKE="$(MAKE)" CYCLONEDX="$(CYCLONEDX)" RELEASE_SIGNING_KEY="$(RELEASE_SIGNING_KEY)" sh deploy/release/release.sh
 
@@ -97,7 +97,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients oidc-provider redis-server $(JAEGER) $(HELM) $(CYCLONEDX) check
+test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen $(JAEGER) $(HELM) $(CYCLONEDX) check
 	$(GO) test -race -count=1 ./...
 
 ## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger or helm, with the race detector; -short skips the rest, naming what each needs
@@ -129,6 +129,14 @@ redis-server:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
 		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >/dev/null; }; }
 	@redis-server --version
+
+## ssh-keygen: OpenSSH's ssh-keygen, which signs and verifies a release (and its test), from Debian's packages when missing
+ssh-keygen:
+	@command -v ssh-keygen >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" != 0 ]; then echo "ssh-keygen is missing: apt-get install -y openssh-client (as root), then run make again"; exit 1; fi; \
+		echo "== installing openssh-client from Debian's packages"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-client >/dev/null 2>&1 || \
+		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-client >/dev/null; }; }
 
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
