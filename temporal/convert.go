@@ -177,16 +177,11 @@ func jsonLen(s string) int {
 	return n
 }
 
-// failureSummary keeps a failure's message, as quoted text, its kind, and
-// the same of each cause, at most read.MaxFailureCauses deep, within a
-// failure text of its own. Details (payloads), stack traces and encoded
-// attributes are never read, at any depth.
-func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
-	return c.failureWithin(f, newFailureText())
-}
-
-// failureWithin is failureSummary within what text has left: nil, and
-// counted, once it is spent.
+// failureWithin keeps a failure's message, as quoted text, its kind, and
+// the same of each cause, at most read.MaxFailureCauses deep, within what
+// the answer's failure text has left: nil, and counted, once it is spent.
+// Details (payloads), stack traces and encoded attributes are never read,
+// at any depth.
 func (c conv) failureWithin(f *failurepb.Failure, text *failureText) *read.FailureSummary {
 	if f == nil {
 		return nil

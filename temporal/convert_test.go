@@ -51,6 +51,11 @@ func TestAFailureMessageCutAtItsCapLeavesNoHalfSecret(t *testing.T) {
 	}
 }
 
+// failureSummary is a failure read as the first of an answer's.
+func (c conv) failureSummary(f *failurepb.Failure) *read.FailureSummary {
+	return c.failureWithin(f, newFailureText())
+}
+
 // chain is a failure with n causes below it, each an application failure
 // whose message is msg and whose details and stack trace hold a canary.
 func chain(n int, msg string) *failurepb.Failure {
