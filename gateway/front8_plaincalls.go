@@ -57,13 +57,17 @@ func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 			return
 		}
 		g.metrics.direct.Inc()
-		handled := new(bool)
-		res, err := g.ownToolsChain(context.WithValue(r.Context(), handledKey{}, handled), "tools/call", req)
 		var body []byte
+		var err error
 		if req.Params.Meta != nil {
-			body, err = encodeModernAnswer(id, res, err, g.impl, *handled)
+			// Only a 2026-07-28 answer says whether the handler made the
+			// result; the older form's path pays nothing for asking.
+			handled := new(bool)
+			res, callErr := g.ownToolsChain(context.WithValue(r.Context(), handledKey{}, handled), "tools/call", req)
+			body, err = encodeModernAnswer(id, res, callErr, g.impl, *handled)
 		} else {
-			body, err = encodeAnswer(id, res, err)
+			res, callErr := g.ownToolsChain(r.Context(), "tools/call", req)
+			body, err = encodeAnswer(id, res, callErr)
 		}
 		if err != nil {
 			// Only a result that cannot be marshalled gets here, and
