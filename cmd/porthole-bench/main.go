@@ -61,6 +61,13 @@ func main() {
 		bareServer(os.Args[2], os.Args[3])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "scale" {
+		if err := runScale(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "porthole-bench scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "porthole-bench:", err)
 		os.Exit(1)
@@ -758,6 +765,20 @@ func bareServer(hostPort, namespace string) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, _ *mcp.CallToolRequest, i echoIn) (*mcp.CallToolResult, echoIn, error) {
 		return nil, i, nil
 	})
+	// blob answers a text of the bytes asked for: the upstream of the
+	// answer-size curve (porthole-bench scale).
+	type blobIn struct {
+		Bytes int `json:"bytes"`
+	}
+	var blobs sync.Map
+	mcp.AddTool(s, &mcp.Tool{Name: "blob", Description: "A text of the given size.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, i blobIn) (*mcp.CallToolResult, any, error) {
+			t, ok := blobs.Load(i.Bytes)
+			if !ok {
+				t, _ = blobs.LoadOrStore(i.Bytes, blobText(i.Bytes))
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.(string)}}}, nil, nil
+		})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
 	// /hop is no MCP at all: a plain handler that makes the same Temporal

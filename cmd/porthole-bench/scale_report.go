@@ -1,0 +1,231 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// scaleReport is what `porthole-bench scale` measured.
+type scaleReport struct {
+	opts       scaleOptions
+	sizes      scaleSizes
+	history    []historyPoint
+	list       []listPoint
+	principals []principalsPoint
+	answers    []answerPoint
+	trails     []trailPoint
+}
+
+// The bench-scale section of docs/performance.md lies between these lines;
+// `porthole-bench scale` replaces it and keeps the rest, and `make bench`
+// carries it over with the rest of "Measured by other commands".
+const (
+	scaleBegin = "<!-- make bench-scale: begin -->\n"
+	scaleEnd   = "<!-- make bench-scale: end -->\n"
+)
+
+func (rep *scaleReport) write(path, svgPath string) error {
+	section := scaleBegin + rep.markdown(filepath.Base(svgPath)) + scaleEnd
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	doc := string(old)
+	i, j := strings.Index(doc, scaleBegin), strings.Index(doc, scaleEnd)
+	switch {
+	case i >= 0 && j > i:
+		doc = doc[:i] + section + doc[j+len(scaleEnd):]
+	case doc == "":
+		doc = section
+	default:
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + section
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("== wrote", path, "and", svgPath)
+	return os.WriteFile(svgPath, []byte(rep.chart()), 0o644)
+}
+
+func (rep *scaleReport) markdown(svgName string) string {
+	var b strings.Builder
+	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	what := "every size"
+	if rep.opts.smallest {
+		what = "the smallest size of each curve only (`-smallest`)"
+	}
+	fmt.Fprintf(&b, `### How the cost grows with the work (#26, make bench-scale)
+
+Measured by `+"`make bench-scale`"+` (`+"`porthole-bench scale`"+`) on %s, commit %s: %d cores
+(%s), %s, %s per side of each point in %d rounds, the sides taking turns,
+%s, against one real Temporal dev server (throttles raised) whose database
+was seeded once into the cache (`+"`--db-filename`"+`), porthole's rate limits set
+too high to reach. porthole, the SDK, the load and Temporal share the cores:
+compare the sides of a point, not figures across runs.
+
+![bench-scale](%s)
+
+`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(),
+		rep.opts.duration, rep.opts.rounds, what, svgName)
+
+	b.WriteString("**Histories** (target: porthole at least 0.8× the SDK): each seeded workflow's whole history walked at the largest page size (500 events), one walk after another, through porthole's `get_workflow_history` and through the SDK's own paging (`GetWorkflowExecutionHistory`, `MaximumPageSize` 500).\n\n")
+	b.WriteString("| events | porthole, events/s | SDK, events/s | ratio | porthole CPU per 1,000 events |\n|---|---|---|---|---|\n")
+	for _, p := range rep.history {
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s |\n", thousands(p.events), p.porthole.perSecond(), p.sdk.perSecond(),
+			ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.portholeCPUPerKEv.Round(time.Microsecond))
+	}
+	fmt.Fprintf(&b, "\n**Lists** (target: at least 0.8× the SDK): pages of `list_workflows` over the %s seeded workflows, each side going on from its last page, through porthole and through `ListWorkflowExecutions` at the same page size.\n\n", thousands(rep.sizes.workflows))
+	b.WriteString("| page size | porthole, workflows/s | SDK, workflows/s | ratio | porthole CPU per page |\n|---|---|---|---|---|\n")
+	for _, p := range rep.list {
+		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s |\n", p.page, p.porthole.perSecond(), p.sdk.perSecond(), ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.porthole.cpuPerCall().Round(time.Microsecond))
+	}
+	fmt.Fprintf(&b, "\n**Principals** (target: with 100,000 at least 0.9× the calls/s with one): one porthole per tokens file, %d clients each calling `describe_workflow` answered from the cache, with the last principal's token.\n\n", rep.opts.conc)
+	b.WriteString("| principals | calls/s | ratio to one | porthole CPU per call |\n|---|---|---|---|\n")
+	for _, p := range rep.principals {
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", thousands(p.principals), p.calls.perSecond(), ratio(p.calls.perSecond(), rep.principals[0].calls.perSecond()), p.calls.cpuPerCall().Round(time.Microsecond))
+	}
+	b.WriteString("\n**Answer size** (target: the CPU added per KiB at 1 MiB at most 1.2× the figure at 64 KiB): an upstream on the roster (the bench's own go-sdk server, `maxResultBytes` 1 MiB) answers a text of each size; porthole quotes, redacts, renders and audits it. Added CPU per KiB is porthole's CPU per call less its CPU for a 16-byte answer, over the size.\n\n")
+	b.WriteString("| answer | porthole CPU per call | added per KiB | calls/s |\n|---|---|---|---|\n")
+	for _, p := range rep.answers {
+		per := "(the base)"
+		size := "16 B"
+		if p.kib > 0 {
+			per = fmt.Sprintf("%.2f µs", addedPerKiB(rep.answers[0], p))
+			size = fmt.Sprintf("%s KiB", thousands(p.kib))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %.0f |\n", size, p.calls.cpuPerCall().Round(time.Microsecond), per, p.calls.perSecond())
+	}
+	if a, z := rep.answerAt(64), rep.answerAt(1024); a != nil && z != nil {
+		fmt.Fprintf(&b, "\nAt 1 MiB, %.2f× the added CPU per KiB at 64 KiB.\n", addedPerKiB(rep.answers[0], *z)/addedPerKiB(rep.answers[0], *a))
+	}
+	b.WriteString("\n**Audit trails** (target: at least 100 MB/s, peak memory independent of the size and at most 64 MiB at 1 GB): one unrotated log of each size written by porthole's own writer (calls with three arguments and their results from 50 principals, a denial every 50 calls), then `porthole audit verify --key-file` and `porthole audit report --key-file` over it; peak memory is the process's maximum RSS from the kernel.\n\n")
+	b.WriteString("| trail | verify: time, MB/s, peak | report: time, MB/s, peak |\n|---|---|---|\n")
+	for _, p := range rep.trails {
+		fmt.Fprintf(&b, "| %s MB | %s, %.0f MB/s, %.0f MiB | %s, %.0f MB/s, %.0f MiB |\n", thousands(int(p.bytes/1e6)),
+			p.verify.took.Round(10*time.Millisecond), p.verify.mbPerSecond(p.bytes), p.verify.peakMiB,
+			p.report.took.Round(10*time.Millisecond), p.report.mbPerSecond(p.bytes), p.report.peakMiB)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (rep *scaleReport) answerAt(kib int) *answerPoint {
+	for i := range rep.answers {
+		if rep.answers[i].kib == kib {
+			return &rep.answers[i]
+		}
+	}
+	return nil
+}
+
+// thousands writes n with commas: 20,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// bars is one panel of the chart: groups of bars, one bar per series.
+type bars struct {
+	title  string
+	groups []string
+	series []string
+	values [][]float64 // [group][series]
+}
+
+// chart draws the curves as panels of grouped bars, porthole beside the
+// SDK (or beside its own base), one SVG.
+func (rep *scaleReport) chart() string {
+	var panels []bars
+	h := bars{title: "history, events/s", series: []string{"porthole", "SDK"}}
+	for _, p := range rep.history {
+		h.groups = append(h.groups, thousands(p.events)+" ev")
+		h.values = append(h.values, []float64{p.porthole.perSecond(), p.sdk.perSecond()})
+	}
+	l := bars{title: "list, workflows/s", series: []string{"porthole", "SDK"}}
+	for _, p := range rep.list {
+		l.groups = append(l.groups, fmt.Sprintf("page %d", p.page))
+		l.values = append(l.values, []float64{p.porthole.perSecond(), p.sdk.perSecond()})
+	}
+	pr := bars{title: "cached calls/s by principals", series: []string{"porthole"}}
+	for _, p := range rep.principals {
+		pr.groups = append(pr.groups, thousands(p.principals))
+		pr.values = append(pr.values, []float64{p.calls.perSecond()})
+	}
+	an := bars{title: "added CPU per KiB of answer, µs", series: []string{"porthole"}}
+	for _, p := range rep.answers[1:] {
+		an.groups = append(an.groups, fmt.Sprintf("%d KiB", p.kib))
+		an.values = append(an.values, []float64{max(0, addedPerKiB(rep.answers[0], p))})
+	}
+	tr := bars{title: "audit trail, MB/s", series: []string{"verify", "report"}}
+	mem := bars{title: "audit trail, peak MiB", series: []string{"verify", "report"}}
+	for _, p := range rep.trails {
+		g := fmt.Sprintf("%d MB", p.mb)
+		tr.groups, mem.groups = append(tr.groups, g), append(mem.groups, g)
+		tr.values = append(tr.values, []float64{p.verify.mbPerSecond(p.bytes), p.report.mbPerSecond(p.bytes)})
+		mem.values = append(mem.values, []float64{p.verify.peakMiB, p.report.peakMiB})
+	}
+	panels = append(panels, h, l, pr, an, tr, mem)
+
+	const cols, pw, ph, pad = 3, 300, 220, 40
+	rows := (len(panels) + cols - 1) / cols
+	w, hgt := cols*pw, rows*ph
+	colors := []string{"#d9534f", "#888", "#4a90d9"}
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="10">`, w, hgt)
+	s.WriteString(`<rect width="100%" height="100%" fill="white"/>`)
+	for i, p := range panels {
+		x0, y0 := (i%cols)*pw+pad/2, (i/cols)*ph
+		fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12">%s</text>`, x0, y0+16, p.title)
+		var top float64
+		for _, g := range p.values {
+			for _, v := range g {
+				top = max(top, v)
+			}
+		}
+		base := y0 + ph - pad
+		plotH := float64(ph - pad - 40)
+		gw := float64(pw-pad) / float64(max(1, len(p.groups)))
+		bw := gw / float64(len(p.series)+1)
+		for gi, g := range p.groups {
+			gx := float64(x0) + float64(gi)*gw
+			fmt.Fprintf(&s, `<text x="%.0f" y="%d">%s</text>`, gx+2, base+14, g)
+			for si, v := range p.values[gi] {
+				bh := 0.0
+				if top > 0 {
+					bh = v / top * plotH
+				}
+				x := gx + float64(si)*bw
+				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %.1f</title></rect>`,
+					x, float64(base)-bh, bw*0.9, bh, colors[si%len(colors)], p.series[si], g, v)
+				fmt.Fprintf(&s, `<text x="%.1f" y="%.1f" font-size="8">%s</text>`, x, float64(base)-bh-2, short(v))
+			}
+		}
+		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, x0, base, x0+pw-pad, base)
+		for si, name := range p.series {
+			fmt.Fprintf(&s, `<rect x="%d" y="%d" width="8" height="8" fill="%s"/><text x="%d" y="%d">%s</text>`,
+				x0+si*70, y0+22, colors[si%len(colors)], x0+si*70+11, y0+30, name)
+		}
+	}
+	s.WriteString(`</svg>`)
+	return s.String()
+}
+
+// short is v in a few characters, for a bar's label.
+func short(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.0fk", v/1000)
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
