@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -149,7 +148,7 @@ func parseLineKey(line, key []byte) (Entry, error) {
 	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-i != len(macSuffix)+64+2 {
 		return e, errNotARecord
 	}
-	if err := json.Unmarshal(line, &e); err != nil {
+	if err := decodeEntry(line, &e); err != nil {
 		return e, errNotARecord
 	}
 	if key != nil {
