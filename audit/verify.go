@@ -137,7 +137,7 @@ func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count f
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
-	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count}
+	w := &chainWalk{v: v, ring: opts.Keys, lines: newLineParser(opts.Keys), from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count}
 	if problem != nil {
 		v.Problem = problem
 		return v, w.countOnly(files)
@@ -203,6 +203,7 @@ func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
 type chainWalk struct {
 	v         *Verification
 	ring      *Keyring
+	lines     *lineParser
 	started   bool // a record has been accepted
 	expectSeq uint64
 	lastHash  string
@@ -392,7 +393,7 @@ func (w *chainWalk) finish() *Problem {
 // series' last line and lacks its newline.
 func (w *chainWalk) line(path string, i, fi int, line []byte, cutShort bool) *Problem {
 	n := i + 1
-	e, err := parseLine(line, w.ring)
+	e, err := w.lines.parse(line)
 	if errors.Is(err, errNoKey) {
 		return &Problem{path, n, err.Error() + ": give every key the log was written under (--key-file, once per key)"}
 	}
