@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -99,44 +98,63 @@ var (
 	errNoKey      = errors.New("the record names an HMAC key the verifier was not given")
 )
 
-// parseLine reads one line (without its newline). With HMAC keys in the
-// ring it checks the HMAC, with the key the record names (a record written
-// before records named their key: with each key until one matches); without
-// any, it checks only the shape.
-func parseLine(line []byte, ring *Keyring) (Entry, error) {
-	if !ring.hasHMAC() {
-		return parseLineKey(line, nil)
-	}
+// A lineParser reads a walk's lines: with HMAC keys in the ring it checks
+// each line's HMAC, with the key the record names (a record written
+// before records named their key: with each key until one matches);
+// without any, it checks only the shape. It keeps an HMAC state per key
+// from line to line (one made for every line was a tenth of verifying's
+// time), and so is one walk's own.
+type lineParser struct {
+	ring *Keyring
+	macs map[string]hash.Hash // by key id
+}
+
+func newLineParser(ring *Keyring) *lineParser {
+	return &lineParser{ring: ring, macs: map[string]hash.Hash{}}
+}
+
+// parse reads one line (without its newline).
+func (p *lineParser) parse(line []byte) (Entry, error) {
 	e, err := parseLineKey(line, nil)
-	if err != nil {
+	if err != nil || !p.ring.hasHMAC() {
 		return e, err
 	}
 	// The line is decoded once; each key is held to the same bytes (it
 	// was decoded again per key, most of what verifying a trail cost).
 	if e.KeyID != "" {
-		key, ok := ring.hmac[e.KeyID]
-		if !ok {
+		if _, ok := p.ring.hmac[e.KeyID]; !ok {
 			return e, fmt.Errorf("%w (key id %q)", errNoKey, e.KeyID)
 		}
-		return e, checkMAC(line, e.MAC, key)
+		return e, checkMAC(p.mac(e.KeyID), line, e.MAC)
 	}
-	for _, key := range ring.hmac {
-		if err = checkMAC(line, e.MAC, key); err == nil {
+	for id := range p.ring.hmac {
+		if err = checkMAC(p.mac(id), line, e.MAC); err == nil {
 			return e, nil
 		}
 	}
 	return e, err
 }
 
-// checkMAC holds a record line's MAC (mac, as the line gives it) to key:
-// the HMAC of the line without its mac member.
-func checkMAC(line []byte, mac string, key []byte) error {
+// mac is the HMAC state of the ring's key id.
+func (p *lineParser) mac(id string) hash.Hash {
+	m := p.macs[id]
+	if m == nil {
+		m = hmac.New(sha256.New, p.ring.hmac[id])
+		p.macs[id] = m
+	}
+	return m
+}
+
+// checkMAC holds a record line's MAC (mac, as the line gives it) to the
+// HMAC m (reset here) of the line without its mac member.
+func checkMAC(m hash.Hash, line []byte, mac string) error {
 	i := bytes.LastIndex(line, []byte(macSuffix))
-	body := append(bytes.Clone(line[:i]), '}')
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
+	m.Reset()
+	m.Write(line[:i])
+	m.Write([]byte{'}'})
+	var sum [sha256.Size]byte
 	want, err := hex.DecodeString(mac)
-	if err != nil || !hmac.Equal(m.Sum(nil), want) {
+	if err != nil || !hmac.Equal(m.Sum(sum[:0]), want) {
 		return errBadMAC
 	}
 	return nil
@@ -149,11 +167,11 @@ func parseLineKey(line, key []byte) (Entry, error) {
 	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-i != len(macSuffix)+64+2 {
 		return e, errNotARecord
 	}
-	if err := json.Unmarshal(line, &e); err != nil {
+	if err := decodeEntry(line, &e); err != nil {
 		return e, errNotARecord
 	}
 	if key != nil {
-		return e, checkMAC(line, e.MAC, key)
+		return e, checkMAC(hmac.New(sha256.New, key), line, e.MAC)
 	}
 	return e, nil
 }

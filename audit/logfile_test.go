@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -165,5 +167,52 @@ func TestReportCountsWhatItVerifiedInOnePass(t *testing.T) {
 	}
 	if walks != 1 {
 		t.Fatalf("report read the file through %d times, want once, verifying and counting", walks)
+	}
+}
+
+// TestACheckedWalkGivesWhatEachGivesInOrder: lines checked ahead on other
+// goroutines reach the walk in the file's order, each with what parsing
+// and hashing it alone gives, across batches, to the last line or to
+// where the walk stops.
+func TestACheckedWalkGivesWhatEachGivesInOrder(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	lines := writeLog(t, path, Config{}, 1500)
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("not a record\n{\"cut\":")
+	fh.Close()
+	ring := NewKeyring([][]byte{testKey}, nil)
+	newParser := func() *lineParser { return newLineParser(ring) }
+	for _, stopAt := range []int{-1, 0, 1023, 1024, 2000} {
+		f := &logFile{path: path}
+		var want [][]byte
+		f.each(func(i int, l []byte, _ bool) error { want = append(want, bytes.Clone(l)); return nil })
+		got := 0
+		err := f.eachChecked(newParser, func(i int, l []byte, c *checkedLine, last bool) error {
+			e, perr := newParser().parse(l)
+			if i != got || !bytes.Equal(l, want[i]) || c.hash != lineHash(l) || !reflect.DeepEqual(c.e, e) || (c.err == nil) != (perr == nil) || c.err != nil && c.err.Error() != perr.Error() || last != (i == len(want)-1) {
+				t.Fatalf("line %d (want %d): %q last %v, checked %+v", i, got, l, last, c)
+			}
+			got++
+			if i == stopAt {
+				return errStop
+			}
+			return nil
+		})
+		wantN := len(want)
+		if stopAt >= 0 {
+			wantN = stopAt + 1
+		} else if !f.partial {
+			t.Fatal("the walk did not find the last line cut short")
+		}
+		if err != nil || got != wantN {
+			t.Fatalf("stopping at %d: %d lines walked, want %d, %v", stopAt, got, wantN, err)
+		}
+	}
+	if len(lines) < 3000 {
+		t.Fatalf("%d lines written", len(lines))
 	}
 }

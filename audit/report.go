@@ -105,7 +105,7 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		return nil, fmt.Errorf("--from-checkpoint names a record of one chain, and the files hold %d chains: give one replica's files", len(series))
 	}
 	s := &Summary{Filter: f, DenialsLeftOut: f.namesCalls(), Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
-	z := &summarizer{s: s, f: f, ring: opts.Keys, principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
+	z := &summarizer{s: s, f: f, lines: newLineParser(opts.Keys), principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
 	for _, group := range series {
 		// One series at a time, and what is counted is what was
 		// verified: the same bytes, in the same pass.
@@ -136,9 +136,9 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 
 // summarizer counts records into a Summary, line by line.
 type summarizer struct {
-	s    *Summary
-	f    Filter
-	ring *Keyring
+	s     *Summary
+	f     Filter
+	lines *lineParser
 	// from is where verification began (0: the genesis); reading says a
 	// record at or after it was reached.
 	from    uint64
@@ -162,7 +162,7 @@ type openCall struct {
 // line counts one line. Lines that are not records are skipped: VerifyWith
 // reports them.
 func (z *summarizer) line(line []byte) {
-	e, err := parseLine(line, z.ring)
+	e, err := z.lines.parse(line)
 	if errors.Is(err, errBadMAC) || errors.Is(err, errNoKey) {
 		// Its seq may be forged: it does not move where reading begins.
 		if z.reading || e.Seq >= z.from {

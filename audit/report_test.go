@@ -429,7 +429,7 @@ func TestAReportFromACheckpointReadsOnlyWhatWasVerified(t *testing.T) {
 	b, _ := os.ReadFile(tr.log)
 	want := 0
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if e, err := parseLine(line, nil); err == nil && e.Kind == KindCall && e.Seq >= from {
+		if e, err := parseLineKey(line, nil); err == nil && e.Kind == KindCall && e.Seq >= from {
 			want++
 		}
 	}

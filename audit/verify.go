@@ -250,6 +250,9 @@ type chainWalk struct {
 	checkpointsGiven bool
 }
 
+// newParser is a parser of the walk's lines, for one goroutine.
+func (w *chainWalk) newParser() *lineParser { return newLineParser(w.ring) }
+
 // seriesChain is the chain identity the first record naming one names, or
 // "" (a log written before version 2).
 func seriesChain(files []*logFile) (string, error) {
@@ -320,10 +323,10 @@ func (w *chainWalk) walk(files []*logFile) (*Problem, error) {
 		if problem == nil {
 			w.v.Files = append(w.v.Files, f.path)
 		}
-		err := f.each(func(i int, line []byte, last bool) error {
+		err := f.eachChecked(w.newParser, func(i int, line []byte, c *checkedLine, last bool) error {
 			if problem == nil {
 				cutShort := fi == len(files)-1 && last && f.partial
-				problem = w.line(f.path, i, fi, line, cutShort)
+				problem = w.line(f.path, i, fi, line, c, cutShort)
 			}
 			if w.count != nil {
 				w.count(line)
@@ -390,16 +393,15 @@ func (w *chainWalk) finish() *Problem {
 
 // line checks the i'th line of the fi'th file. cutShort says it is the
 // series' last line and lacks its newline.
-func (w *chainWalk) line(path string, i, fi int, line []byte, cutShort bool) *Problem {
+func (w *chainWalk) line(path string, i, fi int, line []byte, c *checkedLine, cutShort bool) *Problem {
 	n := i + 1
-	e, err := parseLine(line, w.ring)
+	e, err, hash := c.e, c.err, c.hash
 	if errors.Is(err, errNoKey) {
 		return &Problem{path, n, err.Error() + ": give every key the log was written under (--key-file, once per key)"}
 	}
 	if err != nil {
-		return w.notARecord(path, n, line, err, cutShort)
+		return w.notARecord(path, n, hash, err, cutShort)
 	}
-	hash := lineHash(line)
 	if !w.started {
 		skip, p := w.begin(path, n, e, hash)
 		if skip {
@@ -558,7 +560,7 @@ func (w *chainWalk) checkpointRecord(path string, n int, c Checkpoint) *Problem 
 // notARecord decides what a line that does not parse means: an edit when
 // its HMAC is wrong, a truncation when it is the cut-short end of the
 // series, and otherwise perhaps a torn write, which the next record decides.
-func (w *chainWalk) notARecord(path string, n int, line []byte, err error, cutShort bool) *Problem {
+func (w *chainWalk) notARecord(path string, n int, hash string, err error, cutShort bool) *Problem {
 	if errors.Is(err, errBadMAC) {
 		return &Problem{path, n, "the record's HMAC does not match: it was edited, or inserted by someone without the key"}
 	}
@@ -569,7 +571,7 @@ func (w *chainWalk) notARecord(path string, n int, line []byte, err error, cutSh
 		return w.tornProblem()
 	}
 	w.tornAt, w.tornFile, w.tornBefore = n, path, w.lastHash
-	w.lastHash = lineHash(line)
+	w.lastHash = hash
 	return nil
 }
 

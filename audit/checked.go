@@ -1,0 +1,142 @@
+package audit
+
+import "sync"
+
+// A checkedLine is what a line is, read on its own: its record (or why it
+// is none: it does not parse, or its HMAC does not verify) and its hash.
+type checkedLine struct {
+	e    Entry
+	err  error
+	hash string
+}
+
+// A lineBatch is consecutive lines of a file, read ahead of the walk and
+// checked, each on its own, by a worker.
+type lineBatch struct {
+	buf     []byte
+	ends    []int // line i is buf[ends[i-1]:ends[i]], from 0
+	first   int   // the index of its first line in the file
+	last    bool  // it holds the file's last line
+	checked []checkedLine
+	done    chan struct{} // closed once checked is filled
+}
+
+func (b *lineBatch) line(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.buf[start:b.ends[i]]
+}
+
+// Batches end at batchBytes or batchLines; batchesInFlight bound how many
+// are read ahead, and so the memory a walk takes: each holds at least one
+// line, which is at most maxLineBytes.
+const (
+	batchBytes      = 256 << 10
+	batchLines      = 1024
+	batchesInFlight = 4
+	checkWorkers    = 2
+)
+
+// eachChecked is each, with every line checked by newParser's parser and
+// hashed on other goroutines, ahead of fn and in any order; fn is called
+// in the file's order, with the line and what it is. This is how a walk
+// uses a second core: what each line is depends only on its bytes, and
+// fn, which holds lines to one another, is left the cheap part.
+func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line []byte, c *checkedLine, last bool) error) error {
+	work := make(chan *lineBatch, batchesInFlight)
+	ordered := make(chan *lineBatch, batchesInFlight)
+	free := make(chan *lineBatch, batchesInFlight)
+	for range batchesInFlight {
+		free <- &lineBatch{}
+	}
+	stop := make(chan struct{})
+	var workers sync.WaitGroup
+	for range checkWorkers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			p := newParser()
+			for b := range work {
+				b.checked = b.checked[:0]
+				for i := range b.ends {
+					line := b.line(i)
+					e, err := p.parse(line)
+					b.checked = append(b.checked, checkedLine{e, err, lineHash(line)})
+				}
+				close(b.done)
+			}
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(ordered)
+		defer close(work)
+		readErr <- f.readBatches(free, stop, func(b *lineBatch) bool {
+			select {
+			case ordered <- b:
+			case <-stop:
+				return false
+			}
+			work <- b // never blocks: no more batches than its room are out
+			return true
+		})
+	}()
+	err := walkBatches(ordered, free, fn)
+	close(stop)
+	for range ordered { // what was read ahead is not walked
+	}
+	workers.Wait()
+	if rerr := <-readErr; err == nil {
+		err = rerr
+	}
+	return stopped(err)
+}
+
+// readBatches reads the file into batches taken from free and gives each
+// to send, which says false when the walk has stopped.
+func (f *logFile) readBatches(free <-chan *lineBatch, stop <-chan struct{}, send func(*lineBatch) bool) error {
+	var b *lineBatch
+	next := func(i int) bool {
+		select {
+		case b = <-free:
+		case <-stop:
+			return false
+		}
+		b.buf, b.ends, b.first, b.last, b.done = b.buf[:0], b.ends[:0], i, false, make(chan struct{})
+		return true
+	}
+	return f.each(func(i int, line []byte, last bool) error {
+		if b == nil && !next(i) {
+			return errStop
+		}
+		b.buf = append(b.buf, line...)
+		b.ends = append(b.ends, len(b.buf))
+		if !last && len(b.buf) < batchBytes && len(b.ends) < batchLines {
+			return nil
+		}
+		b.last = last
+		full := b
+		b = nil
+		if !send(full) {
+			return errStop
+		}
+		return nil
+	})
+}
+
+// walkBatches calls fn with each line of the batches in order, each once
+// it is checked, and gives every batch walked back to free.
+func walkBatches(ordered <-chan *lineBatch, free chan<- *lineBatch, fn func(i int, line []byte, c *checkedLine, last bool) error) error {
+	for b := range ordered {
+		<-b.done
+		for i := range b.ends {
+			if err := fn(b.first+i, b.line(i), &b.checked[i], b.last && i == len(b.ends)-1); err != nil {
+				return err
+			}
+		}
+		free <- b
+	}
+	return nil
+}
