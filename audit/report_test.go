@@ -577,3 +577,22 @@ func TestAReportOfNoFilesIsRefused(t *testing.T) {
 		t.Fatalf("Report of no files = %v; want ErrNotVerified", err)
 	}
 }
+
+// TestAReportQuotesAnOutcomeAForgerWrote: an outcome is porthole's own
+// word only where the record's HMAC was checked; a links-only report read
+// one a forger could write, and printed its terminal escapes as they were
+// (found by the page's fuzz target).
+func TestAReportQuotesAnOutcomeAForgerWrote(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	forged := Outcome("ok\x1b[2J")
+	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", forged),
+		Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: forged, Status: 401, Reason: "unknown token"})
+	var table bytes.Buffer
+	if err := report(t, []string{path}, Filter{}, ReportOptions{}).WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(table.String(), '\x1b') || strings.Count(table.String(), `"ok\x1b[2J"`) != 2 {
+		t.Fatalf("the forged outcome is not shown quoted, in the tool row and the denial row:\n%q", table.String())
+	}
+}
