@@ -261,14 +261,22 @@ func TestWithoutAKeyAnEditBreaksALinkAndTheReportSaysHMACsWereNotChecked(t *test
 	}
 }
 
-func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
-	t.Parallel()
+// provenTrail writes alice's call and its result to a log with a signed
+// checkpoint every three records, and returns it with the options that
+// verify it with the HMAC key and prove it by its witnessed checkpoints.
+func provenTrail(t *testing.T) (path string, opts ReportOptions) {
+	t.Helper()
 	sig := newSigner(t)
 	tr := newTrail(t)
 	l := openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 3})
 	writeRecords(t, l, call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
-	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: tr.checkpoints(t)}}
-	s := report(t, []string{tr.log}, Filter{}, opts)
+	return tr.log, ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: tr.checkpoints(t)}}
+}
+
+func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
+	t.Parallel()
+	path, opts := provenTrail(t)
+	s := report(t, []string{path}, Filter{}, opts)
 	if !s.Verified || s.Problem != nil || s.Unverified != 0 || len(s.Series) != 1 || s.Series[0].ProvenTo == 0 {
 		t.Fatalf("verified %v, problem %v, unverified %d, series %+v", s.Verified, s.Problem, s.Unverified, s.Series)
 	}
