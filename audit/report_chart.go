@@ -42,7 +42,7 @@ type legendItem struct{ Class, Label string }
 
 // chartLabelRunes is the most of a name a chart's label shows; the
 // rectangle's tip and the tables show it whole.
-const chartLabelRunes = 40
+const chartLabelRunes = 32
 
 // label is a name as a chart shows it: cut, and quoted when it is not
 // plain printable ASCII (so a bidi override is shown as \u202e, not
@@ -68,16 +68,20 @@ type stack struct {
 func timeChart(id, title string, tl Timeline, series []stack, empty string) chart {
 	const w, h, left, right, top, bottom = 760, 250, 44, 12, 12, 36
 	c := chart{ID: id, Title: title, Width: w, Height: h}
-	for _, s := range series {
-		c.Legend = append(c.Legend, legendItem{s.class, s.label})
-	}
-	peak := 0
+	peak, totals := 0, make([]int, len(series))
 	for _, b := range tl.Buckets {
 		total := 0
-		for _, s := range series {
-			total += s.count(b)
+		for i, s := range series {
+			n := s.count(b)
+			total += n
+			totals[i] += n
 		}
 		peak = max(peak, total)
+	}
+	for i, s := range series {
+		if totals[i] > 0 {
+			c.Legend = append(c.Legend, legendItem{s.class, s.label})
+		}
 	}
 	if peak == 0 {
 		c.Empty = empty
@@ -149,7 +153,7 @@ func barChart(id, title, class string, items []barItem, empty string) chart {
 		}
 		return cmp.Compare(a.name, b.name)
 	})
-	const w, labelW, row, top = 760, 300, 22, 6
+	const w, labelW, row, top = 760, 320, 22, 6
 	shown := items[:min(len(items), chartBars)]
 	c := chart{ID: id, Title: title, Width: w, Height: top*2 + row*max(len(shown), 1)}
 	if len(shown) == 0 {
@@ -168,8 +172,8 @@ func barChart(id, title, class string, items []barItem, empty string) chart {
 		bw := max(barSpace*float64(it.n)/float64(max(peak, 1)), 1)
 		c.Rects = append(c.Rects, chartRect{X: labelW, Y: y + 3, W: round1(bw), H: row - 6, Class: class, Tip: fmt.Sprintf("%s: %d", safe(it.name), it.n)})
 		c.Texts = append(c.Texts,
-			chartText{X: labelW - 6, Y: y + 15, Anchor: "end", Text: label(it.name)},
-			chartText{X: round1(labelW + bw + 6), Y: y + 15, Anchor: "start", Text: fmt.Sprint(it.n)})
+			chartText{X: labelW - 6, Y: y + 16, Anchor: "end", Text: label(it.name)},
+			chartText{X: round1(labelW + bw + 6), Y: y + 16, Anchor: "start", Text: fmt.Sprint(it.n)})
 	}
 	return c
 }

@@ -127,6 +127,9 @@ func (s *Summary) verdict() verdict {
 	}
 	for i, sv := range s.Series {
 		sh := seriesVerdict{Head: fmt.Sprintf("series %d: %s", i+1, sv.extent())}
+		if len(s.Series) == 1 && s.Verified {
+			sh.Head = "" // the headline says it
+		}
 		if !sv.OK() {
 			sh.Head = fmt.Sprintf("series %d: BROKEN: %s (the chain held for %d records before it)", i+1, safe(sv.Problem.String()), sv.Records)
 		}
