@@ -346,3 +346,29 @@ func TestTheReportPageForTheDocs(t *testing.T) {
 	}
 	t.Logf("wrote %s", abs)
 }
+
+// TestTheBrowserCheckSeesWhatAPageDoes: a page that logs, throws, opens a
+// dialog and fetches, opened the same way, is seen doing each; so the
+// report page's silence is the page's, not a deaf check.
+func TestTheBrowserCheckSeesWhatAPageDoes(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "noisy.html")
+	noisy := `<!DOCTYPE html><html><head><title>noisy</title></head><body><p>noisy</p><script>
+console.error("planted"); fetch("http://127.0.0.1:1/beacon").catch(() => {}); alert("planted"); window.pwned = 1; throw new Error("planted");
+</script></body></html>`
+	if err := os.WriteFile(file, []byte(noisy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	visit := openPage(t, file, filepath.Join(t.TempDir(), "noisy.png"), 400, 300, true, func(ctx context.Context) {
+		if n := evaluate[int](t, ctx, `document.scripts.length`); n != 1 {
+			t.Errorf("document.scripts.length = %d, want the planted 1", n)
+		}
+		if pwned := evaluate[string](t, ctx, `typeof window.pwned`); pwned != "number" {
+			t.Errorf("window.pwned is %s; the planted script did not run", pwned)
+		}
+	})
+	joined := strings.Join(visit.console, "\n")
+	if !strings.Contains(joined, "console.error") || !strings.Contains(joined, "exception") || len(visit.dialogs) != 1 || len(visit.requests) < 2 {
+		t.Fatalf("the check saw console %q, dialogs %q, requests %q; want the planted error, exception, dialog and fetch", visit.console, visit.dialogs, visit.requests)
+	}
+}
