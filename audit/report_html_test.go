@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -323,5 +324,23 @@ func TestATimelineWidensItsBucketsToStayBounded(t *testing.T) {
 	}
 	if got.Width != 6*time.Hour || len(got.Buckets) > MaxTimelineBuckets || total != 1000 {
 		t.Fatalf("width %s, %d buckets, %d calls; want 6h, at most %d, 1000", got.Width, len(got.Buckets), total, MaxTimelineBuckets)
+	}
+}
+
+// TestATimelineOfForgedTimesStaysBounded: a links-only or --unverified
+// report reads times a forger wrote, as far apart as the clock reaches;
+// the timeline still ends, within its bound, each count in a bucket.
+func TestATimelineOfForgedTimesStaysBounded(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	for _, at := range []time.Time{reportStart, time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64), {}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		tl.bucket(at).Calls["forger"]++
+	}
+	got, total := tl.done(), 0
+	for _, b := range got.Buckets {
+		total += b.Calls["forger"]
+	}
+	if len(got.Buckets) > MaxTimelineBuckets || total != 5 || got.Width <= 0 {
+		t.Fatalf("%d buckets of %s holding %d calls; want at most %d holding 5", len(got.Buckets), got.Width, total, MaxTimelineBuckets)
 	}
 }
