@@ -56,10 +56,15 @@ JAEGER_VERSION := v1.76.0
 JAEGER := $(CACHE_DIR)/jaeger-$(JAEGER_VERSION)/jaeger
 export PORTHOLE_JAEGER := $(JAEGER)
 
+# Chromium, the browser the HTML report's test opens its page in through
+# the DevTools protocol (chromedp): Debian's, which make chromium installs.
+CHROMIUM ?= /usr/bin/chromium
+export PORTHOLE_CHROMIUM := $(CHROMIUM)
+
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build binary cross release cyclonedx ssh-keygen reproducible demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-links soak clean
+.PHONY: build binary cross release cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
 build:
@@ -97,10 +102,10 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen $(JAEGER) $(HELM) $(CYCLONEDX) check
+test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen chromium $(JAEGER) $(HELM) $(CYCLONEDX) check
 	$(GO) test -race -count=1 ./...
 
-## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger or helm, with the race detector; -short skips the rest, naming what each needs
+## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger, Chromium or helm, with the race detector; -short skips the rest, naming what each needs
 unit:
 	$(GO) test -short -race -count=1 ./...
 
@@ -138,6 +143,20 @@ ssh-keygen:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-client >/dev/null 2>&1 || \
 		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-client >/dev/null; }; }
 
+## chromium: Debian's Chromium, in which the HTML report's test opens its page, installed with apt-get when missing (as root; with the
+## packages it recommends, fonts-liberation among them: the test and docs/audit-report.png were made with them)
+chromium:
+	@test -x $(CHROMIUM) || { \
+		if [ "$$(id -u)" != 0 ]; then echo "$(CHROMIUM) is missing: apt-get install -y chromium (as root), then run make again"; exit 1; fi; \
+		echo "== installing chromium from Debian's packages"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1 || \
+		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null; }; }
+	@$(CHROMIUM) --version 2>/dev/null
+
+## report-screenshot: docs/audit-report.png, the HTML report of a synthetic week as Chromium draws it
+report-screenshot: chromium
+	PORTHOLE_DOCS_SCREENSHOT=$(abspath docs/audit-report.png) $(GO) test -count=1 -run '^TestTheReportPageForTheDocs$$' ./cmd/porthole/
+
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzClean ./redact/quote/ $(FUZZTIME)
@@ -149,6 +168,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzAuditLine ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzPageWarner ./audit/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzAPageIsThePagesOwn ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzHeadersAgreeWithTheGoSDK ./gateway/rpcdecode/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzModernMetaTheGoSDKAccepts ./gateway/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzOnlyWhatTheIssuerSignedIsAccepted ./gateway/oauth/ $(FUZZTIME)

@@ -76,4 +76,15 @@
 // does not verify is only counted as unverified: a principal edited by
 // someone without the key is never counted as genuine. Without a key only
 // the links were checked, and the report says so.
+//
+// [Summary.WriteHTML] writes the same summary as one page for a reviewer.
+// Everything on it that a record holds is untrusted, and is shown as text:
+// html/template escapes each value where it lands, a value that is not
+// plain printable ASCII is shown quoted (a bidi override as \u202e), and
+// values are cut to a prefix with their length said. The page runs no
+// script and fetches nothing, by its Content-Security-Policy
+// (default-src 'none', its one style sheet allowed by hash), so an escape
+// missed would still run nothing and tell nobody the page was opened. What
+// the page adds to the counts ([Detail]) is bounded: the earliest
+// [DefaultMaxRows] records and at most [MaxTimelineBuckets] intervals.
 package audit

@@ -33,6 +33,10 @@ type Summary struct {
 	To         time.Time           `json:"to"`
 	Principals []*PrincipalSummary `json:"principals"` // busiest first
 	Denials    []*DenialSummary    `json:"denials"`    // most frequent first
+
+	// Detail is collected when ReportOptions.Detail asks for it, for the
+	// page of WriteHTML.
+	Detail *Detail `json:"-"`
 }
 
 // Series is what verifying one chain's files found, and, when it holds,
@@ -75,6 +79,10 @@ type ReportOptions struct {
 	// Unverified reads files that do not verify instead of refusing them;
 	// the summary says so (Verified false, and the Problem).
 	Unverified bool
+	// Detail collects Summary.Detail, keeping at most MaxRows rows
+	// (DefaultMaxRows when 0).
+	Detail  bool
+	MaxRows int
 }
 
 // ErrNotVerified is Report's refusal of files that do not verify.
@@ -106,6 +114,9 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 	}
 	s := &Summary{Filter: f, DenialsLeftOut: f.namesCalls(), Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
 	z := &summarizer{s: s, f: f, lines: newLineParser(opts.Keys), principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
+	if opts.Detail {
+		z.detail = newDetailer(opts.MaxRows)
+	}
 	for _, group := range series {
 		// One series at a time, and what is counted is what was
 		// verified: the same bytes, in the same pass.
@@ -131,6 +142,9 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNotVerified, s.Problem)
 	}
 	z.sort()
+	if z.detail != nil {
+		s.Detail = z.detail.done()
+	}
 	return s, nil
 }
 
@@ -148,6 +162,9 @@ type summarizer struct {
 	denials    map[string]*DenialSummary
 	// open are the calls counted whose result was not yet read.
 	open map[callKey]openCall
+	// detail, when asked for, collects Summary.Detail from the records
+	// counted.
+	detail *detailer
 }
 
 // callKey is how a result names its call: request ids are porthole's own
@@ -157,6 +174,7 @@ type callKey struct{ principal, requestID string }
 type openCall struct {
 	principal *PrincipalSummary
 	tool      *ToolSummary
+	row       *Row // nil without detail
 }
 
 // line counts one line. Lines that are not records are skipped: VerifyWith
@@ -204,7 +222,11 @@ func (z *summarizer) call(e Entry) {
 	ps.LastSeen = e.Time
 	ts := findTool(ps, toolName(e))
 	ts.Calls++
-	z.open[key] = openCall{ps, ts}
+	var row *Row
+	if z.detail != nil {
+		row = z.detail.call(e)
+	}
+	z.open[key] = openCall{ps, ts, row}
 }
 
 // result counts a result when its call was counted, whatever its own time.
@@ -220,6 +242,9 @@ func (z *summarizer) result(e Entry) {
 	if e.Outcome != OutcomeOK {
 		c.principal.Failed++
 	}
+	if c.row != nil {
+		z.detail.result(c.row, e)
+	}
 }
 
 func (z *summarizer) denial(e Entry) {
@@ -227,6 +252,9 @@ func (z *summarizer) denial(e Entry) {
 		return
 	}
 	z.count(e)
+	if z.detail != nil {
+		z.detail.denial(e)
+	}
 	if e.Kind == KindDenial {
 		countDenials(z.denials, e.Outcome, e.Status, e.Reason, e.ClientAddr, 1, e.Time)
 		return

@@ -78,7 +78,7 @@ func (s *Summary) writeTable(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTCOME\tSTATUS\tREASON\tCLIENT ADDRESS\tCOUNT\tLAST SEEN")
 	for _, d := range s.Denials {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", d.Outcome, d.Status, safe(d.Reason), safe(d.ClientAddr), d.Count, d.LastSeen.UTC().Format(layout))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", safe(string(d.Outcome)), d.Status, safe(d.Reason), safe(d.ClientAddr), d.Count, d.LastSeen.UTC().Format(layout))
 	}
 	return tw.Flush()
 }
@@ -185,6 +185,11 @@ func (p *pageWarner) warn() error {
 	return err
 }
 
+// outcomes writes the outcomes counted, each quoted when it is not plain
+// printable ASCII. Security: an outcome is porthole's own word only in a
+// record whose HMAC was checked; a links-only or --unverified report may
+// read one that a forger wrote, which could carry terminal escapes (found
+// by the page's fuzz target).
 func outcomes(m map[Outcome]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -193,7 +198,7 @@ func outcomes(m map[Outcome]int) string {
 	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, m[Outcome(k)]))
+		parts = append(parts, fmt.Sprintf("%s=%d", safe(k), m[Outcome(k)]))
 	}
 	return strings.Join(parts, " ")
 }

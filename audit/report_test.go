@@ -261,14 +261,22 @@ func TestWithoutAKeyAnEditBreaksALinkAndTheReportSaysHMACsWereNotChecked(t *test
 	}
 }
 
-func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
-	t.Parallel()
+// provenTrail writes alice's call and its result to a log with a signed
+// checkpoint every three records, and returns it with the options that
+// verify it with the HMAC key and prove it by its witnessed checkpoints.
+func provenTrail(t *testing.T) (path string, opts ReportOptions) {
+	t.Helper()
 	sig := newSigner(t)
 	tr := newTrail(t)
 	l := openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 3})
 	writeRecords(t, l, call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
-	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: tr.checkpoints(t)}}
-	s := report(t, []string{tr.log}, Filter{}, opts)
+	return tr.log, ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: tr.checkpoints(t)}}
+}
+
+func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
+	t.Parallel()
+	path, opts := provenTrail(t)
+	s := report(t, []string{path}, Filter{}, opts)
 	if !s.Verified || s.Problem != nil || s.Unverified != 0 || len(s.Series) != 1 || s.Series[0].ProvenTo == 0 {
 		t.Fatalf("verified %v, problem %v, unverified %d, series %+v", s.Verified, s.Problem, s.Unverified, s.Series)
 	}
@@ -575,5 +583,24 @@ func TestAReportOfNoFilesIsRefused(t *testing.T) {
 	t.Parallel()
 	if _, err := Report(nil, Filter{}, ReportOptions{}); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), "holds no record") {
 		t.Fatalf("Report of no files = %v; want ErrNotVerified", err)
+	}
+}
+
+// TestAReportQuotesAnOutcomeAForgerWrote: an outcome is porthole's own
+// word only where the record's HMAC was checked; a links-only report read
+// one a forger could write, and printed its terminal escapes as they were
+// (found by the page's fuzz target).
+func TestAReportQuotesAnOutcomeAForgerWrote(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	forged := Outcome("ok\x1b[2J")
+	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", forged),
+		Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: forged, Status: 401, Reason: "unknown token"})
+	var table bytes.Buffer
+	if err := report(t, []string{path}, Filter{}, ReportOptions{}).WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(table.String(), '\x1b') || strings.Count(table.String(), `"ok\x1b[2J"`) != 2 {
+		t.Fatalf("the forged outcome is not shown quoted, in the tool row and the denial row:\n%q", table.String())
 	}
 }

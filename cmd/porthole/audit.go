@@ -259,7 +259,8 @@ const auditUsage = `Usage:
                         [--checkpoints FILE]... [--from-checkpoint SEQ]
                         [--unverified] [--since T] [--until T]
                         [--principal NAME] [--tool NAME]
-                        [--arg NAME=VALUE | --arg NAME~TEXT]... [--json] LOG...
+                        [--arg NAME=VALUE | --arg NAME~TEXT]...
+                        [--json | --html OUT.html] LOG...
       verify the files as verify does (each chain, one per replica, as a
       series of its own), then say who asked what: calls per principal and
       tool, denials by reason and address, first and last seen (T is
@@ -267,7 +268,9 @@ const auditUsage = `Usage:
       when they do not verify, unless --unverified.
       --tool and --arg count only calls of that tool, holding an argument
       of that name whose value equals VALUE (or contains TEXT), and their
-      results; denials are then left out
+      results; denials are then left out.
+      --html writes one self-contained page (mode 0600: it holds personal
+      data) with the verdict, charts, tables and up to 10,000 records
 `
 
 func runAudit(args []string, stdout, stderr io.Writer) error {
@@ -309,7 +312,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func runAuditReport(argv []string, stdout, stderr io.Writer) error {
-	var since, until, principal, tool string
+	var since, until, principal, tool, htmlOut string
 	var asJSON, unverified, linksOnly bool
 	var vf verifyFlags
 	var args argFilters
@@ -322,6 +325,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	s.fs.StringVar(&tool, "tool", "", "only calls of this tool, as the client named it (exact); leaves denials out")
 	s.fs.Var(&args, "arg", "only calls holding this argument: name=value for a value exactly equal, name~text for one containing text (split at the first = or ~; compared as the record holds them, redacted, a value cut at 4 KiB); once per argument, all must match; leaves denials out")
 	s.fs.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
+	s.fs.StringVar(&htmlOut, "html", "", "write the report as one self-contained HTML page to this file instead of a table: the verdict in words, charts, tables and the earliest 10,000 records; no script, nothing fetched; mode 0600, as it holds personal data")
 	s.fs.BoolVar(&linksOnly, "links-only", false, "report without an HMAC key or checkpoints, checking only the links, which anyone can recompute (the report says NOT verified)")
 	files, err := parseInterspersed(s.fs, argv)
 	if err != nil {
@@ -329,6 +333,9 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	}
 	if len(files) == 0 {
 		return fmt.Errorf("%w: name at least one log file", errUsage)
+	}
+	if asJSON && htmlOut != "" {
+		return fmt.Errorf("%w: --json and --html each say where the report goes; give one", errUsage)
 	}
 	f := audit.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
 	if f.Since, err = parseWhen(since); err != nil {
@@ -347,15 +354,22 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 		// by its links alone, and its principals would be counted.
 		return fmt.Errorf("%w: give the audit key (--key-file, or $PORTHOLE_AUDIT_KEY_FILE) or a public key and checkpoints (--public-key, --checkpoints); --links-only reports on the links alone, which anyone can recompute, and says so", errUsage)
 	}
-	sum, err := audit.Report(files, f, audit.ReportOptions{VerifyOptions: opts, Unverified: unverified})
+	sum, err := audit.Report(files, f, audit.ReportOptions{VerifyOptions: opts, Unverified: unverified, Detail: htmlOut != ""})
 	if errors.Is(err, audit.ErrNotVerified) {
 		return fmt.Errorf("%w; no report was written (porthole audit verify says more; --unverified reports on it anyway, marking every page)", err)
 	}
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	switch {
+	case asJSON:
 		return sum.WriteJSON(stdout)
+	case htmlOut != "":
+		if err := writeHTMLReport(htmlOut, sum, files, vf.evidence()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (it holds personal data: keep it as the audit log is kept)\n", htmlOut)
+		return nil
 	}
 	return sum.WriteTable(stdout)
 }

@@ -252,3 +252,44 @@ func TestAQueryIsMatchedAsTemporalReadIt(t *testing.T) {
 		t.Fatalf("report --arg query~order-123: exit %d, %s%s", code, out, errOut)
 	}
 }
+
+// TestAuditReportWritesOnePageForAReviewer: --html writes the page, mode
+// 0600 (it holds personal data), with the filter that narrowed it, what it
+// was verified with (the key file and its id) and the records, escaped;
+// with --json it is refused.
+func TestAuditReportWritesOnePageForAReviewer(t *testing.T) {
+	t.Parallel()
+	wf := func(v string) []audit.Arg { return []audit.Arg{{Name: "workflowId", Value: v}} }
+	logPath, keyPath := reportTrail(t,
+		audit.Record{Principal: "alice", Tool: "describe_workflow", Args: wf("order-123")},
+		audit.Record{Principal: "alice", Tool: "describe_workflow", Args: wf(`order-123"><script>alert(1)</script>`)},
+		audit.Record{Principal: "bob", Tool: "describe_workflow", Args: wf("order-123")},
+	)
+	out := filepath.Join(t.TempDir(), "report.html")
+	stdout, errOut, code := auditReport(t, baseEnv(), "--key-file", keyPath, "--principal", "alice", "--arg", "workflowId~order-123", "--html", out, logPath)
+	if code != 0 || !strings.Contains(stdout, "wrote "+out) {
+		t.Fatalf("report --html: exit %d, %s%s", code, stdout, errOut)
+	}
+	st, err := os.Stat(out)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the page: %v, %v; want mode 0600", st, err)
+	}
+	b, _ := os.ReadFile(out)
+	page := string(b)
+	key, _ := readAuditKey(keyPath)
+	for _, want := range []string{
+		`<div class="verdict partial" id="verdict">`, "Verified: ", "HMAC key file " + keyPath + " (key id " + audit.KeyID(key) + ")",
+		`principal &#34;alice&#34;; argument &#34;workflowId&#34; contains &#34;order-123&#34;`,
+		`&#34;order-123\&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#34;`, "This page holds personal data",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "bob") || strings.Contains(page, "<script") {
+		t.Errorf("the page holds bob's call, or a script")
+	}
+	if _, errOut, code := auditReport(t, baseEnv(), "--key-file", keyPath, "--json", "--html", out, logPath); code == 0 || !strings.Contains(errOut, "--json and --html") {
+		t.Fatalf("--json with --html: exit %d, %s; want it refused", code, errOut)
+	}
+}

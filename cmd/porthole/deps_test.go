@@ -100,6 +100,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/gateway/limit/redislimit/redistest": "starts redis-server",
 		// The trace backend of the tests and the bench.
 		module + "/gateway/tracetest": "starts Jaeger",
+		// The browser driver of the HTML report's test.
+		"github.com/chromedp/chromedp": "drives a browser, for the HTML report's test only",
 	}
 	deps := goList(t, "-deps", module+"/cmd/porthole")
 	if len(deps) < 50 {

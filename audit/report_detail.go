@@ -1,0 +1,313 @@
+package audit
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Detail is what a page of the report (WriteHTML) shows beyond the counts
+// of the Summary: the counted records over time, and the records
+// themselves. It is collected from the same records in the same pass as the
+// counts, so the two agree. Its memory is bounded whatever the trail's
+// size: at most MaxTimelineBuckets buckets (each holding a count per
+// principal), and at most DefaultMaxRows rows of at most
+// rowArgsBytes of argument text each.
+type Detail struct {
+	Timeline Timeline
+	// Rows are the earliest records counted, by time, at most
+	// ReportOptions.MaxRows of them: calls (with their result's outcome),
+	// denials and denial summaries.
+	Rows []*Row
+	// RowsLeftOut counts the records counted but not in Rows.
+	RowsLeftOut int
+}
+
+// DefaultMaxRows bounds the rows a page holds, and so its size: a
+// reviewer narrows a larger trail with the filters.
+const DefaultMaxRows = 10000
+
+// Row is one record as a page shows it: names and values unquoted, values
+// cut to a prefix (their length noted) so that no record can make a page
+// large.
+type Row struct {
+	Time       time.Time
+	Seq        uint64
+	Kind       Kind
+	Principal  string
+	ClientAddr string
+	Transport  string
+	Tool       string
+	Args       []RowArg
+	// ArgsNotShown counts the arguments the record holds past what a row
+	// shows (rowArgsBytes), and those the record itself left out
+	// (argsOmitted).
+	ArgsNotShown int
+	// Outcome is a denial's, or a call's result's; "" while a call has no
+	// result.
+	Outcome    Outcome
+	Status     int
+	Reason     string
+	Count      int // the denials a denials summary stands for; 1 otherwise
+	DurationMs float64
+}
+
+// RowArg is one argument of a call, its value cut to rowValueBytes.
+type RowArg struct {
+	Name  string
+	Value string
+	// Bytes is the value's length as the record holds it; Recorded cut
+	// says the record itself holds only a prefix of what was sent.
+	Bytes       int
+	RecordedCut bool
+}
+
+// Shown reports whether the row shows the value whole, as recorded.
+func (a RowArg) Shown() bool { return len(a.Value) == a.Bytes }
+
+const (
+	// rowValueBytes is the most of one value a row shows.
+	rowValueBytes = 256
+	// rowArgsBytes is the most of a record's argument names and values a
+	// row shows; past it, arguments are counted, not shown.
+	rowArgsBytes = 1024
+)
+
+// cutText cuts s at n bytes, on a UTF-8 boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Timeline counts calls per principal and outcomes per bucket of Width,
+// from Start.
+type Timeline struct {
+	Start   time.Time
+	Width   time.Duration
+	Buckets []Bucket // consecutive, earliest first
+}
+
+// Bucket is one interval of a Timeline.
+type Bucket struct {
+	Start time.Time
+	// Calls counts the calls made in the interval, by principal.
+	Calls map[string]int
+	// Outcomes counts the outcomes of the calls made in the interval, and
+	// the denials of the interval.
+	Outcomes map[Outcome]int
+}
+
+// MaxTimelineBuckets bounds a timeline: past it, buckets are widened.
+const MaxTimelineBuckets = 96
+
+// bucketWidths are the widths a timeline tries, narrowest first; each
+// divides the next, so buckets merge whole. Past the last, widths double.
+var bucketWidths = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, time.Minute, 5 * time.Minute,
+	15 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour}
+
+// timeline builds a Timeline from counts given in any order.
+type timeline struct {
+	width   time.Duration
+	lo, hi  int64 // bucket numbers: Unix nanoseconds divided by width
+	buckets map[int64]*Bucket
+}
+
+func newTimeline() *timeline {
+	return &timeline{width: bucketWidths[0], buckets: map[int64]*Bucket{}}
+}
+
+func (tl *timeline) bucket(t time.Time) *Bucket {
+	k := floorDiv(t.UnixNano(), int64(tl.width))
+	if len(tl.buckets) == 0 {
+		tl.lo, tl.hi = k, k
+	}
+	for min(tl.lo, k) <= max(tl.hi, k)-MaxTimelineBuckets {
+		tl.widen()
+		k = floorDiv(t.UnixNano(), int64(tl.width))
+	}
+	tl.lo, tl.hi = min(tl.lo, k), max(tl.hi, k)
+	b := tl.buckets[k]
+	if b == nil {
+		b = &Bucket{Start: time.Unix(0, k*int64(tl.width)).UTC(), Calls: map[string]int{}, Outcomes: map[Outcome]int{}}
+		tl.buckets[k] = b
+	}
+	return b
+}
+
+// widen moves to the next width, merging buckets.
+func (tl *timeline) widen() {
+	next := tl.width * 2
+	if i := slices.Index(bucketWidths, tl.width); i >= 0 && i+1 < len(bucketWidths) {
+		next = bucketWidths[i+1]
+	}
+	merged := map[int64]*Bucket{}
+	for k, b := range tl.buckets {
+		nk := floorDiv(k*int64(tl.width), int64(next))
+		m := merged[nk]
+		if m == nil {
+			m = &Bucket{Start: time.Unix(0, nk*int64(next)).UTC(), Calls: map[string]int{}, Outcomes: map[Outcome]int{}}
+			merged[nk] = m
+		}
+		for p, n := range b.Calls {
+			m.Calls[p] += n
+		}
+		for o, n := range b.Outcomes {
+			m.Outcomes[o] += n
+		}
+	}
+	tl.lo = floorDiv(tl.lo*int64(tl.width), int64(next))
+	tl.hi = floorDiv(tl.hi*int64(tl.width), int64(next))
+	tl.width, tl.buckets = next, merged
+}
+
+// done lays the buckets out in order, empty ones included.
+func (tl *timeline) done() Timeline {
+	if len(tl.buckets) == 0 {
+		return Timeline{Width: tl.width}
+	}
+	out := Timeline{Start: time.Unix(0, tl.lo*int64(tl.width)).UTC(), Width: tl.width}
+	for k := tl.lo; k <= tl.hi; k++ {
+		b := tl.buckets[k]
+		if b == nil {
+			b = &Bucket{Start: time.Unix(0, k*int64(tl.width)).UTC()}
+		}
+		out.Buckets = append(out.Buckets, *b)
+	}
+	return out
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// rows keeps the earliest max rows: a heap whose top is the latest kept.
+type rows struct {
+	max     int
+	kept    rowHeap
+	leftOut int
+}
+
+type rowHeap []*Row
+
+func (h rowHeap) Len() int      { return len(h) }
+func (h rowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h rowHeap) Less(i, j int) bool {
+	return later(h[i], h[j])
+}
+func (h *rowHeap) Push(x any) { *h = append(*h, x.(*Row)) }
+func (h *rowHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}
+
+// later orders rows by time, then sequence number.
+func later(a, b *Row) bool {
+	if !a.Time.Equal(b.Time) {
+		return a.Time.After(b.Time)
+	}
+	return a.Seq > b.Seq
+}
+
+// add keeps r if it is among the earliest max rows so far.
+func (rs *rows) add(r *Row) {
+	switch {
+	case len(rs.kept) < rs.max:
+		heap.Push(&rs.kept, r)
+		return
+	case rs.max > 0 && later(rs.kept[0], r):
+		rs.kept[0] = r
+		heap.Fix(&rs.kept, 0)
+	}
+	rs.leftOut++
+}
+
+// done returns the rows kept, earliest first.
+func (rs *rows) done() []*Row {
+	out := []*Row(rs.kept)
+	slices.SortFunc(out, func(a, b *Row) int {
+		if later(a, b) {
+			return 1
+		}
+		if later(b, a) {
+			return -1
+		}
+		return 0
+	})
+	return out
+}
+
+// detailer collects a Detail beside the counts.
+type detailer struct {
+	tl   *timeline
+	rows rows
+}
+
+func newDetailer(maxRows int) *detailer {
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows
+	}
+	return &detailer{tl: newTimeline(), rows: rows{max: maxRows}}
+}
+
+// call notes a counted call; the row it returns takes its result's outcome.
+func (d *detailer) call(e Entry) *Row {
+	d.tl.bucket(e.Time).Calls[e.Principal]++
+	r := &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: e.Principal, ClientAddr: e.ClientAddr, Transport: e.Transport,
+		Tool: toolName(e), Count: 1, ArgsNotShown: e.ArgsOmitted}
+	shown := 0
+	for _, a := range e.Args {
+		name, value := unquote(a.Name), unquote(a.Value)
+		shown += len(name) + min(len(value), rowValueBytes)
+		if shown > rowArgsBytes {
+			r.ArgsNotShown++
+			continue
+		}
+		r.Args = append(r.Args, RowArg{Name: name, Value: cutText(value, rowValueBytes), Bytes: len(value), RecordedCut: a.Truncated})
+	}
+	d.rows.add(r)
+	return r
+}
+
+// result gives a counted call's row its outcome, and counts the outcome
+// at the call's time.
+func (d *detailer) result(call *Row, e Entry) {
+	d.tl.bucket(call.Time).Outcomes[e.Outcome]++
+	call.Outcome, call.DurationMs = e.Outcome, e.DurationMs
+}
+
+// denial notes a counted denial or denials summary.
+func (d *detailer) denial(e Entry) {
+	r := &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: e.Principal, ClientAddr: e.ClientAddr, Transport: e.Transport,
+		Outcome: e.Outcome, Status: e.Status, Reason: e.Reason, Count: 1}
+	if e.Kind == KindDenial {
+		d.tl.bucket(e.Time).Outcomes[e.Outcome]++
+	} else {
+		var parts []string
+		r.Count = 0
+		for _, g := range e.Groups {
+			d.tl.bucket(e.Last).Outcomes[g.Outcome] += g.Count
+			r.Count += g.Count
+			parts = append(parts, fmt.Sprintf("%d %s (%d): %s", g.Count, g.Outcome, g.Status, g.Reason))
+		}
+		r.Reason = cutText(strings.Join(parts, "; "), rowArgsBytes)
+	}
+	d.rows.add(r)
+}
+
+func (d *detailer) done() *Detail {
+	return &Detail{Timeline: d.tl.done(), Rows: d.rows.done(), RowsLeftOut: d.rows.leftOut}
+}
