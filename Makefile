@@ -171,6 +171,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzAPageIsThePagesOwn ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzHeadersAgreeWithTheGoSDK ./gateway/rpcdecode/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzModernMetaTheGoSDKAccepts ./gateway/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzMarshalToolResultIsTheGoSDKs ./gateway/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzOnlyWhatTheIssuerSignedIsAccepted ./gateway/oauth/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzKeysAndIssuersParseOrRefuse ./gateway/oauth/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)

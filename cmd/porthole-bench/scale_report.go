@@ -160,7 +160,10 @@ func (rep *scaleReport) chart() string {
 		pr.values = append(pr.values, []float64{p.calls.perSecond()})
 	}
 	an := bars{title: "added CPU per KiB of answer, µs", series: []string{"porthole"}}
-	for _, p := range rep.answers[1:] {
+	for i, p := range rep.answers {
+		if i == 0 {
+			continue
+		}
 		an.groups = append(an.groups, fmt.Sprintf("%d KiB", p.kib))
 		an.values = append(an.values, []float64{max(0, addedPerKiB(rep.answers[0], p))})
 	}
