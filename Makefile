@@ -160,6 +160,7 @@ report-screenshot: chromium
 ## fuzz: each fuzz target for FUZZTIME (default 10s)
 fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzClean ./redact/quote/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzCleanIsTheRuneByRuneClean ./redact/quote/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzOfJSON ./redact/quote/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRedactJSON ./redact/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzFastPathSkipsNothing ./redact/ $(FUZZTIME)

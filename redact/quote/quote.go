@@ -224,7 +224,29 @@ func clean(s string, max int, keepLines bool) (out string, cut bool, consumed in
 		return s, false, len(s)
 	}
 	var b strings.Builder
+	if max > 0 {
+		b.Grow(min(len(s), max))
+	}
 	for i, w := 0, 0; i < len(s); i += w {
+		// A run of characters kept as they are (printable ASCII, and tabs
+		// and newlines in quoted text) is copied whole: an upstream's
+		// answer of many lines is mostly such runs, and each of their
+		// bytes went through the rune-by-rune checks below (#26). It is
+		// cut where the loop below would cut it, at the first byte that
+		// passes max. FuzzCleanIsTheRuneByRuneClean holds the two alike.
+		if j := keptRun(s, i, keepLines); j > i {
+			if room := max - b.Len(); j-i > room {
+				if room < 0 {
+					room = 0
+				}
+				b.WriteString(s[i : i+room])
+				b.WriteString(truncationMarker)
+				return b.String(), true, i + room
+			}
+			b.WriteString(s[i:j])
+			w = j - i
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		w = size
 		var piece string
@@ -253,6 +275,18 @@ func clean(s string, max int, keepLines bool) (out string, cut bool, consumed in
 		b.WriteString(piece)
 	}
 	return b.String(), false, len(s)
+}
+
+// keptRun is the end of the run of bytes from i that clean keeps as they
+// are one by one: printable ASCII, and tabs and newlines when keepLines.
+func keptRun(s string, i int, keepLines bool) int {
+	for ; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 || c >= 0x7f) && !(keepLines && (c == '\t' || c == '\n')) {
+			break
+		}
+	}
+	return i
 }
 
 // isPlain reports whether s is printable ASCII, the common case that needs no

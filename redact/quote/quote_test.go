@@ -1,6 +1,7 @@
 package quote
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -139,5 +140,76 @@ func TestACutLeavesNoHalfSecret(t *testing.T) {
 	short := "a " + secret
 	if got := New(tokenRedactor{}).Of(OriginTemporal, short).Text; got != short {
 		t.Errorf("a value under its cap was changed: %q (the answer's own redaction handles it)", got)
+	}
+}
+
+// cleanRuneByRune is clean as it was before runs of kept characters were
+// copied whole: the reference FuzzCleanIsTheRuneByRuneClean holds it to.
+func cleanRuneByRune(s string, max int, keepLines bool) (out string, cut bool, consumed int) {
+	if isPlain(s) && len(s) <= max {
+		return s, false, len(s)
+	}
+	var b strings.Builder
+	for i, w := 0, 0; i < len(s); i += w {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w = size
+		var piece string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = "\uFFFD"
+		case r == '\t' || r == '\n':
+			if keepLines {
+				piece = string(r)
+			} else {
+				piece = fmt.Sprintf("\\u%04X", r)
+			}
+		case isHidden(r):
+			piece = fmt.Sprintf("\\u%04X", r)
+		default:
+			piece = s[i : i+size]
+		}
+		if b.Len()+len(piece) > max {
+			b.WriteString(truncationMarker)
+			return b.String(), true, i
+		}
+		b.WriteString(piece)
+	}
+	return b.String(), false, len(s)
+}
+
+// FuzzCleanIsTheRuneByRuneClean: copying runs of kept characters whole
+// changes nothing, at any cap, in text and in identifiers.
+func FuzzCleanIsTheRuneByRuneClean(f *testing.F) {
+	f.Add("line one\nline\ttwo\x1b[2J\u202e end", 12)
+	f.Add("", 0)
+	f.Add("abc\xffdef", -1)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		for _, keep := range []bool{true, false} {
+			out, cut, n := clean(s, max, keep)
+			wOut, wCut, wN := cleanRuneByRune(s, max, keep)
+			if out != wOut || cut != wCut || n != wN {
+				t.Fatalf("clean(%q, %d, %t) = %q, %t, %d; rune by rune %q, %t, %d", s, max, keep, out, cut, n, wOut, wCut, wN)
+			}
+		}
+	})
+}
+
+// BenchmarkCleanLines: an upstream's answer of 64 KiB of log lines.
+func BenchmarkCleanLines(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 64<<10; i++ {
+		fmt.Fprintf(&sb, "2026-12-01T10:00:%02dZ worker-%d activity ChargeCard attempt %d completed\n", i%60, i%7, i%3)
+	}
+	s := sb.String()
+	for _, c := range []struct {
+		name string
+		fn   func(string, int, bool) (string, bool, int)
+	}{{"rune-by-rune", cleanRuneByRune}, {"runs", clean}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				c.fn(s, 1<<20, true)
+			}
+		})
 	}
 }
