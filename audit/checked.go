@@ -136,6 +136,12 @@ func walkBatches(ordered <-chan *lineBatch, free chan<- *lineBatch, fn func(i in
 				return err
 			}
 		}
+		// Security: a batch is cut, not made anew, when it is filled
+		// again, so the records it held would stay reachable past its new
+		// length: a file of batches each shorter than the last would keep
+		// one of them per batch, up to 16 MiB of strings each, and a walk
+		// that reads past a break would grow with the file.
+		clear(b.checked)
 		free <- b
 	}
 	return nil
