@@ -44,7 +44,7 @@ const (
 // in the file's order, with the line and what it is. This is how a walk
 // uses a second core: what each line is depends only on its bytes, and
 // fn, which holds lines to one another, is left the cheap part.
-func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line []byte, c *checkedLine, last bool) error) error {
+func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line []byte, c *checkedLine, last bool) error) (err error) {
 	work := make(chan *lineBatch, batchesInFlight)
 	ordered := make(chan *lineBatch, batchesInFlight)
 	free := make(chan *lineBatch, batchesInFlight)
@@ -83,15 +83,20 @@ func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line 
 			return true
 		})
 	}()
-	err := walkBatches(ordered, free, fn)
-	close(stop)
-	for range ordered { // what was read ahead is not walked
-	}
-	workers.Wait()
-	if rerr := <-readErr; err == nil {
-		err = rerr
-	}
-	return stopped(err)
+	// Deferred, so that the reader and the workers are stopped and
+	// waited for however the walk ends: a panic in fn left them blocked
+	// for good, each holding its batches.
+	defer func() {
+		close(stop)
+		for range ordered { // what was read ahead is not walked
+		}
+		workers.Wait()
+		if rerr := <-readErr; err == nil {
+			err = rerr
+		}
+		err = stopped(err)
+	}()
+	return walkBatches(ordered, free, fn)
 }
 
 // readBatches reads the file into batches taken from free and gives each

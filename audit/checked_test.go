@@ -2,12 +2,14 @@ package audit
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeShrinkingBatches writes a file of batches that each take one
@@ -72,4 +74,71 @@ func TestAReusedBatchKeepsNoLineOfItsLastUse(t *testing.T) {
 	if heap > 16<<20 {
 		t.Fatalf("%d MB of heap at the end of a walk of a %d MB file: walked batches keep their records", heap>>20, batches*big>>20)
 	}
+}
+
+// TestACheckedWalkLeavesNoGoroutineBehind: however a walk ends (to the
+// end, stopped, failed, panicking, or a file that cannot be read), its
+// reader and workers are gone when eachChecked returns. A panic in fn
+// left them blocked for good when the cleanup ran only on return.
+func TestACheckedWalkLeavesNoGoroutineBehind(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	writeLog(t, path, Config{}, 3000)
+	ring := NewKeyring([][]byte{testKey}, nil)
+	newParser := func() *lineParser { return newLineParser(ring) }
+	boom := errors.New("boom")
+	walkTo := func(n int, err error) func(int, []byte, *checkedLine, bool) error {
+		return func(i int, _ []byte, _ *checkedLine, _ bool) error {
+			if i == n {
+				return err
+			}
+			return nil
+		}
+	}
+	cases := []struct {
+		name    string
+		path    string
+		fn      func(int, []byte, *checkedLine, bool) error
+		wantErr bool
+	}{
+		{"a walk to the end", path, walkTo(-1, nil), false},
+		{"a walk stopped at the first line", path, walkTo(0, errStop), false},
+		{"a walk failing at the first line", path, walkTo(0, boom), true},
+		{"a walk failing mid-file", path, walkTo(2500, boom), true},
+		{"a walk panicking mid-file", path, func(i int, _ []byte, _ *checkedLine, _ bool) error {
+			if i == 1500 {
+				panic(boom)
+			}
+			return nil
+		}, true},
+		{"a directory", dir, walkTo(-1, nil), true},
+		{"a missing file", path + ".x", walkTo(-1, nil), true},
+	}
+	base := runtime.NumGoroutine()
+	for _, c := range cases {
+		for range 3 {
+			err := walkRecovering(&logFile{path: c.path}, newParser, c.fn)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			t.Fatalf("%s: %d goroutines after, %d before", c.name, n, base)
+		}
+	}
+}
+
+// walkRecovering is f.eachChecked, with a panic of fn recovered as an
+// error.
+func walkRecovering(f *logFile, newParser func() *lineParser, fn func(int, []byte, *checkedLine, bool) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return f.eachChecked(newParser, fn)
 }
