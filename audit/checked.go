@@ -21,6 +21,12 @@ type lineBatch struct {
 	done    chan struct{} // closed once checked is filled
 }
 
+// check is what line is, read on its own.
+func (p *lineParser) check(line []byte) checkedLine {
+	e, err := p.parse(line)
+	return checkedLine{e, err, lineHash(line)}
+}
+
 func (b *lineBatch) line(i int) []byte {
 	start := 0
 	if i > 0 {
@@ -61,9 +67,7 @@ func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line 
 			for b := range work {
 				b.checked = b.checked[:0]
 				for i := range b.ends {
-					line := b.line(i)
-					e, err := p.parse(line)
-					b.checked = append(b.checked, checkedLine{e, err, lineHash(line)})
+					b.checked = append(b.checked, p.check(b.line(i)))
 				}
 				close(b.done)
 			}
