@@ -35,9 +35,13 @@ func (b *lineBatch) line(i int) []byte {
 	return b.buf[start:b.ends[i]]
 }
 
-// Batches end at batchBytes or batchLines; batchesInFlight bound how many
-// are read ahead, and so the memory a walk takes: each holds at least one
-// line, which is at most maxLineBytes.
+// A batch ends once it holds batchBytes or batchLines: so it holds at
+// most batchBytes - 1 bytes and then one line, which is at most
+// maxLineBytes. Only batchesInFlight batches are ever made, and they bound
+// the memory a walk takes: each batch's bytes, and as much again in the
+// strings its checked records copy out of them, so about
+// 2 × batchesInFlight × (batchBytes + maxLineBytes), besides the two line
+// buffers of each (docs/performance.md has it measured).
 const (
 	batchBytes      = 256 << 10
 	batchLines      = 1024
