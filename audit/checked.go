@@ -21,6 +21,12 @@ type lineBatch struct {
 	done    chan struct{} // closed once checked is filled
 }
 
+// check is what line is, read on its own.
+func (p *lineParser) check(line []byte) checkedLine {
+	e, err := p.parse(line)
+	return checkedLine{e, err, lineHash(line)}
+}
+
 func (b *lineBatch) line(i int) []byte {
 	start := 0
 	if i > 0 {
@@ -29,9 +35,13 @@ func (b *lineBatch) line(i int) []byte {
 	return b.buf[start:b.ends[i]]
 }
 
-// Batches end at batchBytes or batchLines; batchesInFlight bound how many
-// are read ahead, and so the memory a walk takes: each holds at least one
-// line, which is at most maxLineBytes.
+// A batch ends once it holds batchBytes or batchLines: so it holds at
+// most batchBytes - 1 bytes and then one line, which is at most
+// maxLineBytes. Only batchesInFlight batches are ever made, and they bound
+// the memory a walk takes: each batch's bytes, and as much again in the
+// strings its checked records copy out of them, so about
+// 2 × batchesInFlight × (batchBytes + maxLineBytes), besides the two line
+// buffers of each (docs/performance.md has it measured).
 const (
 	batchBytes      = 256 << 10
 	batchLines      = 1024
@@ -44,7 +54,7 @@ const (
 // in the file's order, with the line and what it is. This is how a walk
 // uses a second core: what each line is depends only on its bytes, and
 // fn, which holds lines to one another, is left the cheap part.
-func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line []byte, c *checkedLine, last bool) error) error {
+func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line []byte, c *checkedLine, last bool) error) (err error) {
 	work := make(chan *lineBatch, batchesInFlight)
 	ordered := make(chan *lineBatch, batchesInFlight)
 	free := make(chan *lineBatch, batchesInFlight)
@@ -61,9 +71,7 @@ func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line 
 			for b := range work {
 				b.checked = b.checked[:0]
 				for i := range b.ends {
-					line := b.line(i)
-					e, err := p.parse(line)
-					b.checked = append(b.checked, checkedLine{e, err, lineHash(line)})
+					b.checked = append(b.checked, p.check(b.line(i)))
 				}
 				close(b.done)
 			}
@@ -83,15 +91,20 @@ func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line 
 			return true
 		})
 	}()
-	err := walkBatches(ordered, free, fn)
-	close(stop)
-	for range ordered { // what was read ahead is not walked
-	}
-	workers.Wait()
-	if rerr := <-readErr; err == nil {
-		err = rerr
-	}
-	return stopped(err)
+	// Deferred, so that the reader and the workers are stopped and
+	// waited for however the walk ends: a panic in fn left them blocked
+	// for good, each holding its batches.
+	defer func() {
+		close(stop)
+		for range ordered { // what was read ahead is not walked
+		}
+		workers.Wait()
+		if rerr := <-readErr; err == nil {
+			err = rerr
+		}
+		err = stopped(err)
+	}()
+	return walkBatches(ordered, free, fn)
 }
 
 // readBatches reads the file into batches taken from free and gives each
@@ -136,6 +149,12 @@ func walkBatches(ordered <-chan *lineBatch, free chan<- *lineBatch, fn func(i in
 				return err
 			}
 		}
+		// Security: a batch is cut, not made anew, when it is filled
+		// again, so the records it held would stay reachable past its new
+		// length: a file of batches each shorter than the last would keep
+		// one of them per batch, up to 16 MiB of strings each, and a walk
+		// that reads past a break would grow with the file.
+		clear(b.checked)
 		free <- b
 	}
 	return nil

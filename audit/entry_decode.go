@@ -14,11 +14,12 @@ import (
 // Verifying a trail spent most of its time in json.Unmarshal
 // (docs/performance.md), so a line is first read by entryScanner, which
 // knows only the form porthole's writer writes: no whitespace, every key
-// one of Entry's, exactly as its tag spells it, and once; strings of
-// printable ASCII and the escapes JSON has (a \u escape of a surrogate
-// excepted); numbers of the type of their field; no null. A line of that
-// form decodes to what json.Unmarshal makes of it. Anything else, every
-// line that is not a record among it, is declined and decoded by
+// one of Entry's, exactly as its tag spells it, and once; strings of the
+// ASCII bytes 0x20 to 0x7F (DEL included, which JSON allows unescaped)
+// and the escapes JSON has (a \u escape of a surrogate excepted);
+// numbers of the type of their field; no null. A line of that form
+// decodes to what json.Unmarshal makes of it. Anything else, every line
+// that is not a record among it, is declined and decoded by
 // json.Unmarshal, which decides: the scanner never refuses a line itself.
 // FuzzEntryScannerAgreesWithUnmarshal holds it to that.
 func decodeEntry(line []byte, e *Entry) error {

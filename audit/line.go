@@ -102,8 +102,8 @@ var (
 // each line's HMAC, with the key the record names (a record written
 // before records named their key: with each key until one matches);
 // without any, it checks only the shape. It keeps an HMAC state per key
-// from line to line (one made for every line was a tenth of verifying's
-// time), and so is one walk's own.
+// from line to line (making one for every line cost verifying a share of
+// its time, docs/performance.md), and so is one walk's own.
 type lineParser struct {
 	ring *Keyring
 	macs map[string]hash.Hash // by key id

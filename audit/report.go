@@ -96,11 +96,11 @@ var ErrNotVerified = errors.New("the audit series does not verify")
 // was given with files of several chains.
 //
 // Security: verifying the series is not enough to count a record of a
-// series read anyway. With an HMAC key, each record is checked again as it
-// is read, and one whose HMAC does not verify is counted only as
-// Unverified: an edited principal is never counted as genuine. With
-// FromCheckpoint, records before the record it names are not read, as
-// nothing verified them.
+// series read anyway. With an HMAC key, each record's HMAC is checked as it
+// is read, on the bytes counted, past a break too, and one whose HMAC does
+// not verify is counted only as Unverified: an edited principal is never
+// counted as genuine. With FromCheckpoint, records before the record it
+// names are not read, as nothing verified them.
 func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 	series, err := splitSeries(paths)
 	if err != nil {
@@ -113,7 +113,7 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		return nil, fmt.Errorf("--from-checkpoint names a record of one chain, and the files hold %d chains: give one replica's files", len(series))
 	}
 	s := &Summary{Filter: f, DenialsLeftOut: f.namesCalls(), Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
-	z := &summarizer{s: s, f: f, lines: newLineParser(opts.Keys), principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
+	z := &summarizer{s: s, f: f, principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
 	if opts.Detail {
 		z.detail = newDetailer(opts.MaxRows)
 	}
@@ -150,9 +150,8 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 
 // summarizer counts records into a Summary, line by line.
 type summarizer struct {
-	s     *Summary
-	f     Filter
-	lines *lineParser
+	s *Summary
+	f Filter
 	// from is where verification began (0: the genesis); reading says a
 	// record at or after it was reached.
 	from    uint64
@@ -177,10 +176,12 @@ type openCall struct {
 	row       *Row // nil without detail
 }
 
-// line counts one line. Lines that are not records are skipped: VerifyWith
-// reports them.
-func (z *summarizer) line(line []byte) {
-	e, err := z.lines.parse(line)
+// line counts one line, as the walk verifying it checked it with the
+// keys given (verifyFiles): a line is parsed and its HMAC checked once,
+// and what is counted is what was checked. Lines that are not records are
+// skipped: VerifyWith reports them.
+func (z *summarizer) line(c *checkedLine) {
+	e, err := c.e, c.err
 	if errors.Is(err, errBadMAC) || errors.Is(err, errNoKey) {
 		// Its seq may be forged: it does not move where reading begins.
 		if z.reading || e.Seq >= z.from {

@@ -604,3 +604,44 @@ func TestAReportQuotesAnOutcomeAForgerWrote(t *testing.T) {
 		t.Fatalf("the forged outcome is not shown quoted, in the tool row and the denial row:\n%q", table.String())
 	}
 }
+
+// TestAReportCountsEachLineAsItsOwnCheckDecided: report counts each line
+// as the check of that very line decided, with the keys given, whether the
+// walk checked it (lines read ahead in batches) or verification stopped
+// before the walk: calls whose principal was edited, scattered over the
+// batches, are each counted as unverified and never as their principal's.
+func TestAReportCountsEachLineAsItsOwnCheckDecided(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	lines := writeLog(t, path, Config{}, 3000)
+	edited := []int{1, 1023, 1025, 2047, 3001, 5999} // calls: line 0 is the chain-start
+	for _, i := range edited {
+		e := bytes.Replace(lines[i], []byte(`"principal":"\"alice\""`), []byte(`"principal":"\"mallo\""`), 1)
+		if bytes.Equal(e, lines[i]) {
+			t.Fatalf("line %d is no call of alice's: %s", i, lines[i])
+		}
+		lines[i] = e
+	}
+	rewrite(t, path, lines)
+	cases := []struct {
+		name        string
+		checkpoints []Checkpoint
+	}{
+		{"counted by the walk", nil},
+		{"counted after a problem found before the walk", []Checkpoint{{Chain: "another chain", Seq: 1}}},
+	}
+	for _, c := range cases {
+		opts := keyed()
+		opts.Unverified, opts.Checkpoints = true, c.checkpoints
+		s := report(t, []string{path}, Filter{}, opts)
+		if s.Verified || s.Unverified != len(edited) {
+			t.Fatalf("%s: verified %v, unverified %d; want false, %d", c.name, s.Verified, s.Unverified, len(edited))
+		}
+		if p := principal(s, "mallo"); p != nil {
+			t.Fatalf("%s: an edited principal was counted: %+v", c.name, p)
+		}
+		if a := principal(s, "alice"); a == nil || a.Calls != 3000-len(edited) {
+			t.Fatalf("%s: alice = %+v; want %d calls", c.name, a, 3000-len(edited))
+		}
+	}
+}

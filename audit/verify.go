@@ -128,11 +128,13 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 
 // verifyFiles is VerifyWith of files read in chain order; problem is what
 // reading them found. count, when not nil, is given every line of the
-// files in the same pass, the very bytes verified, to the end even past a
-// break (report counts what it verified: read twice, a file swapped
-// between the reads was counted unverified, found by review). An error is
-// a file that could not be read.
-func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count func(line []byte)) (*Verification, error) {
+// files in the same pass, to the end even past a break, with what the line
+// is as the walk checked it, with opts.Keys: the very bytes verified,
+// parsed and HMAC-checked once (report counts what it verified: read
+// twice, a file swapped between the reads was counted unverified, found by
+// review); c is lent for the call only. An error is a file that could not
+// be read.
+func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count func(c *checkedLine)) (*Verification, error) {
 	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
@@ -164,14 +166,20 @@ func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count f
 	return v, nil
 }
 
-// countOnly gives count every line when verification stopped before the
-// walk: report still counts, as unverified, what it read.
+// countOnly gives count every line, checked, when verification stopped
+// before the walk: report still counts, as unverified, what it read.
 func (w *chainWalk) countOnly(files []*logFile) error {
 	if w.count == nil {
 		return nil
 	}
+	p := w.newParser()
 	for _, f := range files {
-		if err := f.each(func(_ int, line []byte, _ bool) error { w.count(line); return nil }); err != nil {
+		err := f.each(func(_ int, line []byte, _ bool) error {
+			c := p.check(line)
+			w.count(&c)
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -242,8 +250,9 @@ type chainWalk struct {
 	// sawV2 says a record of schema version 2 or later was read.
 	matched map[uint64]bool
 	sawV2   bool
-	// count, when set, is given every line walked (report's counting).
-	count func(line []byte)
+	// count, when set, is given every line walked, checked (report's
+	// counting).
+	count func(c *checkedLine)
 	// indexedChain is the chain the checkpoints were chosen by, and
 	// checkpointsGiven whether any were.
 	indexedChain     string
@@ -329,7 +338,7 @@ func (w *chainWalk) walk(files []*logFile) (*Problem, error) {
 				problem = w.line(f.path, i, fi, line, c, cutShort)
 			}
 			if w.count != nil {
-				w.count(line)
+				w.count(c)
 			} else if problem != nil {
 				return errStop
 			}

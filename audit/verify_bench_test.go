@@ -31,10 +31,11 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-// writeBenchTrail writes a log of at least size bytes with porthole's
-// writer under testKey: calls with a query and a long identifier among
-// their arguments, each followed by its result.
-func writeBenchTrail(b *testing.B, size int64) string {
+// writeBenchTrail writes a log of at least size bytes (and at most a call,
+// its result and the close record more) with porthole's writer under
+// testKey: calls with a query and a long identifier among their arguments,
+// each followed by its result.
+func writeBenchTrail(b testing.TB, size int64) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "audit.log")
 	l, err := Open(Config{Path: path, Key: testKey, Fsync: FsyncInterval})
@@ -43,7 +44,14 @@ func writeBenchTrail(b *testing.B, size int64) string {
 	}
 	ctx := context.Background()
 	long := strings.Repeat("w", 700)
-	for i, written := 0, int64(0); written < size; i++ {
+	for i := 0; ; i++ {
+		// The file's own size, not an estimate of each record's: a
+		// record's length depends on its fields and on the writer.
+		if st, err := os.Stat(path); err != nil {
+			b.Fatal(err)
+		} else if st.Size() >= size {
+			break
+		}
 		id := strconv.Itoa(i)
 		call := callRecord("alice", "describe_workflow",
 			Arg{Name: "query", Value: `WorkflowType = "order" AND ExecutionStatus = 'Running'`},
@@ -56,7 +64,6 @@ func writeBenchTrail(b *testing.B, size int64) string {
 				b.Fatal(err)
 			}
 		}
-		written += 1300
 	}
 	if err := l.Close(); err != nil {
 		b.Fatal(err)
