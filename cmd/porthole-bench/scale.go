@@ -43,6 +43,7 @@ type scaleOptions struct {
 	duration time.Duration
 	rounds   int
 	bin      string
+	baseline string // an earlier porthole measured beside bin, where set
 	out, svg string
 	cache    string
 	conc     int // the concurrency of the principals curve
@@ -76,6 +77,7 @@ func parseScaleOptions(args []string) (scaleOptions, error) {
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "how long each side of each point runs, in rounds")
 	fs.IntVar(&o.rounds, "rounds", 4, "how many turns the sides of a point take")
 	fs.StringVar(&o.bin, "porthole", "bin/porthole", "the porthole binary")
+	fs.StringVar(&o.baseline, "baseline", "", "an earlier porthole binary, measured beside -porthole in the history, answer-size and trail curves (before and after a change)")
 	fs.StringVar(&o.out, "out", "docs/performance.md", "the report whose bench-scale section is written (the rest is kept)")
 	fs.StringVar(&o.svg, "svg", "docs/performance-scale.svg", "the chart to write")
 	def := filepath.Join(os.Getenv("HOME"), ".cache", "porthole")
@@ -382,7 +384,7 @@ func measureSides(ctx context.Context, o scaleOptions, sides []side) []sidePoint
 				before = s.srv.stats()
 			}
 			var profiled chan error
-			if o.profile != "" && round == 0 && s.srv != nil {
+			if o.profile != "" && round == 0 && s.srv != nil && s.name != "" {
 				profiled = make(chan error, 1)
 				go func() { profiled <- s.srv.profile(o.profile+"."+s.name+".prof", slice) }()
 			}
@@ -448,6 +450,11 @@ func checkSides(what string, pts []sidePoint) error {
 // reach, the cache at cacheTTL, the tokens file tokensFile, and env's
 // extra settings.
 func (r *rig) scalePorthole(ctx context.Context, o scaleOptions, srv *temporaltest.DevServer, dir, name, cacheTTL, tokensFile string, extra ...string) (*server, error) {
+	return r.scalePortholeOf(ctx, o.bin, srv, dir, name, cacheTTL, tokensFile, extra...)
+}
+
+// scalePortholeOf is scalePorthole of the binary bin.
+func (r *rig) scalePortholeOf(ctx context.Context, bin string, srv *temporaltest.DevServer, dir, name, cacheTTL, tokensFile string, extra ...string) (*server, error) {
 	own := filepath.Join(dir, name)
 	if err := os.MkdirAll(own, 0o700); err != nil {
 		return nil, err
@@ -457,7 +464,7 @@ func (r *rig) scalePorthole(ctx context.Context, o scaleOptions, srv *temporalte
 		return nil, err
 	}
 	e := append(env(name, cacheTTL), "PORTHOLE_TOKENS_FILE="+tokensFile)
-	return r.startServer(ctx, o.bin, []string{"serve"}, append(e, extra...), "serving MCP")
+	return r.startServer(ctx, bin, []string{"serve"}, append(e, extra...), "serving MCP")
 }
 
 // writeTokens writes a tokens file of n principals and returns the token
@@ -518,6 +525,7 @@ func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool strin
 type historyPoint struct {
 	events            int
 	porthole, sdk     sidePoint
+	before            sidePoint     // the baseline porthole, where measured
 	portholeCPUPerKEv time.Duration // porthole's CPU per 1,000 events
 }
 
@@ -535,33 +543,41 @@ func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, s
 	if err != nil {
 		return nil, err
 	}
+	var before *server
+	if o.baseline != "" {
+		if before, err = r.scalePortholeOf(ctx, o.baseline, srv, dir, "history-before", "0", tokensFile); err != nil {
+			return nil, err
+		}
+	}
 	hc := &http.Client{}
-	var pts []historyPoint
+	var out []historyPoint
 	for _, n := range sz.histories {
 		id := historyWorkflowID(n)
-		viaPorthole := func(ctx context.Context) (int, error) {
-			events, next := 0, ""
-			for {
-				var h struct {
-					Events        []json.RawMessage `json:"events"`
-					NextPageToken string            `json:"nextPageToken"`
+		walk := func(ph *server) func(ctx context.Context) (int, error) {
+			return func(ctx context.Context) (int, error) {
+				events, next := 0, ""
+				for {
+					var h struct {
+						Events        []json.RawMessage `json:"events"`
+						NextPageToken string            `json:"nextPageToken"`
+					}
+					args := map[string]any{"workflowId": id, "pageSize": page}
+					if next != "" {
+						args["nextPageToken"] = next
+					}
+					if err := toolCall(ctx, hc, ph, token, "get_workflow_history", args, &h); err != nil {
+						return 0, err
+					}
+					events += len(h.Events)
+					if next = h.NextPageToken; next == "" {
+						break
+					}
 				}
-				args := map[string]any{"workflowId": id, "pageSize": page}
-				if next != "" {
-					args["nextPageToken"] = next
+				if events != n {
+					return 0, fmt.Errorf("porthole walked %d events of %s, want %d", events, id, n)
 				}
-				if err := toolCall(ctx, hc, ph, token, "get_workflow_history", args, &h); err != nil {
-					return 0, err
-				}
-				events += len(h.Events)
-				if next = h.NextPageToken; next == "" {
-					break
-				}
+				return events, nil
 			}
-			if events != n {
-				return 0, fmt.Errorf("porthole walked %d events of %s, want %d", events, id, n)
-			}
-			return events, nil
 		}
 		viaSDK := func(ctx context.Context) (int, error) {
 			events := 0
@@ -584,17 +600,25 @@ func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, s
 			}
 			return events, nil
 		}
-		sides := measureSides(ctx, o, []side{{op: viaPorthole, srv: ph, n: 1, name: fmt.Sprintf("history-%d", n)}, {op: viaSDK, n: 1}})
-		if err := checkSides("history of "+id, sides); err != nil {
+		sides := []side{{op: walk(ph), srv: ph, n: 1, name: fmt.Sprintf("history-%d", n)}, {op: viaSDK, n: 1}}
+		if before != nil {
+			sides = append(sides, side{op: walk(before), srv: before, n: 1})
+		}
+		pts := measureSides(ctx, o, sides)
+		if err := checkSides("history of "+id, pts); err != nil {
 			return nil, err
 		}
-		p := historyPoint{events: n, porthole: sides[0], sdk: sides[1]}
+		p := historyPoint{events: n, porthole: pts[0], sdk: pts[1]}
+		if before != nil {
+			p.before = pts[2]
+			fmt.Printf("history %6d events: the baseline %8.0f events/s, CPU %s per 1,000 events\n", n, p.before.perSecond(), time.Duration(float64(p.before.cpu)/float64(p.before.units)*1000))
+		}
 		p.portholeCPUPerKEv = time.Duration(float64(p.porthole.cpu) / float64(p.porthole.units) * 1000)
 		fmt.Printf("history %6d events: porthole %8.0f events/s, sdk %8.0f events/s (%.2f×), porthole CPU %s per 1,000 events\n",
 			n, p.porthole.perSecond(), p.sdk.perSecond(), p.porthole.perSecond()/p.sdk.perSecond(), p.portholeCPUPerKEv)
-		pts = append(pts, p)
+		out = append(out, p)
 	}
-	return pts, nil
+	return out, nil
 }
 
 // listPoint is the list curve at one page size.
@@ -699,7 +723,8 @@ func (r *rig) principalsCurve(ctx context.Context, o scaleOptions, sz scaleSizes
 type answerPoint struct {
 	kib    int
 	calls  sidePoint
-	served int // bytes of the answer porthole served, on the wire
+	before sidePoint // the baseline porthole, where measured
+	served int       // bytes of the answer porthole served, on the wire
 }
 
 // answerCurve has porthole serve upstream answers of each size (the bench's
@@ -730,19 +755,33 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	if err != nil {
 		return nil, err
 	}
+	phs := []*server{ph}
+	if o.baseline != "" {
+		before, err := r.scalePortholeOf(ctx, o.baseline, srv, dir, "answers-before", "0", tokensFile, "PORTHOLE_ROSTER_FILE="+roster)
+		if err != nil {
+			return nil, err
+		}
+		phs = append(phs, before)
+	}
 	hc := &http.Client{}
 	served := make([]int, len(sz.answerKiB))
 	var sides []side
-	for i, kib := range sz.answerKiB {
-		bytes := max(16, kib<<10)
-		sides = append(sides, side{op: func(ctx context.Context) (int, error) {
-			n := 0
-			if err := toolCall(ctx, hc, ph, token, "bench__blob", map[string]any{"bytes": bytes}, &n); err != nil {
-				return 0, err
+	for k, ph := range phs {
+		for i, kib := range sz.answerKiB {
+			bytes := max(16, kib<<10)
+			name := fmt.Sprintf("answer-%d", kib)
+			if k > 0 {
+				name = ""
 			}
-			served[i] = n
-			return 1, nil
-		}, srv: ph, n: 1, name: fmt.Sprintf("answer-%d", kib)})
+			sides = append(sides, side{op: func(ctx context.Context) (int, error) {
+				n := 0
+				if err := toolCall(ctx, hc, ph, token, "bench__blob", map[string]any{"bytes": bytes}, &n); err != nil {
+					return 0, err
+				}
+				served[i] = n
+				return 1, nil
+			}, srv: ph, n: 1, name: name})
+		}
 	}
 	pts := measureSides(ctx, o, sides)
 	if err := checkSides("answers", pts); err != nil {
@@ -751,9 +790,15 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	var out []answerPoint
 	for i, kib := range sz.answerKiB {
 		p := answerPoint{kib: kib, calls: pts[i], served: served[i]}
+		if len(phs) > 1 {
+			p.before = pts[len(sz.answerKiB)+i]
+		}
 		out = append(out, p)
 		if kib > 0 {
 			fmt.Printf("answer %5d KiB: porthole CPU %s per call, %.1f µs per KiB added\n", kib, p.calls.cpuPerCall(), addedPerKiB(out[0], p))
+			if len(phs) > 1 {
+				fmt.Printf("answer %5d KiB: the baseline's CPU %s per call, %.1f µs per KiB added\n", kib, p.before.cpuPerCall(), addedPerKiBBefore(out[0], p))
+			}
 		}
 	}
 	return out, nil
@@ -763,6 +808,11 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 // tiny answer base.
 func addedPerKiB(base, p answerPoint) float64 {
 	return float64(p.calls.cpuPerCall()-base.calls.cpuPerCall()) / float64(time.Microsecond) / float64(p.kib)
+}
+
+// addedPerKiBBefore is addedPerKiB of the baseline porthole.
+func addedPerKiBBefore(base, p answerPoint) float64 {
+	return float64(p.before.cpuPerCall()-base.before.cpuPerCall()) / float64(time.Microsecond) / float64(p.kib)
 }
 
 // blobText is n bytes of text like an upstream's answer: log lines with
@@ -781,6 +831,8 @@ type trailPoint struct {
 	mb             int
 	bytes          int64
 	verify, report timing
+	// The baseline's, where measured.
+	verifyBefore, reportBefore timing
 }
 
 type timing struct {
@@ -811,6 +863,17 @@ func trailCurve(o scaleOptions, sz scaleSizes, dir string) ([]trailPoint, error)
 		}
 		if p.report, err = timed(o.bin, "audit", "report", "--key-file", key, path); err != nil {
 			return nil, err
+		}
+		if o.baseline != "" {
+			if p.verifyBefore, err = timed(o.baseline, "audit", "verify", "--key-file", key, path); err != nil {
+				return nil, err
+			}
+			if p.reportBefore, err = timed(o.baseline, "audit", "report", "--key-file", key, path); err != nil {
+				return nil, err
+			}
+			fmt.Printf("trail %5d MB: the baseline's verify %s (%.0f MB/s, peak %.0f MiB), report %s (%.0f MB/s, peak %.0f MiB)\n", mb,
+				p.verifyBefore.took.Round(time.Millisecond), p.verifyBefore.mbPerSecond(n), p.verifyBefore.peakMiB,
+				p.reportBefore.took.Round(time.Millisecond), p.reportBefore.mbPerSecond(n), p.reportBefore.peakMiB)
 		}
 		os.Remove(path)
 		fmt.Printf("trail %5d MB: verify %s (%.0f MB/s, peak %.0f MiB), report %s (%.0f MB/s, peak %.0f MiB)\n", mb,

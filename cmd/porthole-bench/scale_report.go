@@ -63,7 +63,7 @@ func (rep *scaleReport) markdown(svgName string) string {
 
 Measured by `+"`make bench-scale`"+` (`+"`porthole-bench scale`"+`) on %s, commit %s: %d cores
 (%s), %s, %s per side of each point in %d rounds, the sides taking turns,
-%s, against one real Temporal dev server (throttles raised) whose database
+%s%s, against one real Temporal dev server (throttles raised) whose database
 was seeded once into the cache (`+"`--db-filename`"+`), porthole's rate limits set
 too high to reach. porthole, the SDK, the load and Temporal share the cores:
 compare the sides of a point, not figures across runs.
@@ -71,13 +71,23 @@ compare the sides of a point, not figures across runs.
 ![bench-scale](%s)
 
 `, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(),
-		rep.opts.duration, rep.opts.rounds, what, svgName)
+		rep.opts.duration, rep.opts.rounds, what, baselineNote(rep.opts.baseline), svgName)
 
 	b.WriteString("**Histories** (target: porthole at least 0.8× the SDK): each seeded workflow's whole history walked at the largest page size (500 events), one walk after another, through porthole's `get_workflow_history` and through the SDK's own paging (`GetWorkflowExecutionHistory`, `MaximumPageSize` 500).\n\n")
-	b.WriteString("| events | porthole, events/s | SDK, events/s | ratio | porthole CPU per 1,000 events |\n|---|---|---|---|---|\n")
+	before := rep.opts.baseline != ""
+	if before {
+		b.WriteString("| events | porthole, events/s | SDK, events/s | ratio | porthole CPU per 1,000 events | before (the baseline): events/s, ratio, CPU per 1,000 events |\n|---|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| events | porthole, events/s | SDK, events/s | ratio | porthole CPU per 1,000 events |\n|---|---|---|---|---|\n")
+	}
 	for _, p := range rep.history {
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s |\n", thousands(p.events), p.porthole.perSecond(), p.sdk.perSecond(),
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s |", thousands(p.events), p.porthole.perSecond(), p.sdk.perSecond(),
 			ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.portholeCPUPerKEv.Round(time.Microsecond))
+		if before {
+			fmt.Fprintf(&b, " %.0f, %s, %s |", p.before.perSecond(), ratio(p.before.perSecond(), p.sdk.perSecond()),
+				time.Duration(float64(p.before.cpu)/float64(max(1, p.before.units))*1000).Round(time.Microsecond))
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\n**Lists** (target: at least 0.8× the SDK): pages of `list_workflows` over the %s seeded workflows, each side going on from its last page, through porthole and through `ListWorkflowExecutions` at the same page size.\n\n", thousands(rep.sizes.workflows))
 	b.WriteString("| page size | porthole, workflows/s | SDK, workflows/s | ratio | porthole CPU per page |\n|---|---|---|---|---|\n")
@@ -90,28 +100,54 @@ compare the sides of a point, not figures across runs.
 		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", thousands(p.principals), p.calls.perSecond(), ratio(p.calls.perSecond(), rep.principals[0].calls.perSecond()), p.calls.cpuPerCall().Round(time.Microsecond))
 	}
 	b.WriteString("\n**Answer size** (target: the CPU added per KiB at 1 MiB at most 1.2× the figure at 64 KiB): an upstream on the roster (the bench's own go-sdk server, `maxResultBytes` 1 MiB) answers a text of each size; porthole quotes, redacts, renders and audits it. Added CPU per KiB is porthole's CPU per call less its CPU for a 16-byte answer, over the size.\n\n")
-	b.WriteString("| answer | porthole CPU per call | added per KiB | calls/s |\n|---|---|---|---|\n")
+	if before {
+		b.WriteString("| answer | porthole CPU per call | added per KiB | calls/s | before (the baseline): CPU per call, added per KiB |\n|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| answer | porthole CPU per call | added per KiB | calls/s |\n|---|---|---|---|\n")
+	}
 	for _, p := range rep.answers {
-		per := "(the base)"
+		per, perBefore := "(the base)", "(the base)"
 		size := "16 B"
 		if p.kib > 0 {
 			per = fmt.Sprintf("%.2f µs", addedPerKiB(rep.answers[0], p))
+			perBefore = fmt.Sprintf("%.2f µs", addedPerKiBBefore(rep.answers[0], p))
 			size = fmt.Sprintf("%s KiB", thousands(p.kib))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.0f |\n", size, p.calls.cpuPerCall().Round(time.Microsecond), per, p.calls.perSecond())
+		fmt.Fprintf(&b, "| %s | %s | %s | %.0f |", size, p.calls.cpuPerCall().Round(time.Microsecond), per, p.calls.perSecond())
+		if before {
+			fmt.Fprintf(&b, " %s, %s |", p.before.cpuPerCall().Round(time.Microsecond), perBefore)
+		}
+		b.WriteString("\n")
 	}
 	if a, z := rep.answerAt(64), rep.answerAt(1024); a != nil && z != nil {
 		fmt.Fprintf(&b, "\nAt 1 MiB, %.2f× the added CPU per KiB at 64 KiB.\n", addedPerKiB(rep.answers[0], *z)/addedPerKiB(rep.answers[0], *a))
 	}
-	b.WriteString("\n**Audit trails** (target: at least 100 MB/s, peak memory independent of the size and at most 64 MiB at 1 GB): one unrotated log of each size written by porthole's own writer (calls with three arguments and their results from 50 principals, a denial every 50 calls), then `porthole audit verify --key-file` and `porthole audit report --key-file` over it; peak memory is the process's maximum RSS from the kernel.\n\n")
-	b.WriteString("| trail | verify: time, MB/s, peak | report: time, MB/s, peak |\n|---|---|---|\n")
+	b.WriteString("\n**Audit trails** (target: at least 100 MB/s, peak memory independent of the size and at most 64 MiB at 1 GB): one unrotated log of each size written by porthole's own writer (calls with three arguments and their results from 50 principals, a denial every 50 calls), then `porthole audit verify --key-file` and `porthole audit report --key-file` over it; peak memory is the process's peak RSS (VmHWM), read from /proc while it runs.\n\n")
+	if before {
+		b.WriteString("| trail | verify: time, MB/s, peak | report: time, MB/s, peak | before (the baseline): verify | before: report |\n|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| trail | verify: time, MB/s, peak | report: time, MB/s, peak |\n|---|---|---|\n")
+	}
+	cell := func(t timing, bytes int64) string {
+		return fmt.Sprintf("%s, %.0f MB/s, %.0f MiB", t.took.Round(10*time.Millisecond), t.mbPerSecond(bytes), t.peakMiB)
+	}
 	for _, p := range rep.trails {
-		fmt.Fprintf(&b, "| %s MB | %s, %.0f MB/s, %.0f MiB | %s, %.0f MB/s, %.0f MiB |\n", thousands(int(p.bytes/1e6)),
-			p.verify.took.Round(10*time.Millisecond), p.verify.mbPerSecond(p.bytes), p.verify.peakMiB,
-			p.report.took.Round(10*time.Millisecond), p.report.mbPerSecond(p.bytes), p.report.peakMiB)
+		fmt.Fprintf(&b, "| %s MB | %s | %s |", thousands(int(p.bytes/1e6)), cell(p.verify, p.bytes), cell(p.report, p.bytes))
+		if before {
+			fmt.Fprintf(&b, " %s | %s |", cell(p.verifyBefore, p.bytes), cell(p.reportBefore, p.bytes))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// baselineNote names the baseline binary in the report's opening, or "".
+func baselineNote(bin string) string {
+	if bin == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (and an earlier porthole, %s, measured beside it in the history, answer-size and trail curves: the \"before\" columns)", filepath.Base(bin))
 }
 
 func (rep *scaleReport) answerAt(kib int) *answerPoint {
