@@ -685,6 +685,7 @@ func (r *rig) listCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv 
 // principalsPoint is the principals curve at one tokens-file size.
 type principalsPoint struct {
 	principals int
+	aa         bool // a second porthole with one principal: the A/A pair
 	calls      sidePoint
 }
 
@@ -694,13 +695,16 @@ type principalsPoint struct {
 func (r *rig) principalsCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv *temporaltest.DevServer, dir string) ([]principalsPoint, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var sides []side
-	for _, n := range sz.principals {
-		tokensFile := filepath.Join(dir, fmt.Sprintf("tokens.%d", n))
+	// A second porthole with one principal, the A/A pair: what two
+	// portholes alike differ by here.
+	sizes := append([]int{sz.principals[0]}, sz.principals...)
+	for i, n := range sizes {
+		tokensFile := filepath.Join(dir, fmt.Sprintf("tokens.%d.%d", n, i))
 		token, err := writeTokens(tokensFile, n)
 		if err != nil {
 			return nil, err
 		}
-		ph, err := r.scalePorthole(ctx, o, srv, dir, fmt.Sprintf("principals-%d", n), "1h", tokensFile)
+		ph, err := r.scalePorthole(ctx, o, srv, dir, fmt.Sprintf("principals-%d-%d", n, i), "1h", tokensFile)
 		if err != nil {
 			return nil, err
 		}
@@ -712,8 +716,8 @@ func (r *rig) principalsCurve(ctx context.Context, o scaleOptions, sz scaleSizes
 		return nil, err
 	}
 	var out []principalsPoint
-	for i, n := range sz.principals {
-		out = append(out, principalsPoint{principals: n, calls: pts[i]})
+	for i, n := range sizes {
+		out = append(out, principalsPoint{principals: n, aa: i == 1, calls: pts[i]})
 		fmt.Printf("principals %6d: %6.0f calls/s (%.2f× one), CPU %s per call\n", n, pts[i].perSecond(), pts[i].perSecond()/pts[0].perSecond(), pts[i].cpuPerCall())
 	}
 	return out, nil

@@ -97,7 +97,11 @@ compare the sides of a point, not figures across runs.
 	fmt.Fprintf(&b, "\n**Principals** (target: with 100,000 at least 0.9× the calls/s with one): one porthole per tokens file, %d clients each calling `describe_workflow` answered from the cache, with the last principal's token.\n\n", rep.opts.conc)
 	b.WriteString("| principals | calls/s | ratio to one | porthole CPU per call |\n|---|---|---|---|\n")
 	for _, p := range rep.principals {
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", thousands(p.principals), p.calls.perSecond(), ratio(p.calls.perSecond(), rep.principals[0].calls.perSecond()), p.calls.cpuPerCall().Round(time.Microsecond))
+		name := thousands(p.principals)
+		if p.aa {
+			name += " (A/A: a second porthole alike)"
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", name, p.calls.perSecond(), ratio(p.calls.perSecond(), rep.principals[0].calls.perSecond()), p.calls.cpuPerCall().Round(time.Microsecond))
 	}
 	b.WriteString("\n**Answer size** (target: the CPU added per KiB at 1 MiB at most 1.2× the figure at 64 KiB): an upstream on the roster (the bench's own go-sdk server, `maxResultBytes` 1 MiB) answers a text of each size; porthole quotes, redacts, renders and audits it. Added CPU per KiB is porthole's CPU per call less its CPU for a 16-byte answer, over the size.\n\n")
 	if before {
@@ -192,7 +196,11 @@ func (rep *scaleReport) chart() string {
 	}
 	pr := bars{title: "cached calls/s by principals", series: []string{"porthole"}}
 	for _, p := range rep.principals {
-		pr.groups = append(pr.groups, thousands(p.principals))
+		g := thousands(p.principals)
+		if p.aa {
+			g += " A/A"
+		}
+		pr.groups = append(pr.groups, g)
 		pr.values = append(pr.values, []float64{p.calls.perSecond()})
 	}
 	an := bars{title: "added CPU per KiB of answer, µs", series: []string{"porthole"}}
