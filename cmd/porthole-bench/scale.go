@@ -299,7 +299,7 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 		}
 	}
 	for i, n := range sz.histories {
-		d, err := c.DescribeWorkflowExecution(ctx, historyWorkflowID(n), runs[i].GetRunID())
+		d, err := describeWorkflow(ctx, c, srv.Namespace, historyWorkflowID(n), runs[i].GetRunID())
 		if err != nil {
 			return err
 		}
