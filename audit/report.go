@@ -113,7 +113,8 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		return nil, fmt.Errorf("--from-checkpoint names a record of one chain, and the files hold %d chains: give one replica's files", len(series))
 	}
 	s := &Summary{Filter: f, DenialsLeftOut: f.namesCalls(), Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
-	z := &summarizer{s: s, f: f, principals: map[string]*PrincipalSummary{}, denials: map[string]*DenialSummary{}}
+	z := &summarizer{s: s, f: f, principals: map[string]*PrincipalSummary{}, tools: map[toolKey]*ToolSummary{},
+		denials: map[string]*DenialSummary{}}
 	if opts.Detail {
 		z.detail = newDetailer(opts.MaxRows)
 	}
@@ -158,7 +159,11 @@ type summarizer struct {
 	reading bool
 
 	principals map[string]*PrincipalSummary
-	denials    map[string]*DenialSummary
+	// tools indexes each principal's tools: a client may name any tool,
+	// and a scan of a principal's list for each call was quadratic in
+	// them (found by review).
+	tools   map[toolKey]*ToolSummary
+	denials map[string]*DenialSummary
 	// open are the calls counted whose result was not yet read.
 	open map[callKey]openCall
 	// detail, when asked for, collects Summary.Detail from the records
@@ -170,10 +175,15 @@ type summarizer struct {
 // and random, and a result carries its call's principal.
 type callKey struct{ principal, requestID string }
 
+type toolKey struct{ principal, tool string }
+
 type openCall struct {
 	principal *PrincipalSummary
 	tool      *ToolSummary
-	row       *Row // nil without detail
+	at        time.Time // the call's: where the timeline counts its outcome
+	// row is the call's row while the page keeps it: nil without detail,
+	// and once the row is left out (dropRow).
+	row *Row
 }
 
 // line counts one line, as the walk verifying it checked it with the
@@ -216,18 +226,43 @@ func (z *summarizer) call(e Entry) {
 	z.count(e)
 	ps := z.principals[e.Principal]
 	if ps == nil {
-		ps = &PrincipalSummary{Principal: e.Principal, FirstSeen: e.Time}
+		ps = &PrincipalSummary{Principal: e.Principal, FirstSeen: e.Time, LastSeen: e.Time}
 		z.principals[e.Principal] = ps
 	}
 	ps.Calls++
-	ps.LastSeen = e.Time
-	ts := findTool(ps, toolName(e))
+	// The earliest and the latest, not the first and last read: the
+	// series of several replicas are read one after the other, each in
+	// its own order of time (found by review).
+	if e.Time.Before(ps.FirstSeen) {
+		ps.FirstSeen = e.Time
+	}
+	if e.Time.After(ps.LastSeen) {
+		ps.LastSeen = e.Time
+	}
+	ts := z.tool(ps, toolName(e))
 	ts.Calls++
 	var row *Row
 	if z.detail != nil {
-		row = z.detail.call(e)
+		var left *Row
+		row, left = z.detail.call(e, key)
+		z.dropRow(left)
 	}
-	z.open[key] = openCall{ps, ts, row}
+	z.open[key] = openCall{ps, ts, e.Time, row}
+}
+
+// dropRow forgets the row of an open call that the page left out.
+// Security: a row the page does not keep must not stay reachable from the
+// calls still open (a call without a result stays open to the end), or
+// what the report holds would grow with the calls, not with the rows kept
+// (found by review).
+func (z *summarizer) dropRow(left *Row) {
+	if left == nil {
+		return
+	}
+	if c, ok := z.open[left.call]; ok && c.row == left {
+		c.row = nil
+		z.open[left.call] = c
+	}
 }
 
 // result counts a result when its call was counted, whatever its own time.
@@ -243,8 +278,8 @@ func (z *summarizer) result(e Entry) {
 	if e.Outcome != OutcomeOK {
 		c.principal.Failed++
 	}
-	if c.row != nil {
-		z.detail.result(c.row, e)
+	if z.detail != nil {
+		z.detail.result(c.at, c.row, e)
 	}
 }
 
@@ -254,7 +289,7 @@ func (z *summarizer) denial(e Entry) {
 	}
 	z.count(e)
 	if z.detail != nil {
-		z.detail.denial(e)
+		z.dropRow(z.detail.denial(e))
 	}
 	if e.Kind == KindDenial {
 		countDenials(z.denials, e.Outcome, e.Status, e.Reason, e.ClientAddr, 1, e.Time)
@@ -331,13 +366,14 @@ func toolName(e Entry) string {
 	return unquote(e.Tool)
 }
 
-func findTool(ps *PrincipalSummary, tool string) *ToolSummary {
-	for _, t := range ps.Tools {
-		if t.Tool == tool {
-			return t
-		}
+// tool is ps's summary of tool, made when it is the first call of it.
+func (z *summarizer) tool(ps *PrincipalSummary, tool string) *ToolSummary {
+	k := toolKey{ps.Principal, tool}
+	t := z.tools[k]
+	if t == nil {
+		t = &ToolSummary{Tool: tool, Outcomes: map[Outcome]int{}}
+		z.tools[k] = t
+		ps.Tools = append(ps.Tools, t)
 	}
-	t := &ToolSummary{Tool: tool, Outcomes: map[Outcome]int{}}
-	ps.Tools = append(ps.Tools, t)
 	return t
 }

@@ -170,7 +170,7 @@ func barChart(id, title, class string, items []barItem, empty string) chart {
 	for i, it := range shown {
 		y := float64(top + row*i)
 		bw := max(barSpace*float64(it.n)/float64(max(peak, 1)), 1)
-		c.Rects = append(c.Rects, chartRect{X: labelW, Y: y + 3, W: round1(bw), H: row - 6, Class: class, Tip: fmt.Sprintf("%s: %d", safe(it.name), it.n)})
+		c.Rects = append(c.Rects, chartRect{X: labelW, Y: y + 3, W: round1(bw), H: row - 6, Class: class, Tip: fmt.Sprintf("%s: %d", safe(cutName(it.name, maxPageNoteText)), it.n)})
 		c.Texts = append(c.Texts,
 			chartText{X: labelW - 6, Y: y + 16, Anchor: "end", Text: label(it.name)},
 			chartText{X: round1(labelW + bw + 6), Y: y + 16, Anchor: "start", Text: fmt.Sprint(it.n)})

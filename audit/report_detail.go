@@ -12,10 +12,11 @@ import (
 // Detail is what a page of the report (WriteHTML) shows beyond the counts
 // of the Summary: the counted records over time, and the records
 // themselves. It is collected from the same records in the same pass as the
-// counts, so the two agree. Its memory is bounded whatever the trail's
-// size: at most MaxTimelineBuckets buckets (each holding a count per
-// principal), and at most DefaultMaxRows rows of at most
-// rowArgsBytes of argument text each.
+// counts, so the two agree. It holds at most MaxTimelineBuckets buckets,
+// each with a count per principal that called in it (so it grows with the
+// principals, as the Summary's counts do), and at most MaxRows rows
+// (DefaultMaxRows), each cut: its names to the caps of the record they
+// came from, its arguments to rowArgsBytes.
 type Detail struct {
 	Timeline Timeline
 	// Rows are the earliest records counted, by time, at most
@@ -53,6 +54,8 @@ type Row struct {
 	Reason     string
 	Count      int // the denials a denials summary stands for; 1 otherwise
 	DurationMs float64
+
+	call callKey // a call's, so that the summarizer can forget a row left out
 }
 
 // RowArg is one argument of a call, its value cut to rowValueBytes.
@@ -75,6 +78,25 @@ const (
 	// row shows; past it, arguments are counted, not shown.
 	rowArgsBytes = 1024
 )
+
+// The caps of a row's names. Porthole writes a principal and a tool at
+// most MaxToolBytes, a reason at most MaxReasonBytes, an address of a few
+// dozen bytes and an outcome of one word; a forged or --unverified line
+// may hold any of them at up to the 16 MiB a line is read to.
+const (
+	rowAddrBytes    = MaxToolBytes
+	rowOutcomeBytes = 32
+)
+
+// cutName cuts a name at n bytes, as cutText does, saying so: a row and a
+// table's cell show no more of any one name (found by review: a forged
+// log's 64 KB names made a page of megabytes from twenty calls).
+func cutName(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s... (cut: %d bytes in all)", cutText(s, n), len(s))
+}
 
 // cutText cuts s at n bytes, on a UTF-8 boundary.
 func cutText(s string, n int) string {
@@ -222,17 +244,22 @@ func later(a, b *Row) bool {
 	return a.Seq > b.Seq
 }
 
-// add keeps r if it is among the earliest max rows so far.
-func (rs *rows) add(r *Row) {
+// add keeps r if it is among the earliest max rows so far, and returns
+// the row left out for it (r itself, or one kept before), or nil.
+func (rs *rows) add(r *Row) (left *Row) {
 	switch {
 	case len(rs.kept) < rs.max:
 		heap.Push(&rs.kept, r)
-		return
+		return nil
 	case rs.max > 0 && later(rs.kept[0], r):
+		left = rs.kept[0]
 		rs.kept[0] = r
 		heap.Fix(&rs.kept, 0)
+	default:
+		left = r
 	}
 	rs.leftOut++
+	return left
 }
 
 // done returns the rows kept, earliest first.
@@ -263,11 +290,21 @@ func newDetailer(maxRows int) *detailer {
 	return &detailer{tl: newTimeline(), rows: rows{max: maxRows}}
 }
 
-// call notes a counted call; the row it returns takes its result's outcome.
-func (d *detailer) call(e Entry) *Row {
+// newRow is e's row, its names cut.
+func newRow(e Entry) *Row {
+	return &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: cutName(e.Principal, MaxToolBytes), ClientAddr: cutName(e.ClientAddr, rowAddrBytes),
+		Transport: cutName(e.Transport, rowOutcomeBytes), Outcome: Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), Status: e.Status,
+		Reason: cutName(e.Reason, MaxReasonBytes), Count: 1}
+}
+
+// call notes a counted call, key naming it. It returns the call's row, to
+// take its result's outcome, unless the row was left out at once (nil);
+// and the row left out for it, if any.
+func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
 	d.tl.bucket(e.Time).Calls[e.Principal]++
-	r := &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: e.Principal, ClientAddr: e.ClientAddr, Transport: e.Transport,
-		Tool: toolName(e), Count: 1, ArgsNotShown: e.ArgsOmitted}
+	r := newRow(e)
+	r.Tool, r.ArgsNotShown, r.call = cutName(toolName(e), MaxToolBytes), e.ArgsOmitted, key
+	r.Outcome, r.Status, r.Reason = "", 0, "" // its result's, when it comes
 	shown := 0
 	for _, a := range e.Args {
 		name, value := unquote(a.Name), unquote(a.Value)
@@ -278,34 +315,42 @@ func (d *detailer) call(e Entry) *Row {
 		}
 		r.Args = append(r.Args, RowArg{Name: name, Value: cutText(value, rowValueBytes), Bytes: len(value), RecordedCut: a.Truncated})
 	}
-	d.rows.add(r)
-	return r
+	if left = d.rows.add(r); left == r {
+		return nil, nil
+	}
+	return r, left
 }
 
-// result gives a counted call's row its outcome, and counts the outcome
-// at the call's time.
-func (d *detailer) result(call *Row, e Entry) {
-	d.tl.bucket(call.Time).Outcomes[e.Outcome]++
-	call.Outcome, call.DurationMs = e.Outcome, e.DurationMs
+// result counts a counted call's outcome at the call's time, at, and gives
+// its row (nil when left out) the outcome.
+func (d *detailer) result(at time.Time, call *Row, e Entry) {
+	d.tl.bucket(at).Outcomes[e.Outcome]++
+	if call != nil {
+		call.Outcome, call.DurationMs = Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), e.DurationMs
+	}
 }
 
-// denial notes a counted denial or denials summary.
-func (d *detailer) denial(e Entry) {
-	r := &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: e.Principal, ClientAddr: e.ClientAddr, Transport: e.Transport,
-		Outcome: e.Outcome, Status: e.Status, Reason: e.Reason, Count: 1}
+// denial notes a counted denial or denials summary, and returns the row
+// left out for it, if any.
+func (d *detailer) denial(e Entry) (left *Row) {
+	r := newRow(e)
+	// A summary is drawn at the time of its record, the time the filter
+	// admitted it by, not at its last denial: drawn there, a summary
+	// admitted by --until could stand past the range the page states
+	// (found by review).
 	if e.Kind == KindDenial {
 		d.tl.bucket(e.Time).Outcomes[e.Outcome]++
 	} else {
 		var parts []string
 		r.Count = 0
 		for _, g := range e.Groups {
-			d.tl.bucket(e.Last).Outcomes[g.Outcome] += g.Count
+			d.tl.bucket(e.Time).Outcomes[g.Outcome] += g.Count
 			r.Count += g.Count
 			parts = append(parts, fmt.Sprintf("%d %s (%d): %s", g.Count, g.Outcome, g.Status, g.Reason))
 		}
-		r.Reason = cutText(strings.Join(parts, "; "), rowArgsBytes)
+		r.Reason = cutName(strings.Join(parts, "; "), rowArgsBytes)
 	}
-	d.rows.add(r)
+	return d.rows.add(r)
 }
 
 func (d *detailer) done() *Detail {

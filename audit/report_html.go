@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,6 +31,16 @@ var pageCSS string
 //go:embed report.html
 var pageTemplate string
 
+// PageStart is how every page begins. porthole audit report --html
+// replaces an existing file only when it begins so: an earlier page.
+const PageStart = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"porthole audit report\">\n"
+
+func init() {
+	if !strings.HasPrefix(pageTemplate, PageStart) {
+		panic("audit: report.html does not begin with PageStart")
+	}
+}
+
 // pageCSP is the page's Content-Security-Policy: nothing may be loaded or
 // run, and the one style sheet is allowed by its hash, computed from its
 // exact bytes. Security: the page shows what clients sent; were an escape
@@ -46,6 +59,10 @@ func cssHash(css string) string {
 // as text, never read as markup.
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"shown":    func(v any) string { return safe(fmt.Sprint(v)) },
+	"name":     func(s string) string { return safe(cutName(s, MaxToolBytes)) },
+	"reason":   func(s string) string { return safe(cutName(s, MaxReasonBytes)) },
+	"outcome":  func(o Outcome) string { return safe(cutName(string(o), rowOutcomeBytes)) },
+	"tally":    pageOutcomes,
 	"quoted":   strconv.QuoteToASCII,
 	"label":    label,
 	"when":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
@@ -67,13 +84,71 @@ type pageData struct {
 	RowsCounted           int
 	Charts                []chart
 	ValueBytes, ArgsBytes int
+	// Warning is the red line a page whose verdict is red repeats above
+	// each section.
+	Warning string
+	// The summary tables as the page shows them: at most maxTableRows
+	// rows each, and how many were left out.
+	PrincipalRows             []*PrincipalSummary
+	ToolRows                  []toolRow
+	DenialRows                []*DenialSummary
+	PrincipalsLeft, ToolsLeft int
+	DenialsLeft, MaxTableRows int
+}
+
+type toolRow struct {
+	Principal string
+	*ToolSummary
+}
+
+// maxTableRows bounds each summary table of a page, as MaxRows bounds its
+// records. Security: a client may name any tool, and each client address
+// has its own denial rows, so without it the page grew with what clients
+// chose to send (found by review); the counts and the text report keep
+// every row.
+const maxTableRows = 1000
+
+// Past these a page's verdict shows no more of verify's notes, nor of any
+// one of them, or of the problem: a forged log (links only) may hold a
+// chain-start of a long reason on every line. porthole audit verify lists
+// them all.
+const (
+	maxPageNotes    = 50
+	maxPageNoteText = 1024
+)
+
+// pageOutcomes is a tool's outcomes as its cell on a page shows them: the
+// ten most frequent, each cut, and how many more there are.
+func pageOutcomes(m map[Outcome]int) string {
+	const most = 10
+	if len(m) <= most {
+		cut := map[Outcome]int{}
+		for o, n := range m {
+			cut[Outcome(cutName(string(o), rowOutcomeBytes))] += n
+		}
+		return outcomes(cut)
+	}
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b Outcome) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	top := map[Outcome]int{}
+	for _, o := range keys[:most] {
+		top[Outcome(cutName(string(o), rowOutcomeBytes))] += m[o]
+	}
+	return fmt.Sprintf("%s and %d more", outcomes(top), len(keys)-most)
 }
 
 // verdict says what the verification established, in words.
 type verdict struct {
 	Class    string // good, partial or bad
 	Headline string
-	Series   []seriesVerdict
+	// Warning is the red line of a bad verdict, above each section.
+	Warning string
+	Series  []seriesVerdict
 }
 
 type seriesVerdict struct {
@@ -97,6 +172,10 @@ func (s *Summary) WriteHTML(w io.Writer, in PageInputs) error {
 		Filter: s.Filter.describe(), Generated: in.Generated.UTC().Format(time.RFC3339), Charts: s.charts(),
 		ValueBytes: rowValueBytes, ArgsBytes: rowArgsBytes}
 	d.Bad = d.Verdict.Class == "bad"
+	if d.Bad {
+		d.Warning = d.Verdict.Warning
+	}
+	d.tables()
 	if s.Records > 0 {
 		d.Range = s.From.UTC().Format("2006-01-02 15:04:05Z") + " to " + s.To.UTC().Format("2006-01-02 15:04:05Z")
 	}
@@ -111,15 +190,46 @@ func (s *Summary) WriteHTML(w io.Writer, in PageInputs) error {
 	return page.Execute(w, d)
 }
 
+// tables lays out the summary tables the page shows, each cut at
+// maxTableRows.
+func (d *pageData) tables() {
+	s := d.S
+	d.MaxTableRows = maxTableRows
+	d.PrincipalRows = s.Principals[:min(len(s.Principals), maxTableRows)]
+	d.PrincipalsLeft = len(s.Principals) - len(d.PrincipalRows)
+	for _, p := range s.Principals {
+		for _, t := range p.Tools {
+			if len(d.ToolRows) == maxTableRows {
+				d.ToolsLeft++
+				continue
+			}
+			d.ToolRows = append(d.ToolRows, toolRow{p.Principal, t})
+		}
+	}
+	d.DenialRows = s.Denials[:min(len(s.Denials), maxTableRows)]
+	d.DenialsLeft = len(s.Denials) - len(d.DenialRows)
+}
+
+// pageNote is one of verify's notes, or a problem, as a page shows it.
+func pageNote(s string) string { return safe(cutName(s, maxPageNoteText)) }
+
 // verdict words what the verification established, as the table's header
 // does (writeHeader), a series at a time.
 func (s *Summary) verdict() verdict {
 	var v verdict
 	switch {
 	case !s.Verified:
-		v.Class, v.Headline = "bad", "NOT VERIFIED: "+safe(s.Problem.String())+". What follows may count forged records and miss deleted ones (porthole audit report --unverified)."
+		v.Class, v.Headline = "bad", "NOT VERIFIED: "+pageNote(s.Problem.String())+". What follows may count forged records and miss deleted ones (porthole audit report --unverified)."
+		v.Warning = "NOT VERIFIED: " + pageNote(s.Problem.String()) + "; what follows may count forged records and miss deleted ones."
 	case s.linksOnly():
 		v.Class, v.Headline = "bad", "NOT verified, links only: no HMAC key and no checkpoints were given, and anyone can recompute the links of a rewritten log (porthole audit report --links-only)."
+		v.Warning = "NOT verified, links only: anyone could have written what follows."
+	case s.linksOnlyAfterCheckpoints() != "":
+		// Security: without an HMAC key, the records after the latest
+		// checkpoint rest on their links alone, which a forger
+		// recomputes; "Verified" would vouch for them (found by review).
+		v.Class, v.Headline = "bad", s.linksOnlyAfterCheckpoints()
+		v.Warning = "NOT verified past the latest signed checkpoint: records after it were checked by their links only, and anyone could have written them."
 	case len(s.Series) == 1:
 		v.Class, v.Headline = "good", "Verified: "+s.Series[0].extent()+"."
 	default:
@@ -127,18 +237,21 @@ func (s *Summary) verdict() verdict {
 	}
 	for i, sv := range s.Series {
 		sh := seriesVerdict{Head: fmt.Sprintf("series %d: %s", i+1, sv.extent())}
-		if len(s.Series) == 1 && s.Verified {
+		if len(s.Series) == 1 && v.Class != "bad" {
 			sh.Head = "" // the headline says it
 		}
 		if !sv.OK() {
-			sh.Head = fmt.Sprintf("series %d: BROKEN: %s (the chain held for %d records before it)", i+1, safe(sv.Problem.String()), sv.Records)
+			sh.Head = fmt.Sprintf("series %d: BROKEN: %s (the chain held for %d records before it)", i+1, pageNote(sv.Problem.String()), sv.Records)
 		}
 		if v.Class == "good" && (sv.ProvenTo == 0 || sv.LastRecord > sv.ProvenTo) {
 			v.Class = "partial" // verified, not proven complete: the basis says so
 		}
 		sh.Lines = append(sh.Lines, sv.Basis...)
-		for _, n := range sv.Notes {
-			sh.Lines = append(sh.Lines, "note: "+safe(n))
+		for _, n := range sv.Notes[:min(len(sv.Notes), maxPageNotes)] {
+			sh.Lines = append(sh.Lines, "note: "+pageNote(n))
+		}
+		if len(sv.Notes) > maxPageNotes {
+			sh.Lines = append(sh.Lines, fmt.Sprintf("and %d more notes: porthole audit verify lists them all", len(sv.Notes)-maxPageNotes))
 		}
 		v.Series = append(v.Series, sh)
 	}

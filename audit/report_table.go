@@ -94,6 +94,27 @@ func (s *Summary) linksOnly() bool {
 	return len(s.Series) > 0
 }
 
+// linksOnlyAfterCheckpoints says, as a headline, which records of which
+// series were checked by their links only after the latest checkpoint
+// proving the rest; "" when none was.
+func (s *Summary) linksOnlyAfterCheckpoints() string {
+	var parts []string
+	for i, sv := range s.Series {
+		if !sv.OK() || !sv.LinksOnlyAfterCheckpoints() {
+			continue
+		}
+		p := fmt.Sprintf("Verified to seq %d by signed checkpoints; seq %d to %d checked by their links only (anyone could have written them)", sv.ProvenTo, sv.ProvenTo+1, sv.LastSeq)
+		if len(s.Series) > 1 {
+			p = fmt.Sprintf("series %d: %s", i+1, p)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ". ") + "."
+}
+
 // writeHeader says what the report rests on and what it covers.
 func (s *Summary) writeHeader(w io.Writer) {
 	switch {
@@ -101,6 +122,9 @@ func (s *Summary) writeHeader(w io.Writer) {
 		fmt.Fprintln(w, "NOT verified: see the warning")
 	case s.linksOnly():
 		fmt.Fprintln(w, "NOT verified, links only: no HMAC key and no checkpoints were given, and anyone can recompute the links of a rewritten log")
+	case s.linksOnlyAfterCheckpoints() != "":
+		// Security: not "verified": see verdict.
+		fmt.Fprintln(w, "NOT verified throughout: "+s.linksOnlyAfterCheckpoints())
 	case len(s.Series) == 1:
 		fmt.Fprintf(w, "verified: %s\n", s.Series[0].extent())
 	default:
@@ -110,7 +134,7 @@ func (s *Summary) writeHeader(w io.Writer) {
 		switch {
 		case !sv.OK():
 			fmt.Fprintf(w, "series %d: BROKEN: %s (the chain held for %d records before it)\n", i+1, safe(sv.Problem.String()), sv.Records)
-		case len(s.Series) > 1 || !s.Verified:
+		case len(s.Series) > 1 || !s.Verified || s.linksOnlyAfterCheckpoints() != "":
 			fmt.Fprintf(w, "series %d: %s\n", i+1, sv.extent())
 		}
 		for _, line := range sv.Basis {

@@ -21,7 +21,14 @@ var reportStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 // clock moves a minute per record.
 func openReportLog(t *testing.T, path string, cfg Config) *Log {
 	t.Helper()
-	now := reportStart
+	return openReportLogFrom(t, path, reportStart, cfg)
+}
+
+// openReportLogFrom is openReportLog with a clock starting at start: a
+// replica's whose clock is not the first's.
+func openReportLogFrom(t *testing.T, path string, start time.Time, cfg Config) *Log {
+	t.Helper()
+	now := start
 	cfg.Path, cfg.Key, cfg.Now = path, testKey, func() time.Time { now = now.Add(time.Minute); return now }
 	l, err := Open(cfg)
 	if err != nil {

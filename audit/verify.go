@@ -52,6 +52,13 @@ type Verification struct {
 // OK reports whether the chain holds.
 func (v *Verification) OK() bool { return v.Problem == nil }
 
+// LinksOnlyAfterCheckpoints reports whether records after the latest
+// checkpoint were checked by their links only: no HMAC key was given, so
+// whoever can edit the files could have rewritten them.
+func (v *Verification) LinksOnlyAfterCheckpoints() bool {
+	return !v.Keyed && v.ProvenTo != 0 && v.LastRecord > v.ProvenTo
+}
+
 // Basis says what a verification rests on, a line each: whether the
 // HMACs were checked, the chain, and how far the series is proven complete
 // and what is not.
@@ -63,13 +70,20 @@ func (v *Verification) Basis() []string {
 		lines = append(lines, "links only, HMACs NOT checked: an editor of the files could have rewritten the whole chain")
 	}
 	if v.Chain != "" {
-		lines = append(lines, "chain "+v.Chain)
+		// Quoted unless plain: a Verification made by hand may hold any
+		// chain (the walk takes only a chain id porthole makes).
+		lines = append(lines, "chain "+safe(v.Chain))
 	}
 	switch {
 	case v.ProvenTo != 0:
 		lines = append(lines, fmt.Sprintf("complete and unchanged from seq %d to %d: proven by %d signed checkpoint(s) of this chain, the latest signed at %s",
 			v.FirstSeq, v.ProvenTo, v.ProvenBy, v.ProvenAt.UTC().Format(time.RFC3339)))
-		if v.LastRecord > v.ProvenTo {
+		switch {
+		case v.LastRecord > v.ProvenTo && !v.Keyed:
+			// Security: no HMAC and no checkpoint covers them; anyone
+			// could have written them and recomputed their links.
+			lines = append(lines, fmt.Sprintf("seq %d to %d: links only: NOT proven unchanged or complete (after the latest checkpoint, and no HMAC key was given: anyone could have written them)", v.ProvenTo+1, v.LastSeq))
+		case v.LastRecord > v.ProvenTo:
 			lines = append(lines, fmt.Sprintf("seq %d to %d: present, NOT proven complete (after the latest checkpoint)", v.ProvenTo+1, v.LastSeq))
 		}
 	case v.Signed:
@@ -496,6 +510,13 @@ func (w *chainWalk) begin(path string, n int, e Entry, hash string) (skip bool, 
 // record, to its signature and the record it names; and reports the
 // records a chain-start says are missing.
 func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash string) *Problem {
+	if e.Chain != "" && !isChainID(e.Chain) {
+		// Security: a chain id reaches the verdict, verify's output and
+		// the report's header; one a forger wrote (links only) could
+		// carry terminal escapes or bidi overrides, so it is not echoed
+		// (found by review).
+		return &Problem{path, n, "the record names a chain that is not a chain id porthole makes (32 hex digits): it was forged or corrupted"}
+	}
 	if e.Chain != "" {
 		if w.chain != "" && e.Chain != w.chain {
 			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", e.Chain, w.chain)}
@@ -638,4 +659,18 @@ func checkLink(path string, line int, firstInFile bool, fileIndex int, started b
 		return &Problem{path, line, "the record does not link to the line before it: a record was deleted, inserted or reordered"}
 	}
 	return nil
+}
+
+// isChainID reports whether s is a chain identity as porthole makes one
+// (newChainID): 32 lowercase hex digits.
+func isChainID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

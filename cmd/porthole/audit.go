@@ -325,7 +325,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	s.fs.StringVar(&tool, "tool", "", "only calls of this tool, as the client named it (exact); leaves denials out")
 	s.fs.Var(&args, "arg", "only calls holding this argument: name=value for a value exactly equal, name~text for one containing text (split at the first = or ~; compared as the record holds them, redacted, a value cut at 4 KiB); once per argument, all must match; leaves denials out")
 	s.fs.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
-	s.fs.StringVar(&htmlOut, "html", "", "write the report as one self-contained HTML page to this file instead of a table: the verdict in words, charts, tables and the earliest 10,000 records; no script, nothing fetched; mode 0600, as it holds personal data")
+	s.fs.StringVar(&htmlOut, "html", "", "write the report as one self-contained HTML page to this file instead of a table: the verdict in words, charts, tables and the earliest 10,000 records; no script, nothing fetched; mode 0600, as it holds personal data. The name must end in .html, must not be a log given, and may name an existing file only when it is an earlier page")
 	s.fs.BoolVar(&linksOnly, "links-only", false, "report without an HMAC key or checkpoints, checking only the links, which anyone can recompute (the report says NOT verified)")
 	files, err := parseInterspersed(s.fs, argv)
 	if err != nil {
@@ -336,6 +336,11 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	}
 	if asJSON && htmlOut != "" {
 		return fmt.Errorf("%w: --json and --html each say where the report goes; give one", errUsage)
+	}
+	if htmlOut != "" {
+		if err := checkHTMLOut(htmlOut, files); err != nil {
+			return err
+		}
 	}
 	f := audit.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
 	if f.Since, err = parseWhen(since); err != nil {
@@ -365,7 +370,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	case asJSON:
 		return sum.WriteJSON(stdout)
 	case htmlOut != "":
-		if err := writeHTMLReport(htmlOut, sum, files, vf.evidence()); err != nil {
+		if err := writeHTMLReport(htmlOut, sum, files, vf.evidence); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s (it holds personal data: keep it as the audit log is kept)\n", htmlOut)

@@ -1,54 +1,65 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
 )
 
-// evidence names what a report was verified with, a line each, for the
-// header of its page: the files of the keys with their ids (which the
-// records name), the checkpoint files, and where verification began.
-func (v *verifyFlags) evidence() []string {
-	var lines []string
-	keyFiles, fromEnv := v.keyFiles, false
-	if env := os.Getenv("PORTHOLE_AUDIT_KEY_FILE"); len(keyFiles) == 0 && env != "" {
-		keyFiles, fromEnv = fileList{env}, true
+// checkHTMLOut refuses a page's path that could stand for something else
+// than a page. Security: the page is renamed over its path, and a
+// reviewer's `--html audit.log*` hands the live log's name to --html (the
+// glob's first name), so the live log would be replaced by the page, and,
+// on a running gateway, unlinked while porthole appends to it, losing every
+// later record (found by review). So the path must end in .html, must not
+// be any log given (by name, symlink or hard link), and may name an
+// existing file only when it is an earlier page.
+func checkHTMLOut(out string, logs []string) error {
+	if !strings.HasSuffix(out, ".html") {
+		return fmt.Errorf("%w: --html %s: the page's file name must end in .html, so that a shell glob of the logs (--html audit.log*) can never name a log as the page", errUsage, out)
 	}
-	for _, f := range keyFiles {
-		line := "HMAC key file " + f
-		if fromEnv {
-			line += " ($PORTHOLE_AUDIT_KEY_FILE)"
+	st, err := os.Stat(out)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--html %s: %w", out, err)
+	}
+	for _, l := range logs {
+		if lst, err := os.Stat(l); err == nil && os.SameFile(st, lst) {
+			return fmt.Errorf("%w: --html %s is the log %s itself: porthole does not write a page over a log", errUsage, out, l)
 		}
-		if k, err := readAuditKey(f); err == nil {
-			line += " (key id " + audit.KeyID(k) + ")"
-		}
-		lines = append(lines, line)
 	}
-	for _, f := range v.publicKeys {
-		line := "checkpoint signing public key file " + f
-		if b, err := os.ReadFile(f); err == nil {
-			if p, err := audit.ParsePublicKey(b); err == nil {
-				line += " (key id " + audit.SigningKeyID(p) + ")"
-			}
-		}
-		lines = append(lines, line)
+	if !st.Mode().IsRegular() || !isReportPage(out) {
+		return fmt.Errorf("%w: --html %s exists and is not a page porthole audit report wrote: porthole replaces only an earlier page; remove it or name another file", errUsage, out)
 	}
-	for _, f := range v.checkpointFiles {
-		lines = append(lines, "witnessed checkpoints file "+f)
+	return nil
+}
+
+// isReportPage reports whether the file at path begins as every page does.
+func isReportPage(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
 	}
-	if v.from != "" {
-		lines = append(lines, "verified from the record of the checkpoint of seq "+v.from+" (--from-checkpoint); records before it are not counted")
+	defer f.Close()
+	b := make([]byte, len(audit.PageStart))
+	if _, err := io.ReadFull(f, b); err != nil {
+		return false
 	}
-	return lines
+	return bytes.Equal(b, []byte(audit.PageStart))
 }
 
 // writeHTMLReport writes the summary's page to path, mode 0600: the page
-// holds personal data, as the audit log does. It is written beside path
-// and renamed over it, so no reader sees half a page.
+// holds personal data, as the audit log does. It is written beside path,
+// synced, and renamed over it, so no reader sees half a page, nor, after a
+// crash, an empty one. checkHTMLOut has said path may be written.
 func writeHTMLReport(path string, sum *audit.Summary, files []string, evidence []string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".porthole-report-*.html") // mode 0600
 	if err != nil {
@@ -57,6 +68,10 @@ func writeHTMLReport(path string, sum *audit.Summary, files []string, evidence [
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
 	in := audit.PageInputs{LogFiles: files, Evidence: evidence, Generated: time.Now(), Version: Version()}
 	if err := sum.WriteHTML(tmp, in); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing the HTML report: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing the HTML report: %w", err)
 	}

@@ -27,6 +27,8 @@ var errChainBroken = fmt.Errorf("the audit chain is broken")
 type verifyFlags struct {
 	keyFiles, publicKeys, checkpointFiles fileList
 	from                                  string
+	// evidence names what options read, a line each, for a page's header.
+	evidence []string
 }
 
 func (v *verifyFlags) register(s *settings) {
@@ -37,13 +39,20 @@ func (v *verifyFlags) register(s *settings) {
 }
 
 // options reads the keys and checkpoints named, with $PORTHOLE_AUDIT_KEY_FILE
-// when no --key-file was given. Notes on what was given go to notes.
+// when no --key-file was given. Notes on what was given go to notes; what
+// was read is kept in v.evidence.
 func (v *verifyFlags) options(notes io.Writer) (audit.VerifyOptions, error) {
 	keyFiles := v.keyFiles
+	fromEnv := false
 	if env := os.Getenv("PORTHOLE_AUDIT_KEY_FILE"); len(keyFiles) == 0 && env != "" {
-		keyFiles = fileList{env}
+		keyFiles, fromEnv = fileList{env}, true
 	}
-	return verifyOptions(keyFiles, v.publicKeys, v.checkpointFiles, v.from, notes)
+	opts, evidence, err := verifyOptions(keyFiles, v.publicKeys, v.checkpointFiles, v.from, notes)
+	if fromEnv && len(evidence) > 0 {
+		evidence[0] += " ($PORTHOLE_AUDIT_KEY_FILE)"
+	}
+	v.evidence = evidence
+	return opts, err
 }
 
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
@@ -80,28 +89,32 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// verifyOptions reads the keys and checkpoints a verifier was given.
-func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, stdout io.Writer) (audit.VerifyOptions, error) {
-	var opts audit.VerifyOptions
+// verifyOptions reads the keys and checkpoints a verifier was given, and
+// names each, a line each: the key files with the ids of the keys read
+// from them, the very keys the options hold (a page names these, not what
+// a second read of the files would find).
+func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, stdout io.Writer) (opts audit.VerifyOptions, evidence []string, err error) {
 	var keys [][]byte
 	for _, f := range keyFiles {
 		k, err := readAuditKey(f)
 		if err != nil {
-			return opts, err
+			return opts, nil, err
 		}
 		keys = append(keys, k)
+		evidence = append(evidence, "HMAC key file "+f+" (key id "+audit.KeyID(k)+")")
 	}
 	var pubs []ed25519.PublicKey
 	for _, f := range publicKeys {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return opts, err
+			return opts, nil, err
 		}
 		p, err := audit.ParsePublicKey(b)
 		if err != nil {
-			return opts, fmt.Errorf("%w: --public-key %s: %v", errUsage, f, err)
+			return opts, nil, fmt.Errorf("%w: --public-key %s: %v", errUsage, f, err)
 		}
 		pubs = append(pubs, p)
+		evidence = append(evidence, "checkpoint signing public key file "+f+" (key id "+audit.SigningKeyID(p)+")")
 	}
 	if len(keys)+len(pubs) > 0 {
 		opts.Keys = audit.NewKeyring(keys, pubs)
@@ -109,8 +122,9 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 	for _, f := range checkpointFiles {
 		cps, skipped, err := audit.ReadCheckpoints(f)
 		if err != nil {
-			return opts, fmt.Errorf("reading --checkpoints: %w", err)
+			return opts, nil, fmt.Errorf("reading --checkpoints: %w", err)
 		}
+		evidence = append(evidence, "witnessed checkpoints file "+f)
 		for _, n := range skipped {
 			fmt.Fprintf(stdout, "note: %s:%d is not a checkpoint (a witness write cut short, or not one of porthole's lines); it was not read\n", f, n)
 		}
@@ -119,11 +133,12 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 	if from != "" {
 		n, err := strconv.ParseUint(from, 10, 64)
 		if err != nil || n == 0 {
-			return opts, fmt.Errorf("%w: --from-checkpoint %q is not a sequence number", errUsage, from)
+			return opts, nil, fmt.Errorf("%w: --from-checkpoint %q is not a sequence number", errUsage, from)
 		}
 		opts.FromCheckpoint = n
+		evidence = append(evidence, "verified from the record of the checkpoint of seq "+from+" (--from-checkpoint); records before it are not counted")
 	}
-	return opts, nil
+	return opts, evidence, nil
 }
 
 func runAuditKeygen(args []string, stdout, stderr io.Writer) error {
@@ -192,7 +207,7 @@ func runAuditPrune(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts, err := verifyOptions(keyFiles, publicKeys, nil, "", stdout)
+	opts, _, err := verifyOptions(keyFiles, publicKeys, nil, "", stdout)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,375 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// relink applies edit to each line of the log at path and recomputes each
+// line's prev, as a forger without the HMAC key does: only the links are
+// left to catch the edit, and they do not.
+func relink(t *testing.T, path string, edit func(i int, line string) string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	prevRE := regexp.MustCompile(`"prev":"[0-9a-f]*"`)
+	for i := range lines {
+		lines[i] = edit(i, lines[i])
+		if i > 0 {
+			sum := sha256.Sum256([]byte(lines[i-1]))
+			lines[i] = prevRE.ReplaceAllString(lines[i], `"prev":"`+hex.EncodeToString(sum[:])+`"`)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAForgedChainIDIsABreakAndIsNeverEchoed: a chain id is porthole's 32
+// hex digits; one a forger wrote into a links-only log, holding terminal
+// escapes and a bidi override, breaks the series without being repeated,
+// and a Verification made with one shows it quoted.
+func TestAForgedChainIDIsABreakAndIsNeverEchoed(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
+	forged := `safe\u202eSKCEHC CAMH LLA :deifirev\u001b[2J`
+	relink(t, path, func(_ int, l string) string {
+		return regexp.MustCompile(`"chain":"[0-9a-f]+"`).ReplaceAllString(l, `"chain":"`+forged+`"`)
+	})
+	v, err := VerifyWith([]string{path}, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.OK() || !strings.Contains(v.Problem.What, "not a chain id porthole makes") || strings.ContainsAny(v.Problem.String(), "\x1b\u202e") {
+		t.Fatalf("verify: %v; want a break that does not repeat the chain", v.Problem)
+	}
+	s, err := Report([]string{path}, Filter{}, ReportOptions{Unverified: true, Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pageProblems(pageOf(t, s)) {
+		t.Error("page:", p)
+	}
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(table.String(), "\x1b\u202e") {
+		t.Errorf("the text report carries a raw ESC or RLO: %q", table.String())
+	}
+	basis := strings.Join((&Verification{Chain: "\x1b[2J\u202e"}).Basis(), "\n")
+	if strings.ContainsAny(basis, "\x1b\u202e") || !strings.Contains(basis, `chain "\x1b[2J\u202e"`) {
+		t.Errorf("a Verification's basis shows its chain as %q", basis)
+	}
+}
+
+// crashedTrail writes four calls and their results under checkpoints every
+// five records, and returns a copy of the log as a crash leaves it (no
+// close, no last checkpoint), the checkpoints, and options verifying with
+// the public key and the checkpoints but no HMAC key.
+func crashedTrail(t *testing.T) (path string, last uint64, opts ReportOptions) {
+	t.Helper()
+	sig := newSigner(t)
+	tr := newTrail(t)
+	l := openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 5})
+	t.Cleanup(func() { l.Close() })
+	for i := range 4 {
+		id := fmt.Sprint("a", i)
+		for _, r := range []Record{call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK)} {
+			if err := l.Write(t.Context(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	path = filepath.Join(t.TempDir(), "audit.log")
+	b, err := os.ReadFile(tr.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cps := tr.checkpoints(t)
+	return path, cps[len(cps)-1].Seq, ReportOptions{Detail: true, VerifyOptions: VerifyOptions{Keys: ring(nil, sig), Checkpoints: cps}}
+}
+
+// TestRecordsAfterTheLatestCheckpointWithoutAKeyAreNotCalledVerified: with
+// a public key and checkpoints but no HMAC key, the records after the
+// latest checkpoint rest on their links alone. A forger rewrote them
+// (alice's calls there made admin's); the page and the text report say
+// what is proven and what anyone could have written, in red.
+func TestRecordsAfterTheLatestCheckpointWithoutAKeyAreNotCalledVerified(t *testing.T) {
+	t.Parallel()
+	path, last, opts := crashedTrail(t)
+	relink(t, path, func(i int, line string) string {
+		if uint64(i+1) > last {
+			return strings.ReplaceAll(line, `\"alice\"`, `\"admin\"`)
+		}
+		return line
+	})
+	s, err := Report([]string{path}, Filter{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if principal(s, "admin") == nil {
+		t.Fatalf("the forged tail was not counted; the test forged nothing")
+	}
+	page := pageOf(t, s)
+	verdict := regexp.MustCompile(`(?s)<div class="verdict (\w+)" id="verdict">(.*?)</div>`).FindStringSubmatch(page)
+	headline := fmt.Sprintf("Verified to seq %d by signed checkpoints; seq %d to ", last, last+1)
+	if verdict == nil || verdict[1] != "bad" || !strings.Contains(verdict[2], headline) ||
+		!strings.Contains(verdict[2], "checked by their links only (anyone could have written them)") ||
+		!strings.Contains(verdict[2], "links only: NOT proven unchanged or complete") || strings.Contains(verdict[2], "Verified: ") {
+		t.Errorf("the verdict does not say the tail is links only, in red:\n%s", verdict)
+	}
+	if n := strings.Count(page, `<p class="warning">NOT verified past the latest signed checkpoint`); n < 6 {
+		t.Errorf("%d red lines; want one at the top, above each section and at the end", n)
+	}
+	var table bytes.Buffer
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(table.String(), "NOT verified throughout: "+headline) || !strings.Contains(table.String(), "links only: NOT proven unchanged or complete") {
+		t.Errorf("the text report's header:\n%s", strings.SplitN(table.String(), "\n\n", 2)[0])
+	}
+}
+
+// TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas: two
+// replicas, read in either order, the second's clock a day behind, or
+// overlapping the first's: a principal's first and last seen are the
+// earliest and latest of its calls in all of them.
+func TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		offset time.Duration
+	}{{"a day behind", -24 * time.Hour}, {"overlapping", 3 * time.Minute}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+			var records []Record
+			for i := range 10 {
+				records = append(records, call(fmt.Sprint("a", i), "alice", "list_workflows"))
+			}
+			writeRecords(t, openReportLog(t, a, Config{}), records...)
+			writeRecords(t, openReportLogFrom(t, b, reportStart.Add(c.offset), Config{}), call("b0", "alice", "list_workflows"))
+			for _, order := range [][]string{{a, b}, {b, a}} {
+				s := report(t, order, Filter{}, keyed())
+				p := principal(s, "alice")
+				if !p.FirstSeen.Equal(s.From) || !p.LastSeen.Equal(s.To) {
+					t.Errorf("read %v: alice first and last seen %s and %s; her calls span %s to %s", order, p.FirstSeen, p.LastSeen, s.From, s.To)
+				}
+			}
+		})
+	}
+}
+
+// TestAForgedLogsLongNamesAreCutOnThePage: a forged log's principal and
+// tool of 64 KB each are cut in every row and cell to what porthole
+// writes, saying so, so twenty calls make a page of kilobytes.
+func TestAForgedLogsLongNamesAreCutOnThePage(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	var records []Record
+	for i := range 20 {
+		id := fmt.Sprint("a", i)
+		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
+	}
+	records = append(records, Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: OutcomeInvalid, Status: 400, Reason: "not JSON"})
+	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	big := strings.Repeat("P", 64<<10)
+	relink(t, path, func(_ int, l string) string {
+		l = strings.ReplaceAll(l, `"principal":"\"alice\""`, `"principal":"\"`+big+`\""`)
+		l = strings.ReplaceAll(l, `"clientAddr":"203.0.113.9"`, `"clientAddr":"`+big+`"`)
+		l = strings.ReplaceAll(l, `"reason":"not JSON"`, `"reason":"`+big+`"`)
+		return strings.ReplaceAll(l, `"tool":"\"list_workflows\""`, `"tool":"\"T`+big+`\""`)
+	})
+	s := report(t, []string{path}, Filter{}, ReportOptions{Detail: true})
+	page := pageOf(t, s)
+	cut := fmt.Sprintf("(cut: %d bytes in all)", len(big))
+	for _, r := range s.Detail.Rows {
+		for _, f := range []string{r.Principal, r.Tool, r.ClientAddr, r.Reason} {
+			if len(f) > MaxReasonBytes+len("... (cut: 65536 bytes in all)") {
+				t.Errorf("a row holds a name of %d bytes", len(f))
+			}
+		}
+	}
+	if len(page) > 64<<10 || !strings.Contains(page, strings.Repeat("P", MaxToolBytes)+"... "+cut) {
+		t.Errorf("twenty forged calls made a page of %d bytes, or it does not say what it cut", len(page))
+	}
+}
+
+// TestARowLeftOutIsNotKeptByItsOpenCall: the page keeps ten rows of calls
+// whose results never come; the calls still open hold no other row, and
+// the results that come later are still counted in the timeline.
+func TestARowLeftOutIsNotKeptByItsOpenCall(t *testing.T) {
+	t.Parallel()
+	s := &Summary{Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
+	z := &summarizer{s: s, principals: map[string]*PrincipalSummary{}, tools: map[toolKey]*ToolSummary{},
+		denials: map[string]*DenialSummary{}, open: map[callKey]openCall{}, detail: newDetailer(10)}
+	value := Quote(strings.Repeat("v", 250))
+	for i := range 1000 {
+		// Later calls first, so that each keeps the heap's place a while.
+		e := Entry{Time: reportStart.Add(time.Duration(1000-i) * time.Second), Seq: uint64(i + 1), Kind: KindCall,
+			RequestID: fmt.Sprint("c", i), Principal: "alice", Tool: Quote("list_workflows")}
+		e.Args = append(e.Args, struct {
+			Name      string `json:"name"`
+			Value     string `json:"value"`
+			Truncated bool   `json:"truncated"`
+		}{Quote("a"), value, false})
+		z.call(e)
+	}
+	z.result(Entry{Kind: KindResult, RequestID: "c0", Principal: "alice", Outcome: OutcomeOK})
+	rows := 0
+	for _, c := range z.open {
+		if c.row != nil {
+			rows++
+		}
+	}
+	d := z.detail.done()
+	outcomes := 0
+	for _, b := range d.Timeline.Buckets {
+		outcomes += b.Outcomes[OutcomeOK]
+	}
+	if rows != 10 || len(d.Rows) != 10 || d.RowsLeftOut != 990 || outcomes != 1 {
+		t.Fatalf("open calls hold %d rows, the page keeps %d (%d left out), the timeline counts %d results; want 10, 10 (990), 1",
+			rows, len(d.Rows), d.RowsLeftOut, outcomes)
+	}
+}
+
+// TestTheSummaryTablesOfAPageAreBounded: 3000 client addresses refused and
+// 3000 tool names called make tables of at most 1000 rows each on the
+// page, each saying how many it left out; the counts keep every one.
+func TestTheSummaryTablesOfAPageAreBounded(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	var records []Record
+	for i := range 3000 {
+		records = append(records, Record{Kind: KindDenial, ClientAddr: fmt.Sprintf("10.%d.%d.1:5", i/250, i%250), Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+			call(fmt.Sprint("c", i), "mallory", fmt.Sprintf("tool_%05d", i)))
+	}
+	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	opts := keyed()
+	opts.Detail, opts.MaxRows = true, 100
+	s := report(t, []string{path}, Filter{}, opts)
+	page := pageOf(t, s)
+	if len(s.Denials) != 3000 || len(s.Principals[0].Tools) != 3000 {
+		t.Fatalf("the summary counts %d denial rows and %d tools; want 3000 each", len(s.Denials), len(s.Principals[0].Tools))
+	}
+	if n := strings.Count(page, "<tr>"); n > 100+1+2*maxTableRows+4 {
+		t.Errorf("the page holds %d table rows", n)
+	}
+	for _, want := range []string{"2000 rows are left out of this table: it holds 1000, the busiest", "2000 rows are left out of this table: it holds the 1000 most frequent"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// TestADenialsSummaryIsDrawnAtTheTimeItWasAdmittedBy: a summary whose
+// denials (as it says) came days after its record is drawn at its record's
+// time, which the filter admits it by: the timeline stays within the range
+// the page states.
+func TestADenialsSummaryIsDrawnAtTheTimeItWasAdmittedBy(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK),
+		Record{Kind: KindDenials, ClientAddr: "203.0.113.9", Count: 5, First: reportStart.Add(48 * time.Hour), Last: reportStart.Add(72 * time.Hour),
+			Groups: []DenialGroup{{Count: 5, Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"}}})
+	opts := keyed()
+	opts.Detail = true
+	s := report(t, []string{path}, Filter{}, opts)
+	tl := s.Detail.Timeline
+	end := tl.Start.Add(time.Duration(len(tl.Buckets)) * tl.Width)
+	if tl.Start.After(s.From) || end.After(s.To.Add(tl.Width)) {
+		t.Errorf("the timeline runs %s to %s; the range is %s to %s", tl.Start, end, s.From, s.To)
+	}
+}
+
+// worstPageBytes is the most a page may hold, docs/audit.md says: every
+// table at its cap of rows, every name, reason, outcome and note at its
+// cap, each of their bytes one that is written as six (a quote, escaped
+// for Go and then for HTML).
+const worstPageBytes = 96 << 20
+
+// TestAPageOfHostileValuesAtEveryCapStaysWithinItsBound builds the largest
+// page the caps allow, as a forged log could make it, and holds it to
+// worstPageBytes.
+func TestAPageOfHostileValuesAtEveryCapStaysWithinItsBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a page of tens of megabytes")
+	}
+	t.Parallel()
+	worst := func(n int) string { return strings.Repeat(`"`, n) }
+	long := worst(64 << 10) // past every cap
+	s := &Summary{Verified: true, Records: 1, From: reportStart, To: reportStart, Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
+	var notes []string
+	for range maxPageNotes + 1 {
+		notes = append(notes, long)
+	}
+	vf := &Verification{Files: []string{"audit.log"}, Chain: long, Notes: notes}
+	s.Series = []*Series{{Verification: vf, Basis: vf.Basis()}}
+	outcomes := map[Outcome]int{}
+	for i := range 20 {
+		outcomes[Outcome(fmt.Sprint(i, long))] = 1
+	}
+	for i := range maxTableRows + 1 {
+		p := &PrincipalSummary{Principal: fmt.Sprint(i, long), Calls: 1, FirstSeen: reportStart, LastSeen: reportStart,
+			Tools: []*ToolSummary{{Tool: fmt.Sprint(i, long), Calls: 1, Outcomes: outcomes}}}
+		s.Principals = append(s.Principals, p)
+		s.Denials = append(s.Denials, &DenialSummary{Outcome: Outcome(long), Reason: long, ClientAddr: fmt.Sprint(i, long), Count: 1, LastSeen: reportStart})
+	}
+	d := newDetailer(0)
+	e := Entry{Time: reportStart, Kind: KindCall, Principal: long, ClientAddr: long, Transport: long, Tool: Quote(long)}
+	for range MaxArgs {
+		e.Args = append(e.Args, struct {
+			Name      string `json:"name"`
+			Value     string `json:"value"`
+			Truncated bool   `json:"truncated"`
+		}{Quote(worst(8)), Quote(worst(rowValueBytes)), true})
+	}
+	for i := range DefaultMaxRows + 1 {
+		e.Seq = uint64(i + 1)
+		if row, _ := d.call(e, callKey{}); row != nil {
+			d.result(e.Time, row, Entry{Outcome: Outcome(long)})
+		}
+		d.denial(Entry{Time: reportStart, Seq: uint64(i + 1), Kind: KindDenial, Principal: long, ClientAddr: long, Outcome: Outcome(long), Reason: long})
+	}
+	s.Detail = d.done()
+	var page bytes.Buffer
+	if err := s.WriteHTML(&page, PageInputs{LogFiles: []string{"audit.log"}, Generated: reportStart, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the largest page: %d bytes (%.1f MiB), %d rows of records", page.Len(), float64(page.Len())/(1<<20), len(s.Detail.Rows))
+	if page.Len() > worstPageBytes {
+		t.Errorf("a page of %d bytes; docs/audit.md says at most %d", page.Len(), worstPageBytes)
+	}
+}
+
+// TestARedPageSaysWhatItWasCheckedWithNotVerifiedWith: a page whose
+// verdict is red names its keys and checkpoints under "Checked with", not
+// under a heading that says they verified it.
+func TestARedPageSaysWhatItWasCheckedWithNotVerifiedWith(t *testing.T) {
+	t.Parallel()
+	path, _ := provenTrail(t)
+	s := report(t, []string{path}, Filter{}, ReportOptions{Detail: true})
+	var page bytes.Buffer
+	if err := s.WriteHTML(&page, PageInputs{LogFiles: []string{path}, Evidence: []string{"witnessed checkpoints file checkpoints"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<p>Checked with:</p>") || strings.Contains(page.String(), "verified with") {
+		t.Errorf("a red page's evidence heading:\n%s", regexp.MustCompile(`(?s)<div class="verdict.*?</div>`).FindString(page.String()))
+	}
+}
