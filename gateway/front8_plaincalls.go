@@ -340,20 +340,21 @@ func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) 
 // content, nothing else set. json.Marshal would check and compact the
 // structured content, and the text block's JSON, once each, byte by byte:
 // a fifth of porthole's CPU for a page of 500 history events (#26). The
-// structured content is porthole's own rendering, compact by
-// construction (json.Marshal, then the redactor, which rewrites string
-// literals in place); what the compaction could still change is an HTML
-// character or U+2028/U+2029 the redactor wrote into it, which it
-// escapes: an answer holding one takes the go-sdk's path.
-// TestMarshalToolResultIsTheGoSDKs holds the bytes to the go-sdk's.
+// structured content is porthole's own rendering (json.Marshal, then the
+// redactor, which re-marshals the string literals it changes, or withAge),
+// compact and valid by construction; what compaction would change (space
+// outside a string, an HTML character, U+2028 or U+2029) is still looked
+// for in one pass (plainCompact), and a result holding any, or an empty
+// structured content, takes the go-sdk's path. A 2026-07-28 answer carries
+// _meta and always does. TestMarshalToolResultIsTheGoSDKs and
+// FuzzMarshalToolResultIsTheGoSDKs hold the bytes to the go-sdk's.
 func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
 	raw, ok := r.StructuredContent.(json.RawMessage)
-	if !ok || len(r.Content) != 1 || bytes.ContainsAny(raw, "<>&") ||
-		bytes.Contains(raw, []byte("\u2028")) || bytes.Contains(raw, []byte("\u2029")) {
+	if !ok || len(r.Content) != 1 || !plainCompact(raw) {
 		return r.MarshalJSON()
 	}
 	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || tc.Meta != nil || tc.Annotations != nil {
+	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil {
 		return r.MarshalJSON()
 	}
 	// Every other member unset, unexported ones included (a result type
@@ -376,6 +377,33 @@ func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// plainCompact reports whether b, a JSON text porthole rendered, is one
+// that encoding/json's compaction (with HTML escaping, as json.Marshal
+// does it) leaves as it is: an object or an array, no white space outside
+// its strings, no '<', '>' or '&', no U+2028 or U+2029. It does not check
+// the grammar: porthole's rendering is json.Marshal's.
+func plainCompact(b []byte) bool {
+	if len(b) < 2 || (b[0] != '{' && b[0] != '[') || (b[len(b)-1] != '}' && b[len(b)-1] != ']') {
+		return false
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9):
+			return false
+		case in && c == '\\':
+			i++ // the escaped byte, whatever it is
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return !in
 }
 
 // encodeModernAnswer is encodeAnswer for a 2026-07-28 call: a tool

@@ -307,6 +307,8 @@ func toolResultCases(text string, structured []byte) []*mcp.CallToolResult {
 		{Content: []mcp.Content{&mcp.TextContent{Text: text, Meta: mcp.Meta{"k": "v"}}}, StructuredContent: raw},
 		{Content: []mcp.Content{&mcp.TextContent{Text: text, Annotations: &mcp.Annotations{Priority: 1}}}, StructuredContent: raw},
 		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte(text), MIMEType: "image/png"}}, StructuredContent: raw},
+		{Content: []mcp.Content{(*mcp.TextContent)(nil)}, StructuredContent: raw},
+		{Content: one(), StructuredContent: json.RawMessage(nil)},
 	}
 }
 
@@ -322,6 +324,18 @@ func rendered(t testing.TB, v any, secrets ...string) []byte {
 	return b
 }
 
+// recovered is marshal's answer, or its panic as an error: the go-sdk's
+// MarshalJSON panics on a nil text block, and the direct path must do
+// what it does.
+func recovered(marshal func() ([]byte, error)) (b []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return marshal()
+}
+
 // TestMarshalToolResultIsTheGoSDKs: the result written directly is the
 // go-sdk's bytes, for porthole's answers and for every other shape (which
 // it hands to the go-sdk).
@@ -334,11 +348,18 @@ func TestMarshalToolResultIsTheGoSDKs(t *testing.T) {
 		[]byte(`{"a":"<b>"}`), // an HTML character the redactor might write
 		[]byte(`{"a":"` + "\u2028" + `"}`),
 		[]byte(`{}`),
+		// Not what porthole renders; handed to the go-sdk all the same.
+		[]byte(`{ "a" : 1 }`),
+		[]byte(`{"a":` + "\n" + `"b\"}"}`),
+		[]byte(`[1,2]`),
+		[]byte(`{"a":`),
+		[]byte(`"a"`),
+		[]byte(``),
 	} {
 		for _, text := range []string{string(structured), hostile, ""} {
 			for i, r := range toolResultCases(text, structured) {
-				want, werr := r.MarshalJSON()
-				got, gerr := marshalToolResult(r)
+				want, werr := recovered(r.MarshalJSON)
+				got, gerr := recovered(func() ([]byte, error) { return marshalToolResult(r) })
 				if !bytes.Equal(got, want) || (werr == nil) != (gerr == nil) {
 					t.Errorf("case %d, structured %q, text %q:\n got %s (%v)\nwant %s (%v)", i, structured, text, got, gerr, want, werr)
 				}
@@ -356,8 +377,8 @@ func FuzzMarshalToolResultIsTheGoSDKs(f *testing.F) {
 		structured := rendered(t, map[string]any{"value": value, "list": []string{value, text}}, "hunter2-secret")
 		for _, r := range toolResultCases(text, structured) {
 			r.IsError = isError
-			want, werr := r.MarshalJSON()
-			got, gerr := marshalToolResult(r)
+			want, werr := recovered(r.MarshalJSON)
+			got, gerr := recovered(func() ([]byte, error) { return marshalToolResult(r) })
 			if !bytes.Equal(got, want) || (werr == nil) != (gerr == nil) {
 				t.Fatalf("got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
 			}
