@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -70,6 +71,22 @@ func (o scaleOptions) sizes() scaleSizes {
 		principals: []int{1, 100, 10000, 100000}, answerKiB: []int{0, 1, 4, 16, 64, 256, 1024}, trailMB: []int{10, 100, 1000}}
 }
 
+// defaultScaleOut is the report a whole run writes its section into.
+const defaultScaleOut = "docs/performance.md"
+
+// scaleCurves are the curves, in the order they are measured.
+var scaleCurves = []string{"history", "list", "principals", "answers", "trails"}
+
+// allCurves reports whether every curve is measured.
+func (o scaleOptions) allCurves() bool {
+	for _, c := range scaleCurves {
+		if !o.curves[c] {
+			return false
+		}
+	}
+	return true
+}
+
 func parseScaleOptions(args []string) (scaleOptions, error) {
 	var o scaleOptions
 	fs := flag.NewFlagSet("porthole-bench scale", flag.ContinueOnError)
@@ -78,7 +95,7 @@ func parseScaleOptions(args []string) (scaleOptions, error) {
 	fs.IntVar(&o.rounds, "rounds", 4, "how many turns the sides of a point take")
 	fs.StringVar(&o.bin, "porthole", "bin/porthole", "the porthole binary")
 	fs.StringVar(&o.baseline, "baseline", "", "an earlier porthole binary, measured beside -porthole in the history, answer-size and trail curves (before and after a change)")
-	fs.StringVar(&o.out, "out", "docs/performance.md", "the report whose bench-scale section is written (the rest is kept)")
+	fs.StringVar(&o.out, "out", defaultScaleOut, "the report whose bench-scale section is written (the rest is kept)")
 	fs.StringVar(&o.svg, "svg", "docs/performance-scale.svg", "the chart to write")
 	def := filepath.Join(os.Getenv("HOME"), ".cache", "porthole")
 	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
@@ -87,7 +104,7 @@ func parseScaleOptions(args []string) (scaleOptions, error) {
 	fs.StringVar(&o.cache, "cache", def, "where the seeded dev-server database is kept")
 	fs.IntVar(&o.conc, "concurrency", 8, "concurrent clients for the principals curve")
 	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of porthole over the first round of each point to this prefix, as PREFIX.<point>.prof")
-	curves := fs.String("curves", "history,list,principals,answers,trails", "the curves to measure (comma-separated), for a closer look")
+	curves := fs.String("curves", strings.Join(scaleCurves, ","), "the curves to measure (comma-separated), for a closer look")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -108,14 +125,29 @@ func runScale(args []string) error {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	if !o.allCurves() && o.out == defaultScaleOut {
+		return fmt.Errorf("-curves names some curves only: give -out (and -svg) elsewhere than %s, whose section holds every curve", defaultScaleOut)
+	}
 	sz := o.sizes()
-	db, err := seededDB(ctx, o, sz)
+	seeded, err := seededDB(ctx, o, sz)
 	if err != nil {
 		return err
 	}
 	var r rig
 	defer r.close()
-	fmt.Println("== starting Temporal on the seeded database", db)
+	dir, err := os.MkdirTemp("", "porthole-bench-scale-")
+	if err != nil {
+		return err
+	}
+	r.onClose(func() { os.RemoveAll(dir) })
+	// The run's own copy: a dev server writes to its database, and runs
+	// sharing the cache (two checkouts, CI beside a developer) must not
+	// share a file or change the seeded one.
+	db := filepath.Join(dir, "temporal.db")
+	if err := copyFile(seeded, db); err != nil {
+		return err
+	}
+	fmt.Println("== starting Temporal on a copy of the seeded database", seeded)
 	srv, err := temporaltest.Start(ctx, temporaltest.Options{ExtraArgs: append(benchDynamicConfig(), "--db-filename", db)})
 	if err != nil {
 		return err
@@ -126,11 +158,6 @@ func runScale(args []string) error {
 		return err
 	}
 	r.onClose(c.Close)
-	dir, err := os.MkdirTemp("", "porthole-bench-scale-")
-	if err != nil {
-		return err
-	}
-	r.onClose(func() { os.RemoveAll(dir) })
 
 	var rep scaleReport
 	rep.opts, rep.sizes = o, sz
@@ -159,11 +186,30 @@ func runScale(args []string) error {
 			return err
 		}
 	}
+	rep.askedAgain = pagesAskedAgain.Load()
 	return rep.write(o.out, o.svg)
 }
 
 // benchDynamicConfig raises the dev server's throttles, so that the
 // curves measure work and not throttling.
+// copyFile copies src to dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
 func benchDynamicConfig() []string {
 	return []string{
 		"--dynamic-config-value", "frontend.namespaceRPS.visibility=100000",
@@ -196,7 +242,13 @@ func scaleNoopWorkflow(workflow.Context) error { return nil }
 // starts at once). A half-seeded database is never kept: it is written
 // aside and renamed when complete.
 func seededDB(ctx context.Context, o scaleOptions, sz scaleSizes) (string, error) {
-	name := "bench-scale-" + scaleSeedVersion
+	// Named by the Temporal CLI too: another version's server may not read
+	// an older one's schema.
+	cli, err := temporaltest.CLIPath()
+	if err != nil {
+		return "", err
+	}
+	name := "bench-scale-" + scaleSeedVersion + "-" + filepath.Base(filepath.Dir(cli))
 	if o.smallest {
 		name += "-smallest"
 	}
@@ -208,15 +260,19 @@ func seededDB(ctx context.Context, o scaleOptions, sz scaleSizes) (string, error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	tmp := db + ".seeding"
-	_ = os.Remove(tmp)
+	// A file of this process's own: two seedings at once each write their
+	// own, and the last renamed is kept, complete either way.
+	tmp := fmt.Sprintf("%s.seeding-%d", db, os.Getpid())
+	defer os.Remove(tmp)
 	start := time.Now()
 	fmt.Println("== seeding", db, "(once; it is kept in the cache)")
 	srv, err := temporaltest.Start(ctx, temporaltest.Options{ExtraArgs: append(benchDynamicConfig(), "--db-filename", tmp)})
 	if err != nil {
 		return "", err
 	}
-	err = seedScale(ctx, srv, sz)
+	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	err = seedScale(seedCtx, srv, sz)
+	cancel()
 	if serr := srv.Stop(); err == nil {
 		err = serr
 	}
@@ -254,9 +310,13 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 		}
 		runs = append(runs, run)
 	}
-	// The list workflows, started 32 at a time.
+	// The list workflows, 32 in flight, each worker starting the next when
+	// its last completes (starting them without waiting was slower here:
+	// 43 s against 26 s for 1,000).
 	ids := make(chan int)
 	errs := make(chan error, 32)
+	failed := make(chan struct{})
+	var once sync.Once
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Add(1)
@@ -272,16 +332,21 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 					case errs <- err:
 					default:
 					}
+					once.Do(func() { close(failed) })
 					return
 				}
 			}
 		}()
 	}
+send:
 	for i := range sz.workflows {
-		if len(errs) > 0 {
-			break
+		select {
+		case ids <- i:
+		case <-failed:
+			break send
+		case <-ctx.Done():
+			break send
 		}
-		ids <- i
 		if i%1000 == 999 {
 			fmt.Printf("   %d workflows started\n", i+1)
 		}
@@ -292,6 +357,9 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 	case err := <-errs:
 		return err
 	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	for _, run := range runs {
 		if err := run.Get(ctx, nil); err != nil {
@@ -427,10 +495,23 @@ func measureSides(ctx context.Context, o scaleOptions, sides []side) []sidePoint
 	return pts
 }
 
+// pagesAskedAgain counts the pages asked a second time by again.
+var pagesAskedAgain atomic.Int64
+
+// again asks for a page, and once more if that fails: the dev server's
+// SQLite store answers "something went wrong, please retry" now and
+// then under this load, and one such page is not worth a walk of forty.
+// Both sides of a point ask again alike; the report gives the count.
+func again(page func() error) error {
+	if err := page(); err == nil {
+		return nil
+	}
+	pagesAskedAgain.Add(1)
+	return page()
+}
+
 // checkSides fails a point where a side did no work or more than 1% of
-// its ops failed. A few failures are the dev server's (its SQLite store
-// answers "something went wrong, please retry" now and then under load);
-// they are counted in the report.
+// its ops failed (after again), printing any failure.
 func checkSides(what string, pts []sidePoint) error {
 	for _, p := range pts {
 		if p.errors*100 > p.calls+p.errors {
@@ -501,24 +582,30 @@ func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool strin
 	if err != nil {
 		return err
 	}
+	if n, ok := out.(*int); ok {
+		*n, out = len(b), nil // the answer's size on the wire
+	}
+	if out == nil {
+		out = &struct{}{} // read past, nothing kept
+	}
+	// One decoding, the structured content into out: the client's cost
+	// is part of each porthole side, as the SDK's decoding of its answer
+	// is of each SDK side, and should be no more than a client's.
 	var answer struct {
 		Result *struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool `json:"isError"`
+			StructuredContent any  `json:"structuredContent"`
 		} `json:"result"`
+		Error json.RawMessage `json:"error"`
 	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &answer) != nil || answer.Result == nil || answer.Result.IsError {
+	answer.Result = &struct {
+		IsError           bool `json:"isError"`
+		StructuredContent any  `json:"structuredContent"`
+	}{StructuredContent: out}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &answer) != nil || answer.Error != nil || answer.Result.IsError {
 		return fmt.Errorf("%s: status %d: %.300s", tool, resp.StatusCode, b)
 	}
-	switch out := out.(type) {
-	case nil:
-		return nil
-	case *int:
-		*out = len(b) // the answer's size on the wire
-		return nil
-	default:
-		return json.Unmarshal(answer.Result.StructuredContent, out)
-	}
+	return nil
 }
 
 // historyPoint is the history curve at one size.
@@ -558,14 +645,14 @@ func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, s
 				events, next := 0, ""
 				for {
 					var h struct {
-						Events        []json.RawMessage `json:"events"`
-						NextPageToken string            `json:"nextPageToken"`
+						Events        []struct{} `json:"events"`
+						NextPageToken string     `json:"nextPageToken"`
 					}
 					args := map[string]any{"workflowId": id, "pageSize": page}
 					if next != "" {
 						args["nextPageToken"] = next
 					}
-					if err := toolCall(ctx, hc, ph, token, "get_workflow_history", args, &h); err != nil {
+					if err := again(func() error { return toolCall(ctx, hc, ph, token, "get_workflow_history", args, &h) }); err != nil {
 						return 0, err
 					}
 					events += len(h.Events)
@@ -583,9 +670,13 @@ func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, s
 			events := 0
 			var next []byte
 			for {
-				resp, err := c.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
-					Namespace: srv.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: id},
-					MaximumPageSize: page, NextPageToken: next,
+				var resp *workflowservice.GetWorkflowExecutionHistoryResponse
+				err := again(func() (err error) {
+					resp, err = c.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+						Namespace: srv.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: id},
+						MaximumPageSize: page, NextPageToken: next,
+					})
+					return err
 				})
 				if err != nil {
 					return 0, err
@@ -646,14 +737,14 @@ func (r *rig) listCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv 
 		var phNext string
 		viaPorthole := func(ctx context.Context) (int, error) {
 			var l struct {
-				Workflows     []json.RawMessage `json:"workflows"`
-				NextPageToken string            `json:"nextPageToken"`
+				Workflows     []struct{} `json:"workflows"`
+				NextPageToken string     `json:"nextPageToken"`
 			}
 			args := map[string]any{"pageSize": page}
 			if phNext != "" {
 				args["nextPageToken"] = phNext
 			}
-			if err := toolCall(ctx, hc, ph, token, "list_workflows", args, &l); err != nil {
+			if err := again(func() error { return toolCall(ctx, hc, ph, token, "list_workflows", args, &l) }); err != nil {
 				return 0, err
 			}
 			phNext = l.NextPageToken
@@ -661,8 +752,12 @@ func (r *rig) listCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv 
 		}
 		var sdkNext []byte
 		viaSDK := func(ctx context.Context) (int, error) {
-			resp, err := c.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-				Namespace: srv.Namespace, PageSize: int32(page), NextPageToken: sdkNext,
+			var resp *workflowservice.ListWorkflowExecutionsResponse
+			err := again(func() (err error) {
+				resp, err = c.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+					Namespace: srv.Namespace, PageSize: int32(page), NextPageToken: sdkNext,
+				})
+				return err
 			})
 			if err != nil {
 				return 0, err
@@ -711,7 +806,10 @@ func (r *rig) principalsCurve(ctx context.Context, o scaleOptions, sz scaleSizes
 		call := httpCall(hc, ph.endpoint, describeBody(listWorkflowID(0)), token)
 		sides = append(sides, side{op: func(ctx context.Context) (int, error) { return 1, call(ctx) }, srv: ph, n: o.conc, name: fmt.Sprintf("principals-%d", n)})
 	}
-	pts := measureSides(ctx, o, sides)
+	// Each side first in as many rounds as any other.
+	fair := o
+	fair.rounds = len(sides) * ((o.rounds + len(sides) - 1) / len(sides))
+	pts := measureSides(ctx, fair, sides)
 	if err := checkSides("principals", pts); err != nil {
 		return nil, err
 	}
@@ -768,9 +866,10 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 		phs = append(phs, before)
 	}
 	hc := &http.Client{}
-	served := make([]int, len(sz.answerKiB))
+	served := make([][]int, len(phs))
 	var sides []side
 	for k, ph := range phs {
+		served[k] = make([]int, len(sz.answerKiB))
 		for i, kib := range sz.answerKiB {
 			bytes := max(16, kib<<10)
 			name := fmt.Sprintf("answer-%d", kib)
@@ -782,7 +881,7 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 				if err := toolCall(ctx, hc, ph, token, "bench__blob", map[string]any{"bytes": bytes}, &n); err != nil {
 					return 0, err
 				}
-				served[i] = n
+				served[k][i] = n
 				return 1, nil
 			}, srv: ph, n: 1, name: name})
 		}
@@ -793,7 +892,7 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	}
 	var out []answerPoint
 	for i, kib := range sz.answerKiB {
-		p := answerPoint{kib: kib, calls: pts[i], served: served[i]}
+		p := answerPoint{kib: kib, calls: pts[i], served: served[0][i]}
 		if len(phs) > 1 {
 			p.before = pts[len(sz.answerKiB)+i]
 		}
@@ -811,12 +910,15 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 // addedPerKiB is porthole's CPU per KiB of answer that p adds over the
 // tiny answer base.
 func addedPerKiB(base, p answerPoint) float64 {
-	return float64(p.calls.cpuPerCall()-base.calls.cpuPerCall()) / float64(time.Microsecond) / float64(p.kib)
+	return float64(p.calls.cpuPerCall()-base.calls.cpuPerCall()) / float64(time.Microsecond) / addedKiB(p.kib)
 }
+
+// addedKiB is the KiB an answer of kib KiB holds over the 16-byte base.
+func addedKiB(kib int) float64 { return float64(kib<<10-16) / 1024 }
 
 // addedPerKiBBefore is addedPerKiB of the baseline porthole.
 func addedPerKiBBefore(base, p answerPoint) float64 {
-	return float64(p.before.cpuPerCall()-base.before.cpuPerCall()) / float64(time.Microsecond) / float64(p.kib)
+	return float64(p.before.cpuPerCall()-base.before.cpuPerCall()) / float64(time.Microsecond) / addedKiB(p.kib)
 }
 
 // blobText is n bytes of text like an upstream's answer: log lines with
