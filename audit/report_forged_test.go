@@ -373,3 +373,24 @@ func TestARedPageSaysWhatItWasCheckedWithNotVerifiedWith(t *testing.T) {
 		t.Errorf("a red page's evidence heading:\n%s", regexp.MustCompile(`(?s)<div class="verdict.*?</div>`).FindString(page.String()))
 	}
 }
+
+// TestAForgedChainStartReasonIsQuotedInVerifysNotes: the reason a
+// chain-start record gives reaches verify's notes, which `audit verify`
+// prints; in a links-only log anyone could have written it, so it is
+// quoted where it is not plain printable ASCII (found by review of #27).
+func TestAForgedChainStartReasonIsQuotedInVerifysNotes(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"))
+	relink(t, path, func(_ int, l string) string {
+		return regexp.MustCompile(`"reason":"[^"]*"`).ReplaceAllString(l, `"reason":"all clear\u001b[2J\u202e"`)
+	})
+	v, err := VerifyWith([]string{path}, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(v.Notes, "\n")
+	if !strings.Contains(notes, "a new chain starts") || strings.ContainsAny(notes, "\x1b\u202e") || !strings.Contains(notes, `"all clear\x1b[2J\u202e"`) {
+		t.Fatalf("verify's notes show the forged reason as %q", notes)
+	}
+}

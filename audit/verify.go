@@ -450,7 +450,11 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *checkedLine, cu
 		return p
 	}
 	if e.Kind == KindChainStart {
-		w.v.Notes = append(w.v.Notes, fmt.Sprintf("%s:%d: a new chain starts at seq %d: %s", path, n, e.Seq, e.Reason))
+		// Security: the reason and the chains below are the records',
+		// which in a log read by its links alone anyone could have
+		// written, and `audit verify` prints notes and problems to a
+		// terminal: quoted unless plain (found by review of #27).
+		w.v.Notes = append(w.v.Notes, fmt.Sprintf("%s:%d: a new chain starts at seq %d: %s", path, n, e.Seq, safe(e.Reason)))
 	}
 	if !w.started {
 		w.v.FirstSeq, w.started = e.Seq, true
@@ -519,16 +523,16 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 	}
 	if e.Chain != "" {
 		if w.chain != "" && e.Chain != w.chain {
-			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", e.Chain, w.chain)}
+			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", safe(e.Chain), safe(w.chain))}
 		}
 		if w.checkpointsGiven && e.Chain != w.indexedChain {
-			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the checkpoints were chosen for chain %q when the files were first read: the files changed while they were verified", e.Chain, w.indexedChain)}
+			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the checkpoints were chosen for chain %q when the files were first read: the files changed while they were verified", safe(e.Chain), w.indexedChain)}
 		}
 		w.chain, w.v.Chain = e.Chain, e.Chain
 	}
 	if c, ok := w.witnessed[e.Seq]; ok {
 		if w.chain != "" && c.Chain != w.chain {
-			return &Problem{path, n, fmt.Sprintf("the checkpoint of seq %d is of chain %s, not of this series' chain %s: it witnesses another log", e.Seq, c.Chain, w.chain)}
+			return &Problem{path, n, fmt.Sprintf("the checkpoint of seq %d is of chain %s, not of this series' chain %s: it witnesses another log", e.Seq, safe(c.Chain), safe(w.chain))}
 		}
 		if c.Hash != hash {
 			return &Problem{path, n, fmt.Sprintf("the record of seq %d is not the one the checkpoint of %s witnessed: it was edited or replaced", e.Seq, c.Time.UTC().Format(time.RFC3339))}
@@ -558,7 +562,7 @@ func (w *chainWalk) prunedRecord(path string, n int, p Checkpoint) *Problem {
 		return &Problem{path, n, fmt.Sprintf("the pruned record is not genuine: %v", err)}
 	}
 	if p.Chain != w.chain {
-		return &Problem{path, n, fmt.Sprintf("the pruned record is of chain %s, not %s", p.Chain, w.chain)}
+		return &Problem{path, n, fmt.Sprintf("the pruned record is of chain %s, not %s", safe(p.Chain), safe(w.chain))}
 	}
 	if w.prunedStart != nil && p.Seq+1 == w.startSeq && p.Hash == w.startPrev {
 		w.prunedStart = nil
@@ -576,7 +580,7 @@ func (w *chainWalk) checkpointRecord(path string, n int, c Checkpoint) *Problem 
 		return &Problem{path, n, fmt.Sprintf("the checkpoint record is not genuine: %v", err)}
 	}
 	if c.Chain != w.chain {
-		return &Problem{path, n, fmt.Sprintf("the checkpoint record is of chain %s, not %s", c.Chain, w.chain)}
+		return &Problem{path, n, fmt.Sprintf("the checkpoint record is of chain %s, not %s", safe(c.Chain), safe(w.chain))}
 	}
 	if h, ok := w.recent[c.Seq]; !ok || h != c.Hash {
 		return &Problem{path, n, fmt.Sprintf("the checkpoint record does not witness the record of seq %d as the log holds it", c.Seq)}
