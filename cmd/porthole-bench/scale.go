@@ -161,6 +161,11 @@ func runScale(args []string) error {
 
 	var rep scaleReport
 	rep.opts, rep.sizes = o, sz
+	// The commit of the checkout when the run begins, which the binary
+	// measured was built from (make bench-scale builds it first).
+	if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		rep.commit = strings.TrimSpace(string(rev))
+	}
 	if o.curves["history"] {
 		if rep.history, err = r.historyCurve(ctx, o, sz, srv, c, dir); err != nil {
 			return err

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -19,7 +18,8 @@ type scaleReport struct {
 	principals []principalsPoint
 	answers    []answerPoint
 	trails     []trailPoint
-	askedAgain int64 // pages asked a second time (again)
+	askedAgain int64  // pages asked a second time (again)
+	commit     string // the checkout's commit when the run began
 }
 
 // The bench-scale section of docs/performance.md lies between these lines;
@@ -55,7 +55,6 @@ func (rep *scaleReport) write(path, svgPath string) error {
 
 func (rep *scaleReport) markdown(svgName string) string {
 	var b strings.Builder
-	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	what := "every size"
 	if rep.opts.smallest {
 		what = "the smallest size of each curve only (`-smallest`)"
@@ -71,7 +70,7 @@ compare the sides of a point, not figures across runs.
 
 ![bench-scale](%s)
 
-`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(),
+`, time.Now().UTC().Format("2006-01-02"), rep.commit, runtime.NumCPU(), cpuModel(), runtime.Version(),
 		rep.opts.duration, rep.opts.rounds, what, baselineNote(rep.opts.baseline), svgName)
 
 	b.WriteString("**Histories** (target: porthole at least 0.8× the SDK): each seeded workflow's whole history walked at the largest page size (500 events), one walk after another, through porthole's `get_workflow_history` and through the SDK's own paging (`GetWorkflowExecutionHistory`, `MaximumPageSize` 500).\n\n")
