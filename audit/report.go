@@ -16,6 +16,12 @@ type Summary struct {
 	// counts may include records forged after it and miss records deleted.
 	Verified bool     `json:"verified"`
 	Problem  *Problem `json:"problem,omitempty"`
+	// LinksOnly says that records counted were checked by their links
+	// alone, which anyone who rewrites a log can recompute: with no HMAC
+	// key, those of every series with no checkpoint (--links-only) or
+	// after a series' latest checkpoint. Verified is true of them all the
+	// same: it says the links held.
+	LinksOnly bool `json:"linksOnly"`
 	// Series are the files' chains, each verified on its own.
 	Series []*Series `json:"series"`
 	// Unverified counts the records read whose HMAC does not verify with
@@ -139,6 +145,9 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		s.Series = append(s.Series, sv)
 	}
 	s.Verified = s.Problem == nil
+	// Security: a script reading "verified" alone took a tail a forger
+	// could have written for verified (found by review of #27).
+	s.LinksOnly = s.linksOnly() || s.linksOnlyAfterCheckpoints() != ""
 	if !s.Verified && !opts.Unverified {
 		return nil, fmt.Errorf("%w: %s", ErrNotVerified, s.Problem)
 	}

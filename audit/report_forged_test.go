@@ -126,6 +126,13 @@ func TestRecordsAfterTheLatestCheckpointWithoutAKeyAreNotCalledVerified(t *testi
 	if principal(s, "admin") == nil {
 		t.Fatalf("the forged tail was not counted; the test forged nothing")
 	}
+	var js bytes.Buffer
+	if err := s.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !s.LinksOnly || !strings.Contains(js.String(), `"linksOnly": true`) {
+		t.Errorf("the JSON does not say the tail rests on its links alone:\n%.300s", js.String())
+	}
 	page := pageOf(t, s)
 	verdict := regexp.MustCompile(`(?s)<div class="verdict (\w+)" id="verdict">(.*?)</div>`).FindStringSubmatch(page)
 	headline := fmt.Sprintf("Verified to seq %d by signed checkpoints; seq %d to ", last, last+1)
@@ -312,7 +319,9 @@ func TestAPageOfHostileValuesAtEveryCapStaysWithinItsBound(t *testing.T) {
 		t.Skip("builds a page of tens of megabytes")
 	}
 	t.Parallel()
-	worst := func(n int) string { return strings.Repeat(`"`, n) }
+	// A quote escapes to six bytes on the page, and a byte that is not
+	// printable makes a name be shown quoted (found by review).
+	worst := func(n int) string { return strings.Repeat(`"`, n-1) + "\x01" }
 	long := worst(64 << 10) // past every cap
 	s := &Summary{Verified: true, Records: 1, From: reportStart, To: reportStart, Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
 	var notes []string
@@ -321,6 +330,13 @@ func TestAPageOfHostileValuesAtEveryCapStaysWithinItsBound(t *testing.T) {
 	}
 	vf := &Verification{Files: []string{"audit.log"}, Chain: long, Notes: notes}
 	s.Series = []*Series{{Verification: vf, Basis: vf.Basis()}}
+	// Many series, each with as many notes: the page's notes are bounded
+	// over all of them (found by review: a forger without the key can
+	// give every file a chain of its own).
+	for i := range 200 {
+		vf := &Verification{Files: []string{fmt.Sprintf("audit.log.%d", i)}, Chain: fmt.Sprintf("%032x", i+1), Notes: notes}
+		s.Series = append(s.Series, &Series{Verification: vf, Basis: vf.Basis()})
+	}
 	outcomes := map[Outcome]int{}
 	for i := range 20 {
 		outcomes[Outcome(fmt.Sprint(i, long))] = 1

@@ -108,10 +108,11 @@ type toolRow struct {
 // every row.
 const maxTableRows = 1000
 
-// Past these a page's verdict shows no more of verify's notes, nor of any
-// one of them, or of the problem: a forged log (links only) may hold a
-// chain-start of a long reason on every line. porthole audit verify lists
-// them all.
+// Past these a page's verdict shows no more of verify's notes (over all
+// its series), nor of any one of them, or of the problem: a forged log
+// (links only) may hold a chain-start of a long reason on every line, and
+// a forger may give every file a chain of its own. porthole audit verify
+// lists them all.
 const (
 	maxPageNotes    = 50
 	maxPageNoteText = 1024
@@ -235,6 +236,9 @@ func (s *Summary) verdict() verdict {
 	default:
 		v.Class, v.Headline = "good", fmt.Sprintf("Verified: %d series, one per chain, each on its own.", len(s.Series))
 	}
+	// The notes a page shows are bounded over all its series, not each's
+	// (found by review: a forger without the key can make many series).
+	notesLeft := maxPageNotes
 	for i, sv := range s.Series {
 		sh := seriesVerdict{Head: fmt.Sprintf("series %d: %s", i+1, sv.extent())}
 		if len(s.Series) == 1 && v.Class != "bad" {
@@ -247,11 +251,13 @@ func (s *Summary) verdict() verdict {
 			v.Class = "partial" // verified, not proven complete: the basis says so
 		}
 		sh.Lines = append(sh.Lines, sv.Basis...)
-		for _, n := range sv.Notes[:min(len(sv.Notes), maxPageNotes)] {
+		shown := min(len(sv.Notes), notesLeft)
+		for _, n := range sv.Notes[:shown] {
 			sh.Lines = append(sh.Lines, "note: "+pageNote(n))
 		}
-		if len(sv.Notes) > maxPageNotes {
-			sh.Lines = append(sh.Lines, fmt.Sprintf("and %d more notes: porthole audit verify lists them all", len(sv.Notes)-maxPageNotes))
+		notesLeft -= shown
+		if len(sv.Notes) > shown {
+			sh.Lines = append(sh.Lines, fmt.Sprintf("and %d more notes: porthole audit verify lists them all", len(sv.Notes)-shown))
 		}
 		v.Series = append(v.Series, sh)
 	}

@@ -252,7 +252,13 @@ func TestAPageSaysWhatTheVerificationEstablished(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.opts.Detail = true
-			page := pageOf(t, report(t, []string{c.path}, Filter{}, c.opts))
+			s := report(t, []string{c.path}, Filter{}, c.opts)
+			// The JSON's linksOnly is true exactly where the links alone
+			// were checked.
+			if wantLinks := c.name == "by its links alone"; s.LinksOnly != wantLinks {
+				t.Errorf("linksOnly %t, want %t", s.LinksOnly, wantLinks)
+			}
+			page := pageOf(t, s)
 			verdict := regexp.MustCompile(`(?s)<div class="verdict (\w+)" id="verdict">(.*?)</div>`).FindStringSubmatch(page)
 			if verdict == nil || verdict[1] != c.class {
 				t.Fatalf("verdict %q, want class %s", verdict, c.class)

@@ -24,6 +24,11 @@ func checkHTMLOut(out string, logs []string) error {
 	if !strings.HasSuffix(out, ".html") {
 		return fmt.Errorf("%w: --html %s: the page's file name must end in .html, so that a shell glob of the logs (--html audit.log*) can never name a log as the page", errUsage, out)
 	}
+	// The folder the page goes to, before the report runs (minutes over a
+	// big trail) rather than after.
+	if dst, err := os.Stat(filepath.Dir(out)); err != nil || !dst.IsDir() {
+		return fmt.Errorf("%w: --html %s: the folder %s is not there to write the page into", errUsage, out, filepath.Dir(out))
+	}
 	st, err := os.Stat(out)
 	if os.IsNotExist(err) {
 		return nil
@@ -35,6 +40,9 @@ func checkHTMLOut(out string, logs []string) error {
 		if lst, err := os.Stat(l); err == nil && os.SameFile(st, lst) {
 			return fmt.Errorf("%w: --html %s is the log %s itself: porthole does not write a page over a log", errUsage, out, l)
 		}
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%w: --html %s is a folder: name the page's file", errUsage, out)
 	}
 	if !st.Mode().IsRegular() || !isReportPage(out) {
 		return fmt.Errorf("%w: --html %s exists and is not a page porthole audit report wrote: porthole replaces only an earlier page; remove it or name another file", errUsage, out)

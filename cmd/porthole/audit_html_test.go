@@ -42,6 +42,9 @@ func TestAuditReportHTMLNeverWritesOverALog(t *testing.T) {
 	if err := os.Link(trail, hardlink); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "folder.html"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, out string
 		logs      []string
@@ -53,6 +56,8 @@ func TestAuditReportHTMLNeverWritesOverALog(t *testing.T) {
 		{"a hard link of a log", hardlink, []string{trail}, "is the log " + trail + " itself"},
 		{"a log given by a symlink", trail, []string{symlink}, "is the log " + symlink + " itself"},
 		{"a file that is not a page", notes, []string{logPath}, "is not a page porthole audit report wrote"},
+		{"a folder", dir + "/folder.html", []string{logPath}, "is a folder"},
+		{"a folder that is not there", filepath.Join(dir, "gone", "page.html"), []string{logPath}, "is not there to write the page into"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before, _ := os.ReadFile(c.out)
