@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"reflect"
@@ -17,7 +18,7 @@ import (
 )
 
 // answerPlainCalls answers the plainest tools/call of one of porthole's own
-// tools itself, through the same receiving middleware (followRequest,
+// tools, or of an upstream's tool served now, itself, through the same receiving middleware (followRequest,
 // audited, granted) and the same handler the go-sdk would run, and hands
 // every other request to the go-sdk's handler, next.
 //
@@ -36,7 +37,10 @@ import (
 // with a string id or an integral one the go-sdk reads as itself;
 // params of exactly "name" and, if any, an object "arguments" (no _meta:
 // progress and multi-round-trip input are the go-sdk's); a tool of
-// porthole's own (upstream tools are the go-sdk's); an Accept of both JSON
+// porthole's own, or, in the older form only, an upstream's tool served
+// now (an upstream's answer is quoted text of up to 1 MiB, which the
+// go-sdk's encoder compacts several times over: docs/performance.md has
+// what answering it here saves); an Accept of both JSON
 // and event streams; no Mcp-Session-Id, Last-Event-ID or other Mcp- header
 // the go-sdk would check, and a protocol version header absent or naming a
 // version that predates per-request metadata (plainVersions).
@@ -88,13 +92,20 @@ func (g *Server) answerPlainCalls(next http.Handler) http.Handler {
 func (g *Server) plainCallOf(r *http.Request) (*mcp.CallToolRequest, jsonrpc.ID, bool) {
 	env, _ := envelopeFrom(r)
 	id, ok := plainID(env.ID)
-	if !ok || env.Method != "tools/call" || g.ownTools[env.Tool] == nil || !plainArguments(env.Arguments) {
+	if !ok || env.Method != "tools/call" || !plainArguments(env.Arguments) {
+		return nil, jsonrpc.ID{}, false
+	}
+	own := g.ownTools[env.Tool] != nil
+	if !own && g.servedHandler(env.Tool) == nil {
 		return nil, jsonrpc.ID{}, false
 	}
 	var meta map[string]any
 	switch {
 	case env.Plain && plainHeaders(r.Header):
-	case !env.Plain && modernHeaders(r.Header, env.Tool):
+	// An upstream tool's call in 2026-07-28's form stays the go-sdk's:
+	// its transport holds Mcp-Param-* headers to the x-mcp-header
+	// annotations of the tool's schema, which an upstream may have.
+	case own && !env.Plain && modernHeaders(r.Header, env.Tool):
 		if meta, ok = modernMeta(env.Params); !ok {
 			return nil, jsonrpc.ID{}, false
 		}
@@ -207,14 +218,24 @@ func isObject(raw json.RawMessage) bool {
 // result's type.
 type handledKey struct{}
 
-// callOwnTool is the go-sdk's tools/call method for porthole's own tools: the
-// tool's handler, and content that is never null.
+// callOwnTool is the go-sdk's tools/call method (its Server.callTool) for
+// porthole's own tools and the upstream tools served now: the tool's
+// handler, and content that is never null.
 func (g *Server) callOwnTool(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	if handled, ok := ctx.Value(handledKey{}).(*bool); ok {
 		*handled = true
 	}
 	r := req.(*mcp.CallToolRequest)
-	res, err := g.ownTools[r.Params.Name](ctx, r)
+	h := g.ownTools[r.Params.Name]
+	if h == nil {
+		// An upstream tool, which answerPlainCalls takes as the go-sdk's
+		// server would (its callTool): by the handler registered, or,
+		// where the tool was withdrawn since, with its error.
+		if h = g.servedHandler(r.Params.Name); h == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
+		}
+	}
+	res, err := h(ctx, r)
 	if err == nil && res != nil && res.Content == nil {
 		cp := *res
 		cp.Content = []mcp.Content{}

@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
@@ -26,6 +28,7 @@ import (
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal/read"
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
 // modern is a 2026-07-28 describe_workflow call with the given client
@@ -65,15 +68,22 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["*"]},"bob":{"tools":["describe_namespace"]}}}`))
+	// An upstream beside porthole's own tools: its tools' plain calls are
+	// answered directly too, and compared here.
+	roster := pinnedRoster(t, hostileUpstream(t), "lookup", "picture")
+	pf, err := policy.ParseFile([]byte(`{"principals":{"alice":{"tools":["*"]},"bob":{"tools":["describe_namespace"]}}}`), roster.ServedNames()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	auditor := &fakeAuditor{}
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: auditor, Grants: pf.Grants(), CacheTTL: -1})
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: auditor, Grants: pf.Grants(), CacheTTL: -1, Roster: roster})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(g.StartUpstreams(context.Background()))
+	temporaltest.Eventually(t, 20*time.Second, "the upstream's tools served", func() bool {
+		return g.servedHandler("up__lookup") != nil && g.servedHandler("up__picture") != nil
+	})
 	var toSDK atomic.Int64 // requests the direct front handed to the go-sdk
 	handler := func(sdkOnly bool, seen *atomic.Int64) http.Handler {
 		g.paths = pathSeam{sdkOnly: sdkOnly, toSDK: seen}
@@ -113,6 +123,14 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 		{name: "audit sink failing", body: call, failAudit: true, direct: true},
 		{name: "accept with parameters", body: call, header: http.Header{"Accept": {"text/event-stream;q=0.5", "Application/JSON; charset=utf-8"}}, direct: true},
 		{name: "session id header ignored by a stateless server", body: call, header: http.Header{"Mcp-Session-Id": {"abc"}}},
+		{name: "upstream tool", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__lookup","arguments":{"q":"x"}}}`, direct: true},
+		{name: "upstream tool withholding what it cannot quote", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__picture","arguments":{}}}`, direct: true},
+		{name: "upstream tool without arguments", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__lookup"}}`, direct: true},
+		{name: "upstream tool not granted", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__lookup","arguments":{"q":"x"}}}`, token: bob, direct: true},
+		{name: "upstream tool, audit sink failing", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__lookup","arguments":{"q":"x"}}}`, failAudit: true, direct: true},
+		{name: "upstream tool the roster does not name", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__other","arguments":{}}}`},
+		{name: "upstream tool in 2026-07-28's form", body: strings.Replace(strings.Replace(modern(`{}`, true, ""), `"describe_workflow"`, `"up__lookup"`, 1), `"workflowId":"shipment-running-1"`, `"q":"x"`, 1),
+			header: func() http.Header { h := modernHeader(); h.Set("Mcp-Name", "up__lookup"); return h }()},
 
 		{name: "tools/list", body: listToolsBody},
 		{name: "meta", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"},"_meta":{"progressToken":1}}}`},
@@ -163,6 +181,29 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	if len(plainVersions) < 5 {
 		t.Errorf("answered directly under %d protocol versions; the go-sdk v1.8.0 serves four before 2026-07-28", len(plainVersions)-1)
 	}
+	// An upstream tool withdrawn after the receiving middleware let its
+	// call through is refused by the direct path with the error the
+	// go-sdk's server gives a tool it does not serve.
+	t.Run("upstream tool withdrawn", func(t *testing.T) {
+		bare := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := bare.Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		_, sdkErr := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__other"})
+		_, callErr := g.callOwnTool(context.Background(), "tools/call", &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "up__other", Arguments: json.RawMessage(`{}`)}})
+		var want, got *jsonrpc.Error
+		if !errors.As(sdkErr, &want) || !errors.As(callErr, &got) || got.Code != want.Code || got.Message != want.Message {
+			t.Errorf("direct: %#v\ngo-sdk: %#v", callErr, sdkErr)
+		}
+	})
 	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	for _, c := range cases {
 		send := func(h http.Handler) (int, http.Header, string, []audit.Record) {
@@ -192,6 +233,20 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			resp := rec.Result()
 			b, _ := io.ReadAll(resp.Body)
 			resp.Header.Del(RequestIDHeader)
+			// A time's fractional seconds are as long as they are (an
+			// upstream's answer carries when porthole read it): what
+			// measures the answer is held to the answer itself.
+			if cl := resp.Header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(b)) {
+				t.Errorf("Content-Length %s of a body of %d bytes", cl, len(b))
+			}
+			resp.Header.Del("Content-Length")
+			// A result's size counts each time once as text and once as
+			// structured content, as the body does.
+			for i := range recs {
+				if recs[i].ResultBytes > 0 {
+					recs[i].ResultBytes -= len(b) - len(times.ReplaceAllString(string(b), "T"))
+				}
+			}
 			return resp.StatusCode, resp.Header, times.ReplaceAllString(string(b), "T"), recs
 		}
 		t.Run(c.name, func(t *testing.T) {

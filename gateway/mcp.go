@@ -102,7 +102,8 @@ type Server struct {
 	// ownTools is the handler of each of porthole's own tools, by name, for
 	// the calls answered without the go-sdk's transport (answerPlainCalls).
 	ownTools map[string]mcp.ToolHandler
-	// ownToolsChain is the receiving middleware around callOwnTool.
+	// ownToolsChain is the receiving middleware around callOwnTool, which
+	// calls an upstream's tool served now too (servedHandler).
 	ownToolsChain mcp.MethodHandler
 	// tokensStore, when set (WatchTokens), is the tokens file whose
 	// problems /readyz tells.
@@ -132,7 +133,7 @@ type Server struct {
 	// upServed is each registered upstream tool, by served name: a map
 	// replaced whole, never changed in place, so that every call can read
 	// it without a lock.
-	upServed atomic.Pointer[map[string]*upstream.Tool]
+	upServed atomic.Pointer[map[string]servedTool]
 
 	// shared is the last front's limiter shared by replicas (Redis), for
 	// /readyz; closers stop what fronts started (its probe), at Close.
@@ -227,7 +228,7 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 			return nil, err
 		}
 		g.upstreams = set
-		g.upServed.Store(&map[string]*upstream.Tool{})
+		g.upServed.Store(&map[string]servedTool{})
 		g.metrics.watchUpstreams(set, opts.Roster.ServedNames())
 	}
 	// The same middleware runs around the calls porthole answers without

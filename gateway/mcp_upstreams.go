@@ -77,33 +77,53 @@ func (g *Server) syncUpstreamTools() {
 	if len(gone) > 0 {
 		g.mcp.RemoveTools(gone...)
 	}
-	served := make(map[string]*upstream.Tool, len(want))
+	served := make(map[string]servedTool, len(want))
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		t := want[name]
 		if old, ok := current[name]; ok && old.Digest == t.Digest {
 			served[name] = old
 			continue
 		}
-		if err := g.addUpstreamTool(t); err != nil {
+		h, err := g.addUpstreamTool(t)
+		if err != nil {
 			g.log.Warn("upstream tool not registered", zap.String("tool", name), zap.Error(err))
 			continue
 		}
-		served[name] = t
+		served[name] = servedTool{Tool: t, handler: h}
 	}
 	g.upServed.Store(&served)
 }
 
-// addUpstreamTool registers one tool. The go-sdk panics on a definition it
-// cannot serve; an upstream's definition must not take porthole down.
-func (g *Server) addUpstreamTool(t *upstream.Tool) (err error) {
+// servedTool is an upstream tool as registered with the go-sdk: its
+// definition, and the handler the go-sdk was given, which porthole's
+// direct path calls as the go-sdk would (callOwnTool).
+type servedTool struct {
+	*upstream.Tool
+	handler mcp.ToolHandler
+}
+
+// addUpstreamTool registers one tool and returns its handler. The go-sdk
+// panics on a definition it cannot serve; an upstream's definition must
+// not take porthole down.
+func (g *Server) addUpstreamTool(t *upstream.Tool) (h mcp.ToolHandler, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the go-sdk refused the definition: %v", r)
+			h, err = nil, fmt.Errorf("the go-sdk refused the definition: %v", r)
 		}
 	}()
 	u, _, _ := g.upstreams.Lookup(t.Def.Name)
-	g.mcp.AddTool(t.Def, g.upstreamHandler(u, t))
-	return nil
+	h = g.upstreamHandler(u, t)
+	g.mcp.AddTool(t.Def, h)
+	return h, nil
+}
+
+// servedHandler is the handler of the upstream tool served as name now,
+// or nil.
+func (g *Server) servedHandler(name string) mcp.ToolHandler {
+	if g.upstreams == nil {
+		return nil
+	}
+	return (*g.upServed.Load())[name].handler
 }
 
 // serves reports whether porthole serves a tool of that name now.
