@@ -75,6 +75,14 @@ func (g *Server) syncUpstreamTools() {
 		}
 	}
 	if len(gone) > 0 {
+		// The direct path (servedHandler) stops calling a tool no later
+		// than the go-sdk does: the map without it is stored first
+		// (found by review).
+		kept := maps.Clone(current)
+		for _, name := range gone {
+			delete(kept, name)
+		}
+		g.upServed.Store(&kept)
 		g.mcp.RemoveTools(gone...)
 	}
 	served := make(map[string]servedTool, len(want))
@@ -118,7 +126,9 @@ func (g *Server) addUpstreamTool(t *upstream.Tool) (h mcp.ToolHandler, err error
 }
 
 // servedHandler is the handler of the upstream tool served as name now,
-// or nil.
+// or nil. Security: a call that found a handler just before the tool was
+// withdrawn still meets the upstream's own check (Upstream.Call refuses a
+// tool it no longer exposes), as a call the go-sdk took just before does.
 func (g *Server) servedHandler(name string) mcp.ToolHandler {
 	if g.upstreams == nil {
 		return nil
