@@ -126,31 +126,31 @@ $(JAEGER):
 		GOBIN=$(abspath $(dir $(JAEGER))) $(GO) install tool
 	@test -x $(JAEGER)
 
+# apt_install runs the check $(1), and when it fails installs the package
+# $(2) from Debian's packages with apt-get's options $(3): as root only
+# (anyone else is told the command), and with apt-get update only when the
+# package lists turn out stale.
+define apt_install
+@$(1) >/dev/null 2>&1 || { \
+	if [ "$$(id -u)" != 0 ]; then echo "$(2) is missing: apt-get install -y $(2) (as root), then run make again"; exit 1; fi; \
+	echo "== installing $(2) from Debian's packages"; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y $(3) $(2) >/dev/null 2>&1 || \
+	{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y $(3) $(2) >/dev/null; }; }
+endef
+
 ## redis-server: Debian's redis-server, which the tests start on free loopback ports, installed with apt-get when missing (as root; the package's service is not started)
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install -y redis-server (as root), then run make again"; exit 1; fi; \
-		echo "== installing redis-server from Debian's packages"; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
-		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >/dev/null; }; }
+	$(call apt_install,command -v redis-server,redis-server,--no-install-recommends)
 	@redis-server --version
 
 ## ssh-keygen: OpenSSH's ssh-keygen, which signs and verifies a release (and its test), from Debian's packages when missing
 ssh-keygen:
-	@command -v ssh-keygen >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" != 0 ]; then echo "ssh-keygen is missing: apt-get install -y openssh-client (as root), then run make again"; exit 1; fi; \
-		echo "== installing openssh-client from Debian's packages"; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-client >/dev/null 2>&1 || \
-		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-client >/dev/null; }; }
+	$(call apt_install,command -v ssh-keygen,openssh-client,--no-install-recommends)
 
 ## chromium: Debian's Chromium, in which the HTML report's test opens its page, installed with apt-get when missing (as root; with the
 ## packages it recommends, fonts-liberation among them: the test and docs/audit-report.png were made with them)
 chromium:
-	@test -x $(CHROMIUM) || { \
-		if [ "$$(id -u)" != 0 ]; then echo "$(CHROMIUM) is missing: apt-get install -y chromium (as root), then run make again"; exit 1; fi; \
-		echo "== installing chromium from Debian's packages"; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1 || \
-		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null; }; }
+	$(call apt_install,test -x $(CHROMIUM),chromium,)
 	@$(CHROMIUM) --version 2>/dev/null
 
 ## report-screenshot: docs/audit-report.png, the HTML report of a synthetic week as Chromium draws it
