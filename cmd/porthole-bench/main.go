@@ -414,26 +414,37 @@ func httpCall(hc *http.Client, url, body, token string) func(context.Context) er
 // httpCallWith is httpCall with more headers.
 func httpCallWith(hc *http.Client, url, body, token string, header http.Header) func(context.Context) error {
 	return func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-		for k, v := range header {
-			req.Header[k] = v
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := hc.Do(req)
+		status, b, err := post(ctx, hc, url, body, token, header)
 		if err != nil {
 			return err
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || bytes.Contains(b, []byte(`"isError":true`)) || !bytes.Contains(b, []byte(`"result"`)) {
-			return fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
+		if status != 200 || bytes.Contains(b, []byte(`"isError":true`)) || !bytes.Contains(b, []byte(`"result"`)) {
+			return fmt.Errorf("status %d: %.200s", status, b)
 		}
 		return nil
 	}
+}
+
+// post posts body to url as an MCP client posts a JSON-RPC request, with
+// token as the bearer when set and header's fields, and returns the
+// answer's status and body.
+func post(ctx context.Context, hc *http.Client, url, body, token string, header http.Header) (int, []byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // measureAt runs every mode at concurrency n for the duration, in rounds,
@@ -686,14 +697,7 @@ func (s *server) stats() stats {
 		stt, _ := strconv.ParseFloat(f[12], 64)
 		st.cpu = time.Duration((ut + stt) / 100 * float64(time.Second)) // USER_HZ is 100 on Linux
 	}
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "VmRSS:") {
-				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-				st.rssMiB = kb / 1024
-			}
-		}
-	}
+	st.rssMiB = procStatusKiB(pid, "VmRSS") / 1024
 	resp, err := http.Get(s.admin)
 	if err != nil {
 		return st
@@ -716,6 +720,22 @@ func (s *server) stats() stats {
 		}
 	}
 	return st
+}
+
+// procStatusKiB is the field (VmRSS, VmHWM) of the process pid's
+// /proc/pid/status, in KiB, or 0 when it cannot be read.
+func procStatusKiB(pid int, field string) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == field+":" {
+			kib, _ := strconv.ParseFloat(f[1], 64)
+			return kib
+		}
+	}
+	return 0
 }
 
 // describeWorkflow is the Temporal read of every mode but echo, made as

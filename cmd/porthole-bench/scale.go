@@ -6,9 +6,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +27,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -554,18 +551,17 @@ func (r *rig) scalePortholeOf(ctx context.Context, bin string, srv *temporaltest
 }
 
 // writeTokens writes a tokens file of n principals and returns the token
-// of the last: the file is the format tokens.Append writes (a name and the
-// SHA-256 of the token), written at once, since Append reads the file
-// each time.
+// of the last: each line as tokens.Append writes it (a name and the
+// token's digest), written at once, since Append reads the file each time.
 func writeTokens(path string, n int) (string, error) {
 	var b strings.Builder
 	var token string
 	for i := range n {
-		raw := make([]byte, 32)
-		_, _ = rand.Read(raw)
-		token = "ph_" + hex.EncodeToString(raw)
-		sum := sha256.Sum256([]byte(token))
-		fmt.Fprintf(&b, "principal-%06d %s\n", i, hex.EncodeToString(sum[:]))
+		var err error
+		if token, err = tokens.New(); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "principal-%06d %s\n", i, tokens.Digest(token))
 	}
 	return token, os.WriteFile(path, []byte(b.String()), 0o600)
 }
@@ -574,16 +570,7 @@ func writeTokens(path string, n int) (string, error) {
 // structured content into out (when out is not nil).
 func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool string, args map[string]any, out any) error {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	status, b, err := post(ctx, hc, s.endpoint, string(body), token, nil)
 	if err != nil {
 		return err
 	}
@@ -607,8 +594,8 @@ func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool strin
 		IsError           bool `json:"isError"`
 		StructuredContent any  `json:"structuredContent"`
 	}{StructuredContent: out}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &answer) != nil || answer.Error != nil || answer.Result.IsError {
-		return fmt.Errorf("%s: status %d: %.300s", tool, resp.StatusCode, b)
+	if status != http.StatusOK || json.Unmarshal(b, &answer) != nil || answer.Error != nil || answer.Result.IsError {
+		return fmt.Errorf("%s: status %d: %.300s", tool, status, b)
 	}
 	return nil
 }
@@ -1011,16 +998,8 @@ func timed(bin string, args ...string) (timing, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var peakKiB float64
-	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
 	for {
-		if b, err := os.ReadFile(status); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if f := strings.Fields(line); len(f) > 1 && f[0] == "VmHWM:" {
-					kib, _ := strconv.ParseFloat(f[1], 64)
-					peakKiB = max(peakKiB, kib)
-				}
-			}
-		}
+		peakKiB = max(peakKiB, procStatusKiB(cmd.Process.Pid, "VmHWM"))
 		select {
 		case err := <-done:
 			took := time.Since(start)
