@@ -260,7 +260,8 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		{"bare", httpCall(hc, bare.endpoint, describe, ""), bare},
 		{"porthole", httpCall(hc, ph.endpoint, describe, token), ph},
 		// The same porthole asked in protocol 2026-07-28's form (its
-		// standard headers, per-request _meta), which the go-sdk answers.
+		// standard headers, per-request _meta), which porthole answers
+		// itself as it answers the older form.
 		{"porthole-2026", httpCallWith(hc, ph.endpoint, describeBody2026(temporaltest.RunningWorkflowID), token, http.Header{
 			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}), ph},
 		{"cached", httpCall(hc, cached.endpoint, describe, token), cached},

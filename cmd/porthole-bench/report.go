@@ -66,6 +66,8 @@ porthole mode with its rate limits and failed-auth counts in a real Redis
 call (redislimit's script, with its client) made from the bench's process;
 **traced** is the porthole mode tracing every call (OpenTelemetry, sampler
 always on) to a real Jaeger on loopback (Jaeger's own CPU is not counted);
+**porthole-2026** is the porthole mode's porthole asked in protocol
+2026-07-28's form (its headers and per-request `+"`_meta`"+`);
 **porthole-aa** is a second porthole exactly like the porthole mode's, the
 A/A pair that shows what two runs of one mode differ by here; **echo** is the
 bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting

@@ -62,7 +62,7 @@ func (rep *scaleReport) markdown(svgName string) string {
 	fmt.Fprintf(&b, `### How the cost grows with the work (#26, make bench-scale)
 
 Measured by `+"`make bench-scale`"+` (`+"`porthole-bench scale`"+`) on %s, commit %s: %d cores
-(%s), %s, %s per side of each point in %d rounds, the sides taking turns,
+(%s), %s, %s per side of each point in %d rounds (the principals curve in as many as makes each of its sides first equally often), the sides taking turns,
 %s%s, against one real Temporal dev server (throttles raised) whose database
 was seeded once into the cache (`+"`--db-filename`"+`), porthole's rate limits set
 too high to reach. porthole, the SDK, the load and Temporal share the cores:
@@ -73,7 +73,7 @@ compare the sides of a point, not figures across runs.
 `, time.Now().UTC().Format("2006-01-02"), rep.commit, runtime.NumCPU(), cpuModel(), runtime.Version(),
 		rep.opts.duration, rep.opts.rounds, what, baselineNote(rep.opts.baseline), svgName)
 
-	b.WriteString("**Histories** (target: porthole at least 0.8× the SDK): each seeded workflow's whole history walked at the largest page size (500 events), one walk after another, through porthole's `get_workflow_history` and through the SDK's own paging (`GetWorkflowExecutionHistory`, `MaximumPageSize` 500).\n\n")
+	b.WriteString("**Histories** (target: porthole at least 0.8× the SDK): each seeded workflow's whole history walked at the largest page size (500 events), one walk after another, through porthole's `get_workflow_history` and through the workflow service's own paging, called with the SDK's client (`GetWorkflowExecutionHistory`, `MaximumPageSize` 500, each next-page token in turn).\n\n")
 	before := rep.opts.baseline != ""
 	if before {
 		b.WriteString("| events | porthole, events/s | SDK, events/s | ratio | porthole CPU per 1,000 events | before (the baseline): events/s, ratio, CPU per 1,000 events |\n|---|---|---|---|---|---|\n")
@@ -89,12 +89,12 @@ compare the sides of a point, not figures across runs.
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n**Lists** (target: at least 0.8× the SDK): pages of `list_workflows` over the %s seeded workflows, each side going on from its last page, through porthole and through `ListWorkflowExecutions` at the same page size.\n\n", thousands(rep.sizes.workflows))
+	fmt.Fprintf(&b, "\n**Lists** (target: at least 0.8× the SDK): pages of `list_workflows` over the namespace's %s seeded workflows (the list's and the histories'), each side going on from its last page, through porthole and through `ListWorkflowExecutions` at the same page size.\n\n", thousands(rep.sizes.workflows+len(rep.sizes.histories)))
 	b.WriteString("| page size | porthole, workflows/s | SDK, workflows/s | ratio | porthole CPU per page |\n|---|---|---|---|---|\n")
 	for _, p := range rep.list {
 		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s |\n", p.page, p.porthole.perSecond(), p.sdk.perSecond(), ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.porthole.cpuPerCall().Round(time.Microsecond))
 	}
-	fmt.Fprintf(&b, "\nPages asked a second time after the dev server failed one (history and list, both sides alike): %d.\n", rep.askedAgain)
+	fmt.Fprintf(&b, "\nPages asked a second time after the dev server failed one (history and list, every side alike, the warm-up included): %d.\n", rep.askedAgain)
 	fmt.Fprintf(&b, "\n**Principals** (target: with 100,000 at least 0.9× the calls/s with one): one porthole per tokens file, %d clients each calling `describe_workflow` answered from the cache, with the last principal's token.\n\n", rep.opts.conc)
 	b.WriteString("| principals | calls/s | ratio to one | porthole CPU per call |\n|---|---|---|---|\n")
 	for _, p := range rep.principals {
