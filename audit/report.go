@@ -147,7 +147,9 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 	s.Verified = s.Problem == nil
 	// Security: a script reading "verified" alone took a tail a forger
 	// could have written for verified (found by review of #27).
-	s.LinksOnly = s.linksOnly() || s.linksOnlyAfterCheckpoints() != ""
+	for _, sv := range s.Series {
+		s.LinksOnly = s.LinksOnly || !sv.Keyed && (sv.ProvenTo == 0 || sv.LastRecord > sv.ProvenTo)
+	}
 	if !s.Verified && !opts.Unverified {
 		return nil, fmt.Errorf("%w: %s", ErrNotVerified, s.Problem)
 	}

@@ -75,6 +75,32 @@ func TestAForgedChainIDIsABreakAndIsNeverEchoed(t *testing.T) {
 	}
 }
 
+// TestLinksOnlyIsSaidOfEverySeriesReadByItsLinks: with a public key and
+// checkpoints but no HMAC key, a second series no checkpoint witnesses
+// breaks verification; reported anyway (--unverified), its records rest on
+// their links alone, and the JSON says so beside "verified": false.
+func TestLinksOnlyIsSaidOfEverySeriesReadByItsLinks(t *testing.T) {
+	t.Parallel()
+	// A series proven whole: closed, its last checkpoint at the close.
+	sig := newSigner(t)
+	tr := newTrail(t)
+	writeRecords(t, openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 3}),
+		call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
+	opts := ReportOptions{Unverified: true, VerifyOptions: VerifyOptions{Keys: ring(nil, sig), Checkpoints: tr.checkpoints(t)}}
+	other := filepath.Join(t.TempDir(), "other.log")
+	writeRecords(t, openReportLog(t, other, Config{}), call("b1", "bob", "list_workflows"))
+	if s := report(t, []string{tr.log}, Filter{}, opts); !s.Verified || s.LinksOnly || s.Series[0].ProvenTo == 0 {
+		t.Fatalf("the proven series alone: verified %t, linksOnly %t, proven to %d", s.Verified, s.LinksOnly, s.Series[0].ProvenTo)
+	}
+	s, err := Report([]string{tr.log, other}, Filter{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verified || !s.LinksOnly {
+		t.Fatalf("verified %t, linksOnly %t; want false and true", s.Verified, s.LinksOnly)
+	}
+}
+
 // crashedTrail writes four calls and their results under checkpoints every
 // five records, and returns a copy of the log as a crash leaves it (no
 // close, no last checkpoint), the checkpoints, and options verifying with
