@@ -186,45 +186,23 @@ func measuredElsewhere(path string) string {
 	return ""
 }
 
-// chart draws p50 latency and throughput per mode and concurrency as an SVG.
+// chart draws p50 latency and throughput per mode and concurrency as an
+// SVG, as make bench-scale draws its curves (drawBars).
 func chart(rs []result, conc []int) string {
-	modes := []string{"sdk", "hop", "bare", "porthole", "cached", "echo"}
-	colors := map[string]string{"sdk": "#888", "hop": "#9b59b6", "bare": "#4a90d9", "porthole": "#d9534f", "cached": "#5cb85c", "echo": "#f0ad4e"}
-	const w, h, pad = 900, 360, 50
-	var maxLat, maxTP float64
-	for _, r := range rs {
-		maxLat = max(maxLat, float64(r.p50.Microseconds())/1000)
-		maxTP = max(maxTP, r.throughput)
-	}
-	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`, w, h)
-	s.WriteString(`<rect width="100%" height="100%" fill="white"/>`)
-	panel := func(x0 int, title string, val func(result) float64, maxV float64, unit string) {
-		pw := (w - 3*pad) / 2
-		fmt.Fprintf(&s, `<text x="%d" y="20" font-size="13">%s</text>`, x0, title)
-		groupW := float64(pw) / float64(len(conc))
-		barW := groupW / float64(len(modes)+1)
-		for gi, c := range conc {
-			gx := float64(x0) + float64(gi)*groupW
-			fmt.Fprintf(&s, `<text x="%.0f" y="%d">c=%d</text>`, gx+groupW/3, h-pad+15, c)
-			for mi, m := range modes {
-				r := find(rs, m, c)
-				if r == nil || maxV == 0 {
-					continue
-				}
-				v := val(*r)
-				bh := v / maxV * float64(h-2*pad-20)
-				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s c=%d: %.2f %s</title></rect>`,
-					gx+float64(mi)*barW, float64(h-pad)-bh, barW*0.9, bh, colors[m], m, c, v, unit)
+	modes := []string{"porthole", "sdk", "bare", "cached", "hop", "echo"}
+	lat := bars{title: "p50 latency (ms)", series: modes}
+	tp := bars{title: "throughput (calls/s)", series: modes}
+	for _, c := range conc {
+		lat.groups, tp.groups = append(lat.groups, fmt.Sprintf("c=%d", c)), append(tp.groups, fmt.Sprintf("c=%d", c))
+		var l, t []float64
+		for _, m := range modes {
+			var r result
+			if found := find(rs, m, c); found != nil {
+				r = *found
 			}
+			l, t = append(l, float64(r.p50.Microseconds())/1000), append(t, r.throughput)
 		}
-		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, x0, h-pad, x0+pw, h-pad)
+		lat.values, tp.values = append(lat.values, l), append(tp.values, t)
 	}
-	panel(pad, "p50 latency (ms)", func(r result) float64 { return float64(r.p50.Microseconds()) / 1000 }, maxLat, "ms")
-	panel(2*pad+(w-3*pad)/2, "throughput (calls/s)", func(r result) float64 { return r.throughput }, maxTP, "calls/s")
-	for i, m := range modes {
-		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`, pad+i*90, h-18, colors[m], pad+i*90+14, h-9, m)
-	}
-	s.WriteString(`</svg>`)
-	return s.String()
+	return drawBars([]bars{lat, tp}, 2, 450)
 }

@@ -221,11 +221,17 @@ func (rep *scaleReport) chart() string {
 		mem.values = append(mem.values, []float64{p.verify.peakMiB, p.report.peakMiB})
 	}
 	panels = append(panels, h, l, pr, an, tr, mem)
+	return drawBars(panels, 3, 300)
+}
 
-	const cols, pw, ph, pad = 3, 300, 220, 40
+// drawBars draws panels of grouped bars, cols to a row, each pw wide,
+// as one SVG: a bar per series in each group, its value over it, and a
+// legend of the series in each panel.
+func drawBars(panels []bars, cols, pw int) string {
+	const ph, pad = 220, 40
 	rows := (len(panels) + cols - 1) / cols
 	w, hgt := cols*pw, rows*ph
-	colors := []string{"#d9534f", "#888", "#4a90d9"}
+	colors := []string{"#d9534f", "#888", "#4a90d9", "#5cb85c", "#9b59b6", "#f0ad4e"}
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="10">`, w, hgt)
 	s.WriteString(`<rect width="100%" height="100%" fill="white"/>`)
@@ -253,7 +259,9 @@ func (rep *scaleReport) chart() string {
 				x := gx + float64(si)*bw
 				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %.1f</title></rect>`,
 					x, float64(base)-bh, bw*0.9, bh, colors[si%len(colors)], p.series[si], g, v)
-				fmt.Fprintf(&s, `<text x="%.1f" y="%.1f" font-size="8">%s</text>`, x, float64(base)-bh-2, short(v))
+				if bw >= 16 { // a label over a narrower bar would run into its neighbour's
+					fmt.Fprintf(&s, `<text x="%.1f" y="%.1f" font-size="8">%s</text>`, x, float64(base)-bh-2, short(v))
+				}
 			}
 		}
 		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, x0, base, x0+pw-pad, base)
