@@ -205,9 +205,9 @@ SOAK ?= 60s
 soak: $(TEMPORAL_CLI) redis-server
 	PORTHOLE_SOAK=$(SOAK) $(GO) test -count=1 -v -run 'TestSoakLoad|TestSoakThreeReplicasSharingRedis|TestTemporalStoppedAndStartedAgain|TestSlowTemporal|TestAuditSink|TestAnAuditSink' ./cmd/porthole/
 
-## bench-links: the cost of each link of the chain alone, as Go benchmarks
-bench-links:
-	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/ ./gateway/rpcdecode/ ./gateway/tokens/
+## bench-links: the cost of each link of the chain alone, as Go benchmarks (the shared-limit charge against a real redis-server among them)
+bench-links: redis-server
+	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/ ./gateway/rpcdecode/ ./gateway/tokens/ ./gateway/limit/redislimit/
 
 ## clients: install the npm clients the interoperability tests run
 clients: $(CLIENTS_DIR)/.installed
