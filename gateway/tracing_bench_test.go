@@ -37,7 +37,11 @@ func processCPU() time.Duration {
 // reach the exporter.
 func benchSDKSpans(b *testing.B, exp sdktrace.SpanExporter, children int) {
 	counted := &countingExporter{SpanExporter: exp, exported: make(chan struct{}, 1)}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(counted))
+	// The queue and batch sizes are the SDK's defaults, set here so that
+	// OTEL_BSP_* in the environment cannot change what the pacing below
+	// relies on (found by review: a batch over 1,024 spans would wait on
+	// the timer, a queue under 1,035 would drop spans).
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(counted, sdktrace.WithMaxQueueSize(2048), sdktrace.WithMaxExportBatchSize(512)))
 	defer tp.Shutdown(context.Background())
 	tr := tp.Tracer("bench")
 	names := []string{"porthole authenticate", "porthole decode", "porthole rate limit", "tools/call describe_workflow",
@@ -69,27 +73,43 @@ func benchSDKSpans(b *testing.B, exp sdktrace.SpanExporter, children int) {
 		// never does.
 		made += int64(children + 1)
 		for made-counted.spans.Load() > 1024 {
-			<-counted.exported
+			if err := counted.failed.Load(); err != nil {
+				b.Fatalf("an export failed: %v", *err)
+			}
+			select {
+			case <-counted.exported:
+			case <-time.After(30 * time.Second):
+				b.Fatalf("%d spans made, %d exported, and no export for 30 s", made, counted.spans.Load())
+			}
 		}
 	}
 	_ = tp.ForceFlush(context.Background())
 	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+	if err := counted.failed.Load(); err != nil {
+		b.Fatalf("an export failed: %v", *err)
+	}
 	if counted.spans.Load() != made {
 		b.Fatalf("%d spans made, %d exported: the batcher dropped some", made, counted.spans.Load())
 	}
 }
 
-// countingExporter counts the spans it passes on and, when exported is
-// not nil, signals there after each batch.
+// countingExporter counts the spans it passes on that were exported
+// without an error, keeps the first error, and, when exported is not nil,
+// signals there after each batch.
 type countingExporter struct {
 	sdktrace.SpanExporter
 	spans    atomic.Int64
+	failed   atomic.Pointer[error]
 	exported chan struct{}
 }
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.SpanExporter.ExportSpans(ctx, spans)
-	e.spans.Add(int64(len(spans)))
+	if err != nil {
+		e.failed.CompareAndSwap(nil, &err)
+	} else {
+		e.spans.Add(int64(len(spans)))
+	}
 	if e.exported != nil {
 		select {
 		case e.exported <- struct{}{}:
