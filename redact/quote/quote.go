@@ -247,27 +247,8 @@ func clean(s string, max int, keepLines bool) (out string, cut bool, consumed in
 			w = j - i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		w = size
 		var piece string
-		switch {
-		case r == utf8.RuneError && size == 1:
-			piece = "\uFFFD"
-		case r == '\t' || r == '\n':
-			// Kept in quoted text (keepLines): a failure message or an
-			// upstream's answer may be several lines, and quoting makes
-			// them harmless. Escaped in identifiers. The caller says
-			// which, not the cap: a quote cut at 256 bytes is still text.
-			if keepLines {
-				piece = string(r)
-			} else {
-				piece = fmt.Sprintf("\\u%04X", r)
-			}
-		case isHidden(r):
-			piece = fmt.Sprintf("\\u%04X", r)
-		default:
-			piece = s[i : i+size]
-		}
+		piece, w = escapeRune(s, i, keepLines)
 		if b.Len()+len(piece) > max {
 			b.WriteString(truncationMarker)
 			return b.String(), true, i
@@ -275,6 +256,29 @@ func clean(s string, max int, keepLines bool) (out string, cut bool, consumed in
 		b.WriteString(piece)
 	}
 	return b.String(), false, len(s)
+}
+
+// escapeRune is what clean writes for the character at s[i], and its
+// length in s: malformed UTF-8 replaced, hidden characters escaped, the
+// rest as it is.
+func escapeRune(s string, i int, keepLines bool) (piece string, size int) {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return "\uFFFD", size
+	case r == '\t' || r == '\n':
+		// Kept in quoted text (keepLines): a failure message or an
+		// upstream's answer may be several lines, and quoting makes them
+		// harmless. Escaped in identifiers. The caller says which, not
+		// the cap: a quote cut at 256 bytes is still text.
+		if keepLines {
+			return string(r), size
+		}
+		return fmt.Sprintf("\\u%04X", r), size
+	case isHidden(r):
+		return fmt.Sprintf("\\u%04X", r), size
+	}
+	return s[i : i+size], size
 }
 
 // keptRun is the end of the run of bytes from i that clean keeps as they

@@ -144,30 +144,16 @@ func TestACutLeavesNoHalfSecret(t *testing.T) {
 }
 
 // cleanRuneByRune is clean as it was before runs of kept characters were
-// copied whole: the reference FuzzCleanIsTheRuneByRuneClean holds it to.
+// copied whole, each character escaped (escapeRune) and cut one by one:
+// the reference FuzzCleanIsTheRuneByRuneClean holds the run copying to.
 func cleanRuneByRune(s string, max int, keepLines bool) (out string, cut bool, consumed int) {
 	if isPlain(s) && len(s) <= max {
 		return s, false, len(s)
 	}
 	var b strings.Builder
 	for i, w := 0, 0; i < len(s); i += w {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		w = size
 		var piece string
-		switch {
-		case r == utf8.RuneError && size == 1:
-			piece = "\uFFFD"
-		case r == '\t' || r == '\n':
-			if keepLines {
-				piece = string(r)
-			} else {
-				piece = fmt.Sprintf("\\u%04X", r)
-			}
-		case isHidden(r):
-			piece = fmt.Sprintf("\\u%04X", r)
-		default:
-			piece = s[i : i+size]
-		}
+		piece, w = escapeRune(s, i, keepLines)
 		if b.Len()+len(piece) > max {
 			b.WriteString(truncationMarker)
 			return b.String(), true, i
