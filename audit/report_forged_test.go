@@ -192,11 +192,7 @@ func TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
-			var records []Record
-			for i := range 10 {
-				records = append(records, call(fmt.Sprint("a", i), "alice", "list_workflows"))
-			}
-			writeRecords(t, openReportLog(t, a, Config{}), records...)
+			writeRecords(t, openReportLog(t, a, Config{}), calls("a", "alice", "list_workflows", 10, "")...)
 			writeRecords(t, openReportLogFrom(t, b, reportStart.Add(c.offset), Config{}), call("b0", "alice", "list_workflows"))
 			for _, order := range [][]string{{a, b}, {b, a}} {
 				s := report(t, order, Filter{}, keyed())
@@ -215,12 +211,7 @@ func TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas(t *testing.T) {
 func TestAForgedLogsLongNamesAreCutOnThePage(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	var records []Record
-	for i := range 20 {
-		id := fmt.Sprint("a", i)
-		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
-	}
-	records = append(records, Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: OutcomeInvalid, Status: 400, Reason: "not JSON"})
+	records := append(calls("a", "alice", "list_workflows", 20, OutcomeOK), Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: OutcomeInvalid, Status: 400, Reason: "not JSON"})
 	writeRecords(t, openReportLog(t, path, Config{}), records...)
 	big := strings.Repeat("P", 64<<10)
 	relink(t, path, func(_ int, l string) string {

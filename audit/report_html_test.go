@@ -285,11 +285,7 @@ func TestAPageKeepsTheEarliestRowsAndSaysHowManyItLeftOut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	late, early := filepath.Join(dir, "late.log"), filepath.Join(dir, "early.log")
-	var records []Record
-	for i := range 6 {
-		records = append(records, call(fmt.Sprint("l", i), "late", "list_workflows"))
-	}
-	writeRecords(t, openReportLog(t, late, Config{}), records...)
+	writeRecords(t, openReportLog(t, late, Config{}), calls("l", "late", "list_workflows", 6, "")...)
 	// The second replica's clock is a day behind: its records come first.
 	l := openReportLogFrom(t, early, reportStart.Add(-24*time.Hour), Config{})
 	writeRecords(t, l, call("e0", "early", "list_workflows"), call("e1", "early", "list_workflows"))

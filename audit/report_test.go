@@ -62,6 +62,21 @@ func result(id, principal, tool string, o Outcome) Record {
 	return Record{Kind: KindResult, RequestID: id, Principal: principal, Method: "tools/call", Tool: tool, Outcome: o}
 }
 
+// calls are n calls of tool by principal, their request ids prefix0,
+// prefix1, …, each followed by its result with outcome o, or alone when o
+// is "".
+func calls(prefix, principal, tool string, n int, o Outcome) []Record {
+	var records []Record
+	for i := range n {
+		id := fmt.Sprint(prefix, i)
+		records = append(records, call(id, principal, tool))
+		if o != "" {
+			records = append(records, result(id, principal, tool, o))
+		}
+	}
+	return records
+}
+
 // keyed are report options that verify with testKey.
 func keyed() ReportOptions {
 	return ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{testKey}, nil)}}
@@ -88,12 +103,7 @@ func principal(s *Summary, name string) *PrincipalSummary {
 func TestReportAnswersWhoAskedWhat(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	var records []Record
-	for i := range 3 {
-		id := fmt.Sprint("a", i)
-		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
-	}
-	records = append(records,
+	records := append(calls("a", "alice", "list_workflows", 3, OutcomeOK),
 		call("b1", "bob", "describe_workflow"), result("b1", "bob", "describe_workflow", OutcomeToolError),
 		Record{Kind: KindCall, RequestID: "b2", Principal: "bob", Method: "tools/list"},
 		Record{Kind: KindResult, RequestID: "b2", Principal: "bob", Method: "tools/list", Outcome: OutcomeOK},
@@ -150,11 +160,7 @@ func TestReportShowsHostileNamesQuoted(t *testing.T) {
 func editedPrincipalLog(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	var records []Record
-	for i := range 3 {
-		id := fmt.Sprint("a", i)
-		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
-	}
+	records := calls("a", "alice", "list_workflows", 3, OutcomeOK)
 	for i := range 60 {
 		id, p := fmt.Sprint("p", i), fmt.Sprintf("agent-%02d", i)
 		records = append(records, call(id, p, "describe_namespace"), result(id, p, "describe_namespace", OutcomeOK))
@@ -328,11 +334,7 @@ func TestAReportVerifiesEachReplicasChainOnItsOwn(t *testing.T) {
 		tr        trail
 		principal string
 	}{{a, "alice"}, {b, "bob"}} {
-		var records []Record
-		for i := range 4 {
-			id := fmt.Sprint(r.principal, i)
-			records = append(records, call(id, r.principal, "list_workflows"), result(id, r.principal, "list_workflows", OutcomeOK))
-		}
+		records := calls(r.principal, r.principal, "list_workflows", 4, OutcomeOK)
 		writeRecords(t, openReportLog(t, r.tr.log, Config{Signer: sig.priv, CheckpointPath: r.tr.witness, CheckpointEvery: 3}), records...)
 	}
 	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: append(a.checkpoints(t), b.checkpoints(t)...)}}
@@ -431,11 +433,7 @@ func TestAReportFromACheckpointReadsOnlyWhatWasVerified(t *testing.T) {
 	t.Parallel()
 	sig := newSigner(t)
 	tr := newTrail(t)
-	var records []Record
-	for i := range 10 {
-		id := fmt.Sprint("a", i)
-		records = append(records, call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK))
-	}
+	records := calls("a", "alice", "list_workflows", 10, OutcomeOK)
 	writeRecords(t, openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 4}), records...)
 	cps := tr.checkpoints(t)
 	from := cps[2].Seq
