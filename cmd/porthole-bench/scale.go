@@ -550,6 +550,26 @@ func (r *rig) scalePortholeOf(ctx context.Context, bin string, srv *temporaltest
 	return r.startServer(ctx, bin, []string{"serve"}, append(e, extra...), "serving MCP")
 }
 
+// curvePortholes starts a curve's porthole, name, with its cache off, a
+// tokens file of one principal and extra's settings, and the baseline
+// binary's porthole beside it (name-before) when withBaseline and
+// -baseline are set, else nil; token is the principal's.
+func (r *rig) curvePortholes(ctx context.Context, o scaleOptions, srv *temporaltest.DevServer, dir, name string, withBaseline bool, extra ...string) (token string, ph, before *server, err error) {
+	tokensFile := filepath.Join(dir, "tokens."+name)
+	if token, err = writeTokens(tokensFile, 1); err != nil {
+		return "", nil, nil, err
+	}
+	if ph, err = r.scalePorthole(ctx, o, srv, dir, name, "0", tokensFile, extra...); err != nil {
+		return "", nil, nil, err
+	}
+	if withBaseline && o.baseline != "" {
+		if before, err = r.scalePortholeOf(ctx, o.baseline, srv, dir, name+"-before", "0", tokensFile, extra...); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	return token, ph, before, nil
+}
+
 // writeTokens writes a tokens file of n principals and returns the token
 // of the last: each line as tokens.Append writes it (a name and the
 // token's digest), written at once, since Append reads the file each time.
@@ -613,20 +633,9 @@ type historyPoint struct {
 // paging (GetWorkflowExecutionHistory), in turns.
 func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv *temporaltest.DevServer, c client.Client, dir string) ([]historyPoint, error) {
 	const page = 500 // policy.MaxHistoryPageSize
-	tokensFile := filepath.Join(dir, "tokens.history")
-	token, err := writeTokens(tokensFile, 1)
+	token, ph, before, err := r.curvePortholes(ctx, o, srv, dir, "history", true)
 	if err != nil {
 		return nil, err
-	}
-	ph, err := r.scalePorthole(ctx, o, srv, dir, "history", "0", tokensFile)
-	if err != nil {
-		return nil, err
-	}
-	var before *server
-	if o.baseline != "" {
-		if before, err = r.scalePortholeOf(ctx, o.baseline, srv, dir, "history-before", "0", tokensFile); err != nil {
-			return nil, err
-		}
 	}
 	hc := &http.Client{}
 	var out []historyPoint
@@ -714,12 +723,7 @@ type listPoint struct {
 // through porthole (list_workflows) and the SDK (ListWorkflowExecutions),
 // each side going on from where it left off and starting again at the end.
 func (r *rig) listCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv *temporaltest.DevServer, c client.Client, dir string) ([]listPoint, error) {
-	tokensFile := filepath.Join(dir, "tokens.list")
-	token, err := writeTokens(tokensFile, 1)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := r.scalePorthole(ctx, o, srv, dir, "list", "0", tokensFile)
+	token, ph, _, err := r.curvePortholes(ctx, o, srv, dir, "list", false)
 	if err != nil {
 		return nil, err
 	}
@@ -840,21 +844,12 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	if out, err := exec.CommandContext(ctx, o.bin, "roster", "pin", "--roster-file", roster).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("porthole roster pin: %v: %s", err, out)
 	}
-	tokensFile := filepath.Join(dir, "tokens.answers")
-	token, err := writeTokens(tokensFile, 1)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := r.scalePorthole(ctx, o, srv, dir, "answers", "0", tokensFile, "PORTHOLE_ROSTER_FILE="+roster)
+	token, ph, before, err := r.curvePortholes(ctx, o, srv, dir, "answers", true, "PORTHOLE_ROSTER_FILE="+roster)
 	if err != nil {
 		return nil, err
 	}
 	phs := []*server{ph}
-	if o.baseline != "" {
-		before, err := r.scalePortholeOf(ctx, o.baseline, srv, dir, "answers-before", "0", tokensFile, "PORTHOLE_ROSTER_FILE="+roster)
-		if err != nil {
-			return nil, err
-		}
+	if before != nil {
 		phs = append(phs, before)
 	}
 	hc := &http.Client{}
