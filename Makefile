@@ -198,7 +198,7 @@ bench-scale: $(TEMPORAL_CLI) build
 ## bench-scale-smallest: the smallest size of each curve, briefly, the report set aside (.ci/run runs it so that no curve rots)
 bench-scale-smallest: $(TEMPORAL_CLI) build
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
-	out=$$(mktemp -d) && ./bin/porthole-bench scale -smallest -duration 2s -rounds 1 -porthole bin/porthole -cache $(CACHE_DIR) -out $$out/performance.md -svg $$out/scale.svg && rm -r $$out
+	out=$$(mktemp -d) && { ./bin/porthole-bench scale -smallest -duration 2s -rounds 1 -porthole bin/porthole -cache $(CACHE_DIR) -out $$out/performance.md -svg $$out/scale.svg; status=$$?; rm -r $$out; exit $$status; }
 
 ## soak: the load and fault tests for SOAK (default 60s) each: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink, three replicas sharing Redis with Redis stopped and restarted
 SOAK ?= 60s

@@ -190,11 +190,7 @@ func (r *rig) close() {
 // cached mode reading the completed workflow, for coalescing.
 func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode, err error) {
 	fmt.Println("== starting Temporal (visibility throttle raised for benchmarking)")
-	srv, stopTemporal, err := temporaltest.StartSeeded(ctx, temporaltest.Options{ExtraArgs: []string{
-		"--dynamic-config-value", "frontend.namespaceRPS.visibility=100000",
-		"--dynamic-config-value", "frontend.namespaceRPS=100000",
-		"--dynamic-config-value", "frontend.rps=100000",
-	}})
+	srv, stopTemporal, err := temporaltest.StartSeeded(ctx, temporaltest.Options{ExtraArgs: benchDynamicConfig()})
 	if err != nil {
 		return nil, mode{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -160,7 +161,7 @@ difference in CPU and garbage per call between porthole and bare below.
 			"authentication and no audit, making the same read, adds +%s ms in the same run. What porthole adds over "+
 			"that floor, its whole chain and the MCP framing, is +%s ms.\n", ms(p.p50-s.p50), runtime.NumCPU(), ms(h.p50-s.p50), ms(p.p50-h.p50))
 	}
-	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof -out /tmp/bench.md -svg /tmp/bench.svg   # after make bench: a CPU profile of porthole as it serves (the report goes aside)\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding, a shared-limit charge, the SDK's spans\nmake bench-scale      # SCALE_DURATION=20s: how the cost grows with the work (writes its own section below)\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
+	b.WriteString("\n## Reproduce\n\n```sh\nmake bench            # BENCH_DURATION=5s by default\nbin/porthole-bench -concurrency 1 -profile cpu.prof -out /tmp/bench.md -svg /tmp/bench.svg   # after make bench: a CPU profile of porthole as it serves (the report goes aside)\nmake bench-links      # each link alone: bearer lookup, audit record, redaction per KiB, query screening, strict decoding, a shared-limit charge, the SDK's spans\nmake bench-scale      # SCALE_DURATION=20s: how the cost grows with the work (writes its own section below)\nmake soak             # SOAK=60s: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink, three replicas sharing Redis with Redis stopped and restarted\nmake fuzz             # FUZZTIME=10s per fuzz target\n```\n\n" +
 		"`make test` runs the soak and fault tests for 2 s each and every fuzz target's seed corpus; `.ci/run` adds 5 s of fuzzing per target.\n")
 	b.WriteString(measuredElsewhere(path))
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -189,7 +190,12 @@ func measuredElsewhere(path string) string {
 // chart draws p50 latency and throughput per mode and concurrency as an
 // SVG, as make bench-scale draws its curves (drawBars).
 func chart(rs []result, conc []int) string {
-	modes := []string{"porthole", "sdk", "bare", "cached", "hop", "echo"}
+	var modes []string // those measured (-modes may leave some out)
+	for _, m := range []string{"porthole", "sdk", "bare", "cached", "hop", "echo"} {
+		if slices.ContainsFunc(rs, func(r result) bool { return r.mode == m }) {
+			modes = append(modes, m)
+		}
+	}
 	lat := bars{title: "p50 latency (ms)", series: modes}
 	tp := bars{title: "throughput (calls/s)", series: modes}
 	for _, c := range conc {

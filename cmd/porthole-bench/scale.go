@@ -5,6 +5,7 @@ package main
 // Temporal dev server whose database is seeded once into the cache.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,7 +109,11 @@ func parseScaleOptions(args []string) (scaleOptions, error) {
 	}
 	o.curves = map[string]bool{}
 	for _, c := range strings.Split(*curves, ",") {
-		o.curves[strings.TrimSpace(c)] = true
+		c = strings.TrimSpace(c)
+		if !slices.Contains(scaleCurves, c) {
+			return o, fmt.Errorf("-curves: no curve is named %q (the curves: %s)", c, strings.Join(scaleCurves, ", "))
+		}
+		o.curves[c] = true
 	}
 	if o.rounds < 1 || o.duration <= 0 {
 		return o, errors.New("-rounds and -duration must be positive")
@@ -122,8 +128,8 @@ func runScale(args []string) error {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	if !o.allCurves() && o.out == defaultScaleOut {
-		return fmt.Errorf("-curves names some curves only: give -out (and -svg) elsewhere than %s, whose section holds every curve", defaultScaleOut)
+	if (!o.allCurves() || o.smallest) && o.out == defaultScaleOut {
+		return fmt.Errorf("-curves naming some curves only, or -smallest: give -out (and -svg) elsewhere than %s, whose section holds every curve at every size", defaultScaleOut)
 	}
 	sz := o.sizes()
 	seeded, err := seededDB(ctx, o, sz)
@@ -192,8 +198,6 @@ func runScale(args []string) error {
 	return rep.write(o.out, o.svg)
 }
 
-// benchDynamicConfig raises the dev server's throttles, so that the
-// curves measure work and not throttling.
 // copyFile copies src to dst.
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
@@ -212,6 +216,9 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// benchDynamicConfig raises the dev server's throttles, so that the
+// benches measure work and not throttling (make bench's and the scale
+// curves' alike).
 func benchDynamicConfig() []string {
 	return []string{
 		"--dynamic-config-value", "frontend.namespaceRPS.visibility=100000",
@@ -415,6 +422,11 @@ func (s sidePoint) perSecond() float64 {
 	return float64(s.units) / s.elapsed.Seconds()
 }
 
+// cpuPer is the side's CPU per n of its units (per 1,000 events, say).
+func (s sidePoint) cpuPer(n int) time.Duration {
+	return time.Duration(float64(s.cpu) / float64(max(1, s.units)) * float64(n))
+}
+
 func (s sidePoint) cpuPerCall() time.Duration {
 	if s.calls == 0 {
 		return 0
@@ -529,14 +541,9 @@ func checkSides(what string, pts []sidePoint) error {
 	return nil
 }
 
-// scalePorthole starts a porthole for the scale curves: limits too high to
-// reach, the cache at cacheTTL, the tokens file tokensFile, and env's
-// extra settings.
-func (r *rig) scalePorthole(ctx context.Context, o scaleOptions, srv *temporaltest.DevServer, dir, name, cacheTTL, tokensFile string, extra ...string) (*server, error) {
-	return r.scalePortholeOf(ctx, o.bin, srv, dir, name, cacheTTL, tokensFile, extra...)
-}
-
-// scalePortholeOf is scalePorthole of the binary bin.
+// scalePortholeOf starts a porthole of the binary bin for the scale
+// curves: limits too high to reach, the cache at cacheTTL, the tokens file
+// tokensFile, and extra settings.
 func (r *rig) scalePortholeOf(ctx context.Context, bin string, srv *temporaltest.DevServer, dir, name, cacheTTL, tokensFile string, extra ...string) (*server, error) {
 	own := filepath.Join(dir, name)
 	if err := os.MkdirAll(own, 0o700); err != nil {
@@ -559,7 +566,7 @@ func (r *rig) curvePortholes(ctx context.Context, o scaleOptions, srv *temporalt
 	if token, err = writeTokens(tokensFile, 1); err != nil {
 		return "", nil, nil, err
 	}
-	if ph, err = r.scalePorthole(ctx, o, srv, dir, name, "0", tokensFile, extra...); err != nil {
+	if ph, err = r.scalePortholeOf(ctx, o.bin, srv, dir, name, "0", tokensFile, extra...); err != nil {
 		return "", nil, nil, err
 	}
 	if withBaseline && o.baseline != "" {
@@ -586,16 +593,14 @@ func writeTokens(path string, n int) (string, error) {
 	return token, os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// toolCall posts a tools/call of tool with args to s and decodes its
-// structured content into out (when out is not nil).
-func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool string, args map[string]any, out any) error {
+// toolCall posts a tools/call of tool with args to s, decodes its
+// structured content into out (when out is not nil), and returns the
+// answer's size on the wire.
+func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool string, args map[string]any, out any) (wireBytes int, err error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
 	status, b, err := post(ctx, hc, s.endpoint, string(body), token, nil)
 	if err != nil {
-		return err
-	}
-	if n, ok := out.(*int); ok {
-		*n, out = len(b), nil // the answer's size on the wire
+		return 0, err
 	}
 	if out == nil {
 		out = &struct{}{} // read past, nothing kept
@@ -614,18 +619,19 @@ func toolCall(ctx context.Context, hc *http.Client, s *server, token, tool strin
 		IsError           bool `json:"isError"`
 		StructuredContent any  `json:"structuredContent"`
 	}{StructuredContent: out}
-	if status != http.StatusOK || json.Unmarshal(b, &answer) != nil || answer.Error != nil || answer.Result.IsError {
-		return fmt.Errorf("%s: status %d: %.300s", tool, status, b)
+	// Result is set before decoding, so an answer without one would pass
+	// as an empty result: the bytes must hold one (as httpCall checks).
+	if status != http.StatusOK || json.Unmarshal(b, &answer) != nil || answer.Error != nil || answer.Result.IsError || !bytes.Contains(b, []byte(`"result"`)) {
+		return 0, fmt.Errorf("%s: status %d: %.300s", tool, status, b)
 	}
-	return nil
+	return len(b), nil
 }
 
 // historyPoint is the history curve at one size.
 type historyPoint struct {
-	events            int
-	porthole, sdk     sidePoint
-	before            sidePoint     // the baseline porthole, where measured
-	portholeCPUPerKEv time.Duration // porthole's CPU per 1,000 events
+	events        int
+	porthole, sdk sidePoint
+	before        sidePoint // the baseline porthole, where measured
 }
 
 // historyCurve walks each seeded history at the largest page size,
@@ -653,7 +659,10 @@ func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, s
 					if next != "" {
 						args["nextPageToken"] = next
 					}
-					if err := again(func() error { return toolCall(ctx, hc, ph, token, "get_workflow_history", args, &h) }); err != nil {
+					if err := again(func() error {
+						_, err := toolCall(ctx, hc, ph, token, "get_workflow_history", args, &h)
+						return err
+					}); err != nil {
 						return 0, err
 					}
 					events += len(h.Events)
@@ -703,11 +712,10 @@ func (r *rig) historyCurve(ctx context.Context, o scaleOptions, sz scaleSizes, s
 		p := historyPoint{events: n, porthole: pts[0], sdk: pts[1]}
 		if before != nil {
 			p.before = pts[2]
-			fmt.Printf("history %6d events: the baseline %8.0f events/s, CPU %s per 1,000 events\n", n, p.before.perSecond(), time.Duration(float64(p.before.cpu)/float64(p.before.units)*1000))
+			fmt.Printf("history %6d events: the baseline %8.0f events/s, CPU %s per 1,000 events\n", n, p.before.perSecond(), p.before.cpuPer(1000))
 		}
-		p.portholeCPUPerKEv = time.Duration(float64(p.porthole.cpu) / float64(p.porthole.units) * 1000)
 		fmt.Printf("history %6d events: porthole %8.0f events/s, sdk %8.0f events/s (%.2f×), porthole CPU %s per 1,000 events\n",
-			n, p.porthole.perSecond(), p.sdk.perSecond(), p.porthole.perSecond()/p.sdk.perSecond(), p.portholeCPUPerKEv)
+			n, p.porthole.perSecond(), p.sdk.perSecond(), p.porthole.perSecond()/p.sdk.perSecond(), p.porthole.cpuPer(1000))
 		out = append(out, p)
 	}
 	return out, nil
@@ -740,7 +748,10 @@ func (r *rig) listCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv 
 			if phNext != "" {
 				args["nextPageToken"] = phNext
 			}
-			if err := again(func() error { return toolCall(ctx, hc, ph, token, "list_workflows", args, &l) }); err != nil {
+			if err := again(func() error {
+				_, err := toolCall(ctx, hc, ph, token, "list_workflows", args, &l)
+				return err
+			}); err != nil {
 				return 0, err
 			}
 			phNext = l.NextPageToken
@@ -795,7 +806,7 @@ func (r *rig) principalsCurve(ctx context.Context, o scaleOptions, sz scaleSizes
 		if err != nil {
 			return nil, err
 		}
-		ph, err := r.scalePorthole(ctx, o, srv, dir, fmt.Sprintf("principals-%d-%d", n, i), "1h", tokensFile)
+		ph, err := r.scalePortholeOf(ctx, o.bin, srv, dir, fmt.Sprintf("principals-%d-%d", n, i), "1h", tokensFile)
 		if err != nil {
 			return nil, err
 		}
@@ -864,8 +875,8 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 				name = ""
 			}
 			sides = append(sides, side{op: func(ctx context.Context) (int, error) {
-				n := 0
-				if err := toolCall(ctx, hc, ph, token, "bench__blob", map[string]any{"bytes": bytes}, &n); err != nil {
+				n, err := toolCall(ctx, hc, ph, token, "bench__blob", map[string]any{"bytes": bytes}, nil)
+				if err != nil {
 					return 0, err
 				}
 				served[k][i] = n
@@ -885,9 +896,9 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 		}
 		out = append(out, p)
 		if kib > 0 {
-			fmt.Printf("answer %5d KiB: porthole CPU %s per call, %.1f µs per KiB added\n", kib, p.calls.cpuPerCall(), addedPerKiB(out[0], p))
+			fmt.Printf("answer %5d KiB: porthole CPU %s per call, %.1f µs per KiB added\n", kib, p.calls.cpuPerCall(), addedPerKiB(out[0].calls, p.calls, kib))
 			if len(phs) > 1 {
-				fmt.Printf("answer %5d KiB: the baseline's CPU %s per call, %.1f µs per KiB added\n", kib, p.before.cpuPerCall(), addedPerKiBBefore(out[0], p))
+				fmt.Printf("answer %5d KiB: the baseline's CPU %s per call, %.1f µs per KiB added\n", kib, p.before.cpuPerCall(), addedPerKiB(out[0].before, p.before, kib))
 			}
 		}
 	}
@@ -896,17 +907,12 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 
 // addedPerKiB is porthole's CPU per KiB of answer that p adds over the
 // tiny answer base.
-func addedPerKiB(base, p answerPoint) float64 {
-	return float64(p.calls.cpuPerCall()-base.calls.cpuPerCall()) / float64(time.Microsecond) / addedKiB(p.kib)
+func addedPerKiB(base, p sidePoint, kib int) float64 {
+	return float64(p.cpuPerCall()-base.cpuPerCall()) / float64(time.Microsecond) / addedKiB(kib)
 }
 
 // addedKiB is the KiB an answer of kib KiB holds over the 16-byte base.
 func addedKiB(kib int) float64 { return float64(kib<<10-16) / 1024 }
-
-// addedPerKiBBefore is addedPerKiB of the baseline porthole.
-func addedPerKiBBefore(base, p answerPoint) float64 {
-	return float64(p.before.cpuPerCall()-base.before.cpuPerCall()) / float64(time.Microsecond) / addedKiB(p.kib)
-}
 
 // blobText is n bytes of text like an upstream's answer: log lines with
 // names, numbers and times, none of them secrets.
@@ -1040,7 +1046,10 @@ func writeTrail(path string, key []byte, size int64) (int64, error) {
 				return 0, err
 			}
 		}
-		if i%1000 == 999 {
+		// Every 100 calls (about 100 KB): the trail passes its size by
+		// less than its table rounds away, so its table and its chart
+		// name the same size.
+		if i%100 == 99 {
 			st, err := os.Stat(path)
 			if err != nil {
 				l.Close()

@@ -82,10 +82,10 @@ compare the sides of a point, not figures across runs.
 	}
 	for _, p := range rep.history {
 		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s |", thousands(p.events), p.porthole.perSecond(), p.sdk.perSecond(),
-			ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.portholeCPUPerKEv.Round(time.Microsecond))
+			ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.porthole.cpuPer(1000).Round(time.Microsecond))
 		if before {
 			fmt.Fprintf(&b, " %.0f, %s, %s |", p.before.perSecond(), ratio(p.before.perSecond(), p.sdk.perSecond()),
-				time.Duration(float64(p.before.cpu)/float64(max(1, p.before.units))*1000).Round(time.Microsecond))
+				p.before.cpuPer(1000).Round(time.Microsecond))
 		}
 		b.WriteString("\n")
 	}
@@ -114,8 +114,8 @@ compare the sides of a point, not figures across runs.
 		per, perBefore := "(the base)", "(the base)"
 		size := "16 B"
 		if p.kib > 0 {
-			per = fmt.Sprintf("%.2f µs", addedPerKiB(rep.answers[0], p))
-			perBefore = fmt.Sprintf("%.2f µs", addedPerKiBBefore(rep.answers[0], p))
+			per = fmt.Sprintf("%.2f µs", addedPerKiB(rep.answers[0].calls, p.calls, p.kib))
+			perBefore = fmt.Sprintf("%.2f µs", addedPerKiB(rep.answers[0].before, p.before, p.kib))
 			size = fmt.Sprintf("%s KiB", thousands(p.kib))
 		}
 		fmt.Fprintf(&b, "| %s | %s B | %s | %s | %.0f |", size, thousands(p.served), p.calls.cpuPerCall().Round(time.Microsecond), per, p.calls.perSecond())
@@ -125,7 +125,7 @@ compare the sides of a point, not figures across runs.
 		b.WriteString("\n")
 	}
 	if a, z := rep.answerAt(64), rep.answerAt(1024); a != nil && z != nil {
-		fmt.Fprintf(&b, "\nAt 1 MiB, %.2f× the added CPU per KiB at 64 KiB.\n", addedPerKiB(rep.answers[0], *z)/addedPerKiB(rep.answers[0], *a))
+		fmt.Fprintf(&b, "\nAt 1 MiB, %.2f× the added CPU per KiB at 64 KiB.\n", addedPerKiB(rep.answers[0].calls, z.calls, z.kib)/addedPerKiB(rep.answers[0].calls, a.calls, a.kib))
 	}
 	b.WriteString("\n**Audit trails** (target: at least 100 MB/s, peak memory independent of the size and at most 64 MiB at 1 GB): one unrotated log of each size written by porthole's own writer (calls with three arguments and their results from 50 principals, a denial every 50 calls), then `porthole audit verify --key-file` and `porthole audit report --key-file` over it; peak memory is the process's peak RSS (VmHWM), read from /proc while it runs.\n\n")
 	if before {
@@ -210,7 +210,7 @@ func (rep *scaleReport) chart() string {
 			continue
 		}
 		an.groups = append(an.groups, fmt.Sprintf("%d KiB", p.kib))
-		an.values = append(an.values, []float64{max(0, addedPerKiB(rep.answers[0], p))})
+		an.values = append(an.values, []float64{max(0, addedPerKiB(rep.answers[0].calls, p.calls, p.kib))})
 	}
 	tr := bars{title: "audit trail, MB/s", series: []string{"verify", "report"}}
 	mem := bars{title: "audit trail, peak MiB", series: []string{"verify", "report"}}
