@@ -19,9 +19,9 @@
 //	  -> strict JSON-RPC decoding (one object, no duplicate or case-variant
 //	     keys, size cap 413) -> rate limits (per principal, per tool cost,
 //	     global; 429 + Retry-After) -> MCP server (go-sdk, stateless, JSON;
-//	     a plain tools/call of porthole's own tools, or of an upstream's
-//	     tool served now, is answered by answerPlainCalls, through the
-//	     same middleware and handler)
+//	     a plain tools/call of porthole's own tools, or in the forms
+//	     before 2026-07-28 of an upstream's tool served now, is answered
+//	     by answerPlainCalls, through the same middleware and handler)
 //	  -> audit call record (fail closed) -> grants -> argument bounds and
 //	     query screening (policy) -> coalescing cache -> read.Reader
 //	  -> payload-free result -> audit result record -> JSON -> redaction

@@ -99,10 +99,11 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //  7. rateLimit: per principal, per tool cost, and global (429 +
 //     Retry-After).
 //  8. auditRefusals and the MCP server: grants, audit, tools. A plain
-//     tools/call of one of porthole's own tools, or of an upstream's tool
-//     served now, is answered by answerPlainCalls, through the same receiving middleware and handler,
-//     without the go-sdk's per-request session; every other request goes
-//     to the go-sdk's transport.
+//     tools/call of one of porthole's own tools, or in the forms before
+//     2026-07-28 of an upstream's tool served now, is answered by
+//     answerPlainCalls, through the same receiving middleware and
+//     handler, without the go-sdk's per-request session; every other
+//     request goes to the go-sdk's transport.
 //
 // Links 5 to 8 guard every route with the same buckets: a principal that
 // uses both /mcp and the legacy /sse draws on one rate limit and one

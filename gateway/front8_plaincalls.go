@@ -18,7 +18,8 @@ import (
 )
 
 // answerPlainCalls answers the plainest tools/call of one of porthole's own
-// tools, or of an upstream's tool served now, itself, through the same receiving middleware (followRequest,
+// tools, or in the forms before 2026-07-28 of an upstream's tool served
+// now, itself, through the same receiving middleware (followRequest,
 // audited, granted) and the same handler the go-sdk would run, and hands
 // every other request to the go-sdk's handler, next.
 //
@@ -359,19 +360,20 @@ func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) 
 // marshalToolResult is r.MarshalJSON(), written directly for porthole's
 // own answer (see answer): one text block and the same JSON as structured
 // content, nothing else set. json.Marshal would check and compact the
-// structured content, and the text block's JSON, once each, byte by byte:
-// a fifth of porthole's CPU for a page of 500 history events (#26). The
-// structured content is porthole's own rendering (json.Marshal, then the
+// structured content, and the text block's JSON, once each, byte by byte
+// (a large share of porthole's CPU for a page of history events:
+// docs/performance.md, #26). The structured content is porthole's own rendering (json.Marshal, then the
 // redactor, which re-marshals the string literals it changes, or withAge),
 // compact and valid by construction; what compaction would change (space
 // outside a string, an HTML character, U+2028 or U+2029) is still looked
 // for in one pass (plainCompact), and a result holding any, or an empty
 // structured content, takes the go-sdk's path. A 2026-07-28 answer carries
-// _meta and always does. TestMarshalToolResultIsTheGoSDKs and
+// _meta and always does: the checks that cost nothing come first, so that
+// it is not scanned for nothing. TestMarshalToolResultIsTheGoSDKs and
 // FuzzMarshalToolResultIsTheGoSDKs hold the bytes to the go-sdk's.
 func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
 	raw, ok := r.StructuredContent.(json.RawMessage)
-	if !ok || len(r.Content) != 1 || !plainCompact(raw) {
+	if !ok || len(r.Content) != 1 {
 		return r.MarshalJSON()
 	}
 	tc, ok := r.Content[0].(*mcp.TextContent)
@@ -382,7 +384,7 @@ func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
 	// the go-sdk set), by value: a copy without the three written here.
 	rest := *r
 	rest.Content, rest.StructuredContent, rest.IsError = nil, nil, false
-	if !reflect.ValueOf(rest).IsZero() {
+	if !reflect.ValueOf(rest).IsZero() || !plainCompact(raw) {
 		return r.MarshalJSON()
 	}
 	text, err := json.Marshal(tc.Text)

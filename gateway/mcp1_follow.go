@@ -36,8 +36,8 @@ func followRequest(next mcp.MethodHandler) mcp.MethodHandler {
 // call before the call is deep.
 //
 // The go-sdk runs each request on a goroutine of its own, which starts with
-// the runtime's smallest stack (stdio, the legacy SSE transport, upstream
-// tools). A call porthole answers itself (answerPlainCalls) runs instead on
+// the runtime's smallest stack (stdio, the legacy SSE transport, a
+// 2026-07-28 call of an upstream's tool). A call porthole answers itself (answerPlainCalls) runs instead on
 // net/http's connection goroutine, which keeps its stack from one
 // keep-alive request to the next: there growStack mostly costs a check. A
 // Temporal read goes some forty frames deep (the go-sdk's handler,

@@ -74,8 +74,9 @@ A/A pair that shows what two runs of one mode differ by here; **echo** is the
 bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting
 tools/call.
 
-porthole answers a plain tools/call of its own tools (and its upstreams') itself, through the
-MCP library's middleware and handler interfaces but without its stateless
+porthole answers a plain tools/call of its own tools (and, in the forms
+before 2026-07-28, its upstreams') itself, through the MCP library's
+middleware and handler interfaces but without its stateless
 transport, which builds a server session for every request and decodes the
 body about ten times, each with a fresh 32 KiB buffer (gateway/front8_plaincalls.go;
 `+"`porthole_direct_calls_total`"+` counts them). That is most of the
