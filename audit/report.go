@@ -148,7 +148,7 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 	// Security: a script reading "verified" alone took a tail a forger
 	// could have written for verified (found by review of #27).
 	for _, sv := range s.Series {
-		s.LinksOnly = s.LinksOnly || !sv.Keyed && (sv.ProvenTo == 0 || sv.LastRecord > sv.ProvenTo)
+		s.LinksOnly = s.LinksOnly || sv.ReadByLinksOnly()
 	}
 	if !s.Verified && !opts.Unverified {
 		return nil, fmt.Errorf("%w: %s", ErrNotVerified, s.Problem)

@@ -305,13 +305,21 @@ func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
 	r := newRow(e)
 	r.Tool, r.ArgsNotShown, r.call = cutName(toolName(e), MaxToolBytes), e.ArgsOmitted, key
 	r.Outcome, r.Status, r.Reason = "", 0, "" // its result's, when it comes
+	// A row shows at most MaxArgs arguments, as porthole writes them, and
+	// rowArgsBytes of their names and values; the rest are counted.
+	// Security: arguments with empty names and values cost no bytes, and
+	// a forged line of them made one row of a million (found by review:
+	// a 167 MiB page from an 11 MiB log).
 	shown := 0
-	for _, a := range e.Args {
+	for i, a := range e.Args {
+		if len(r.Args) == MaxArgs {
+			r.ArgsNotShown += len(e.Args) - i
+			break
+		}
 		name, value := unquote(a.Name), unquote(a.Value)
-		shown += len(name) + min(len(value), rowValueBytes)
-		if shown > rowArgsBytes {
-			r.ArgsNotShown++
-			continue
+		if shown += len(name) + min(len(value), rowValueBytes); shown > rowArgsBytes {
+			r.ArgsNotShown += len(e.Args) - i
+			break
 		}
 		r.Args = append(r.Args, RowArg{Name: name, Value: cutText(value, rowValueBytes), Bytes: len(value), RecordedCut: a.Truncated})
 	}

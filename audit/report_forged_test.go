@@ -427,3 +427,53 @@ func TestAForgedChainStartReasonIsQuotedInVerifysNotes(t *testing.T) {
 		t.Fatalf("verify's notes show the forged reason as %q", notes)
 	}
 }
+
+// TestASeriesNoCheckpointProvesIsNotVerifiedBesideAProvenOne: with no HMAC
+// key, a series no checkpoint reaches (a pruned series whose latest
+// checkpoint is before its first record, say) rests on its links alone,
+// which a forger recomputes, even beside a series checkpoints prove whole;
+// neither the table nor the page may head it "verified" (found by review).
+func TestASeriesNoCheckpointProvesIsNotVerifiedBesideAProvenOne(t *testing.T) {
+	t.Parallel()
+	s := &Summary{Verified: true, Series: []*Series{
+		{Verification: &Verification{Files: []string{"a.log"}, Chain: fmt.Sprintf("%032x", 1), Records: 4, LastSeq: 4, LastRecord: 4, ProvenTo: 4}},
+		{Verification: &Verification{Files: []string{"b.log"}, Chain: fmt.Sprintf("%032x", 2), Records: 3, LastSeq: 3, LastRecord: 3}},
+	}}
+	var table strings.Builder
+	if err := s.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if want := "NOT verified throughout: series 2: checked by its links only"; !strings.HasPrefix(table.String(), want) {
+		t.Errorf("the table begins %.200q; want %q", table.String(), want)
+	}
+	if v := s.verdict(); v.Class != "bad" || !strings.Contains(v.Headline, "series 2: checked by its links only") || !strings.HasPrefix(v.Warning, "NOT verified throughout") {
+		t.Errorf("the page's verdict: class %q, headline %q, warning %q; want bad, series 2 named, NOT verified throughout", v.Class, v.Headline, v.Warning)
+	}
+	// The series proven whole alone is verified.
+	s.Series = s.Series[:1]
+	if v := s.verdict(); v.Class != "good" {
+		t.Errorf("a series proven whole: class %q; want good", v.Class)
+	}
+}
+
+// TestARowShowsAtMostMaxArgsArguments: a forged call of a hundred thousand
+// arguments with empty names and values (which cost no bytes against a
+// row's budget) shows MaxArgs of them and counts the rest (found by
+// review: one such row made a page of 167 MiB).
+func TestARowShowsAtMostMaxArgsArguments(t *testing.T) {
+	t.Parallel()
+	d := newDetailer(0)
+	e := Entry{Time: reportStart, Kind: KindCall, Principal: "mallory", Tool: Quote("list_workflows")}
+	e.Args = make([]struct {
+		Name      string `json:"name"`
+		Value     string `json:"value"`
+		Truncated bool   `json:"truncated"`
+	}, 100000)
+	row, _ := d.call(e, callKey{})
+	if row == nil {
+		t.Fatal("the row was left out")
+	}
+	if len(row.Args) != MaxArgs || row.ArgsNotShown != len(e.Args)-MaxArgs {
+		t.Errorf("the row shows %d arguments and counts %d not shown; want %d and %d", len(row.Args), row.ArgsNotShown, MaxArgs, len(e.Args)-MaxArgs)
+	}
+}

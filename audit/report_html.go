@@ -218,19 +218,24 @@ func pageNote(s string) string { return safe(cutName(s, maxPageNoteText)) }
 // does (writeHeader), a series at a time.
 func (s *Summary) verdict() verdict {
 	var v verdict
+	parts := s.linksOnlyParts()
 	switch {
 	case !s.Verified:
 		v.Class, v.Headline = "bad", "NOT VERIFIED: "+pageNote(s.Problem.String())+". What follows may count forged records and miss deleted ones (porthole audit report --unverified)."
 		v.Warning = "NOT VERIFIED: " + pageNote(s.Problem.String()) + "; what follows may count forged records and miss deleted ones."
 	case s.linksOnly():
-		v.Class, v.Headline = "bad", "NOT verified, links only: no HMAC key and no checkpoints were given, and anyone can recompute the links of a rewritten log (porthole audit report --links-only)."
+		v.Class, v.Headline = "bad", "NOT verified, links only: no HMAC key was given and no checkpoint proves any record, and anyone can recompute the links of a rewritten log (porthole audit report --links-only)."
 		v.Warning = "NOT verified, links only: anyone could have written what follows."
-	case s.linksOnlyAfterCheckpoints() != "":
+	case parts != "":
 		// Security: without an HMAC key, the records after the latest
-		// checkpoint rest on their links alone, which a forger
-		// recomputes; "Verified" would vouch for them (found by review).
-		v.Class, v.Headline = "bad", s.linksOnlyAfterCheckpoints()
+		// checkpoint, or a series no checkpoint proves, rest on their
+		// links alone, which a forger recomputes; "Verified" would vouch
+		// for them (found by review, twice).
+		v.Class, v.Headline = "bad", parts
 		v.Warning = "NOT verified past the latest signed checkpoint: records after it were checked by their links only, and anyone could have written them."
+		if slices.ContainsFunc(s.Series, func(sv *Series) bool { return sv.OK() && sv.ReadByLinksOnly() && sv.ProvenTo == 0 }) {
+			v.Warning = "NOT verified throughout: a series no checkpoint proves was checked by its links only, and anyone could have written it."
+		}
 	case len(s.Series) == 1:
 		v.Class, v.Headline = "good", "Verified: "+s.Series[0].extent()+"."
 	default:

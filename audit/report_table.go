@@ -94,16 +94,24 @@ func (s *Summary) linksOnly() bool {
 	return len(s.Series) > 0
 }
 
-// linksOnlyAfterCheckpoints says, as a headline, which records of which
-// series were checked by their links only after the latest checkpoint
-// proving the rest; "" when none was.
-func (s *Summary) linksOnlyAfterCheckpoints() string {
+// linksOnlyParts says, as a headline, which records of which series were
+// checked by their links only (ReadByLinksOnly): those after the latest
+// checkpoint proving the rest, or a whole series no checkpoint proves
+// beside others that were proven; "" when none was.
+//
+// Security: a series read by its links alone beside a proven one was
+// headed "verified" (found by review: a pruned series whose latest
+// checkpoint is before its first record, rewritten by a forger).
+func (s *Summary) linksOnlyParts() string {
 	var parts []string
 	for i, sv := range s.Series {
-		if !sv.OK() || !sv.LinksOnlyAfterCheckpoints() {
+		if !sv.OK() || !sv.ReadByLinksOnly() {
 			continue
 		}
-		p := fmt.Sprintf("Verified to seq %d by signed checkpoints; seq %d to %d checked by their links only (anyone could have written them)", sv.ProvenTo, sv.ProvenTo+1, sv.LastSeq)
+		p := "checked by its links only: no HMAC key, and no checkpoint proves any of its records (anyone could have written them)"
+		if sv.ProvenTo != 0 {
+			p = fmt.Sprintf("Verified to seq %d by signed checkpoints; seq %d to %d checked by their links only (anyone could have written them)", sv.ProvenTo, sv.ProvenTo+1, sv.LastSeq)
+		}
 		if len(s.Series) > 1 {
 			p = fmt.Sprintf("series %d: %s", i+1, p)
 		}
@@ -117,14 +125,15 @@ func (s *Summary) linksOnlyAfterCheckpoints() string {
 
 // writeHeader says what the report rests on and what it covers.
 func (s *Summary) writeHeader(w io.Writer) {
+	parts := s.linksOnlyParts()
 	switch {
 	case !s.Verified:
 		fmt.Fprintln(w, "NOT verified: see the warning")
 	case s.linksOnly():
-		fmt.Fprintln(w, "NOT verified, links only: no HMAC key and no checkpoints were given, and anyone can recompute the links of a rewritten log")
-	case s.linksOnlyAfterCheckpoints() != "":
+		fmt.Fprintln(w, "NOT verified, links only: no HMAC key was given and no checkpoint proves any record, and anyone can recompute the links of a rewritten log")
+	case parts != "":
 		// Security: not "verified": see verdict.
-		fmt.Fprintln(w, "NOT verified throughout: "+s.linksOnlyAfterCheckpoints())
+		fmt.Fprintln(w, "NOT verified throughout: "+parts)
 	case len(s.Series) == 1:
 		fmt.Fprintf(w, "verified: %s\n", s.Series[0].extent())
 	default:
@@ -134,7 +143,7 @@ func (s *Summary) writeHeader(w io.Writer) {
 		switch {
 		case !sv.OK():
 			fmt.Fprintf(w, "series %d: BROKEN: %s (the chain held for %d records before it)\n", i+1, safe(sv.Problem.String()), sv.Records)
-		case len(s.Series) > 1 || !s.Verified || s.linksOnlyAfterCheckpoints() != "":
+		case len(s.Series) > 1 || !s.Verified || parts != "":
 			fmt.Fprintf(w, "series %d: %s\n", i+1, sv.extent())
 		}
 		for _, line := range sv.Basis {

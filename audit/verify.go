@@ -59,6 +59,14 @@ func (v *Verification) LinksOnlyAfterCheckpoints() bool {
 	return !v.Keyed && v.ProvenTo != 0 && v.LastRecord > v.ProvenTo
 }
 
+// ReadByLinksOnly reports whether any record of the series was checked by
+// its links only: no HMAC key was given, and no checkpoint proves it (none
+// reaches the series, or records follow the latest). Every verdict that
+// says "verified" of a series asks this.
+func (v *Verification) ReadByLinksOnly() bool {
+	return !v.Keyed && (v.ProvenTo == 0 || v.LastRecord > v.ProvenTo)
+}
+
 // Basis says what a verification rests on, a line each: whether the
 // HMACs were checked, the chain, and how far the series is proven complete
 // and what is not.
