@@ -40,8 +40,9 @@ type chartLine struct{ X1, Y1, X2, Y2 float64 }
 
 type legendItem struct{ Class, Label string }
 
-// chartLabelRunes is the most of a name a chart's label shows; the
-// rectangle's tip and the tables show it whole.
+// chartLabelRunes is the most of a name a chart's label, and a time
+// chart's rectangle's tip, show; a bar chart's tip shows up to
+// maxPageNoteText bytes of it, and the tables their own caps.
 const chartLabelRunes = 32
 
 // label is a name as a chart shows it: cut, and quoted when it is not

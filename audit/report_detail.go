@@ -98,13 +98,17 @@ func cutName(s string, n int) string {
 	return fmt.Sprintf("%s... (cut: %d bytes in all)", cutText(s, n), len(s))
 }
 
-// cutText cuts s at n bytes, on a UTF-8 boundary.
+// cutText cuts s at n bytes, on a UTF-8 boundary within the last
+// character's bytes (as redact's runeCut does): in bytes that are no
+// UTF-8, at n, rather than walking back to nothing.
 func cutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
 	}
 	return s[:n]
 }

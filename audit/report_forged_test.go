@@ -477,3 +477,15 @@ func TestARowShowsAtMostMaxArgsArguments(t *testing.T) {
 		t.Errorf("the row shows %d arguments and counts %d not shown; want %d and %d", len(row.Args), row.ArgsNotShown, MaxArgs, len(e.Args)-MaxArgs)
 	}
 }
+
+// TestACutOfBytesThatAreNoUTF8KeepsThem: a forged value of continuation
+// bytes is cut at the cap, not walked back to nothing (found by review).
+func TestACutOfBytesThatAreNoUTF8KeepsThem(t *testing.T) {
+	t.Parallel()
+	if got := cutText(strings.Repeat("\x80", 300), 256); len(got) != 256 {
+		t.Errorf("cut to %d bytes; want 256", len(got))
+	}
+	if got := cutText("ab"+strings.Repeat("é", 200), 5); got != "abé" {
+		t.Errorf("cut to %q; want %q (on a whole character)", got, "abé")
+	}
+}
