@@ -190,3 +190,20 @@ func TestVerifyFindsTheSameWithEitherDecoder(t *testing.T) {
 		}
 	}
 }
+
+// TestTheScannerKnowsEveryMemberOfEntry: a member Entry gains must be
+// taught to the scanner (entryFields), or every line holding it would be
+// declined to encoding/json, correct but about twice as slow, with no test
+// failing unless one wrote it (found by review).
+func TestTheScannerKnowsEveryMemberOfEntry(t *testing.T) {
+	et := reflect.TypeFor[Entry]()
+	for i := range et.NumField() {
+		key, _, _ := strings.Cut(et.Field(i).Tag.Get("json"), ",")
+		if key == "" || key == "-" {
+			continue
+		}
+		if _, ok := entryFields[key]; !ok {
+			t.Errorf("Entry's %s (%q) is not among entryFields", et.Field(i).Name, key)
+		}
+	}
+}
