@@ -266,6 +266,19 @@ func (rs *rows) add(r *Row) (left *Row) {
 	return left
 }
 
+// leftOutAtOnce reports whether a row at (at, seq) would be left out as
+// soon as it was added (the rows kept are max, all earlier), and if so
+// counts it: the caller need not build it. Past the first max rows of a
+// big trail, that is most records.
+func (rs *rows) leftOutAtOnce(at time.Time, seq uint64) bool {
+	probe := Row{Time: at, Seq: seq}
+	if len(rs.kept) < rs.max || (rs.max > 0 && later(rs.kept[0], &probe)) {
+		return false
+	}
+	rs.leftOut++
+	return true
+}
+
 // done returns the rows kept, earliest first.
 func (rs *rows) done() []*Row {
 	out := []*Row(rs.kept)
@@ -306,6 +319,9 @@ func newRow(e Entry) *Row {
 // and the row left out for it, if any.
 func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
 	d.tl.bucket(e.Time).Calls[e.Principal]++
+	if d.rows.leftOutAtOnce(e.Time, e.Seq) {
+		return nil, nil
+	}
 	r := newRow(e)
 	r.Tool, r.ArgsNotShown, r.call = cutName(toolName(e), MaxToolBytes), e.ArgsOmitted, key
 	r.Outcome, r.Status, r.Reason = "", 0, "" // its result's, when it comes
@@ -345,7 +361,6 @@ func (d *detailer) result(at time.Time, call *Row, e Entry) {
 // denial notes a counted denial or denials summary, and returns the row
 // left out for it, if any.
 func (d *detailer) denial(e Entry) (left *Row) {
-	r := newRow(e)
 	// A summary is drawn at the time of its record, the time the filter
 	// admitted it by, not at its last denial: drawn there, a summary
 	// admitted by --until could stand past the range the page states
@@ -353,10 +368,18 @@ func (d *detailer) denial(e Entry) (left *Row) {
 	if e.Kind == KindDenial {
 		d.tl.bucket(e.Time).Outcomes[e.Outcome]++
 	} else {
+		for _, g := range e.Groups {
+			d.tl.bucket(e.Time).Outcomes[g.Outcome] += g.Count
+		}
+	}
+	if d.rows.leftOutAtOnce(e.Time, e.Seq) {
+		return nil
+	}
+	r := newRow(e)
+	if e.Kind != KindDenial {
 		var parts []string
 		r.Count = 0
 		for _, g := range e.Groups {
-			d.tl.bucket(e.Time).Outcomes[g.Outcome] += g.Count
 			r.Count += g.Count
 			parts = append(parts, fmt.Sprintf("%d %s (%d): %s", g.Count, g.Outcome, g.Status, g.Reason))
 		}
