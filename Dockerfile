@@ -14,7 +14,10 @@
 # A test (cmd/porthole/dockerfile_test.go) builds the binary with the same
 # command as the build stage below and checks the stages and the user.
 
-FROM golang:1.26-bookworm AS build
+FROM golang:1.26.11-bookworm AS build
+# The Go every build of porthole runs (the Makefile's GO_TOOLCHAIN): the
+# go command fetches it if the image's own is another.
+ENV GOTOOLCHAIN=go1.26.11
 ARG VERSION=dev
 ARG REVISION=
 ARG COMMIT_TIME=

@@ -3,6 +3,14 @@
 # once, and reuse it after that. `make unit` is the fast tier, which needs
 # nothing but Go.
 
+# Every build, test and tool here runs on this Go, which the module proxy
+# serves as golang.org/toolchain and the go command fetches once into the
+# module cache. go.mod's toolchain line names the same; it alone is not
+# enough where GOTOOLCHAIN=local is set, as on these machines. Raise both
+# together (README, Updating).
+GO_TOOLCHAIN := go1.26.11
+export GOTOOLCHAIN := $(GO_TOOLCHAIN)
+
 TEMPORAL_CLI_VERSION := v1.5.1
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/porthole
 TEMPORAL_CLI := $(CACHE_DIR)/temporal-cli-$(TEMPORAL_CLI_VERSION)/temporal
@@ -48,6 +56,19 @@ export PORTHOLE_HELM := $(HELM)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE_DIR)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
+# govulncheck, the vulnerability gate of make check (cmd/porthole-vulncheck
+# runs it), built once into the cache; and the database it reads, built
+# once per pin from golang.org/x/vulndb's OSV entries (data/osv, which the
+# module proxy serves) with vulndb's own cmd/indexdb, into govulncheck's v1
+# layout. README, "Updating Go and the vulnerability database", says how to
+# move either pin.
+GOVULNCHECK_VERSION := v1.10.0
+GOVULNCHECK := $(CACHE_DIR)/govulncheck-$(GOVULNCHECK_VERSION)/govulncheck
+export PORTHOLE_GOVULNCHECK := $(GOVULNCHECK)
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNDB := $(CACHE_DIR)/vulndb-$(VULNDB_VERSION)/db
+export PORTHOLE_VULNDB := $(VULNDB)
+
 # Jaeger, the trace backend the tracing tests export to: the v2 binary
 # (built on the OpenTelemetry Collector), built from the Go module proxy
 # once, with `go get -tool` in a tools module of its own in the cache (about
@@ -64,11 +85,12 @@ export PORTHOLE_CHROMIUM := $(CHROMIUM)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build binary cross release cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-links soak clean
+.PHONY: build binary cross release cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-links soak clean
 
-## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into bin/
+## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into BUILD_OUT (default bin/porthole)
+BUILD_OUT ?= bin/porthole
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(STAMP)" -o bin/porthole ./cmd/porthole
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(STAMP)" -o $(BUILD_OUT) ./cmd/porthole
 
 ## binary: one stamped static binary for RELEASE_OS/RELEASE_ARCH into OUT, as a release builds each
 RELEASE_OS ?= linux
@@ -109,12 +131,32 @@ test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen chromium $(J
 unit:
 	$(GO) test -short -race -count=1 ./...
 
-## check: formatting, go.mod and go.sum as go mod tidy leaves them, vet, and staticcheck
-check: $(STATICCHECK)
+## check: formatting, go.mod and go.sum as go mod tidy leaves them, vet, staticcheck, and the vulnerability gate
+check: $(STATICCHECK) vulncheck
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@if ! untidy="$$($(GO) mod tidy -diff)"; then echo "go.mod or go.sum is not what 'go mod tidy' writes; run it and commit the change:"; echo "$$untidy"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+## vulncheck: govulncheck over porthole against the pinned database; a called vulnerability fails unless cmd/porthole-vulncheck/accepted.txt accepts it
+vulncheck: $(GOVULNCHECK) vulndb
+	$(GO) run ./cmd/porthole-vulncheck -govulncheck $(GOVULNCHECK) -db $(VULNDB) -accepted cmd/porthole-vulncheck/accepted.txt ./...
+
+## govulncheck: the govulncheck make vulncheck runs, built once into the cache
+govulncheck: $(GOVULNCHECK)
+$(GOVULNCHECK):
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+
+## vulndb: the vulnerability database of VULNDB_VERSION in govulncheck's v1 layout, built once into the cache
+vulndb: $(VULNDB)/index/vulns.json
+$(VULNDB)/index/vulns.json:
+	@echo "== building the vulnerability database golang.org/x/vulndb@$(VULNDB_VERSION) into $(VULNDB) (once per pin)"
+	rm -rf $(VULNDB) $(VULNDB).tmp && mkdir -p $(dir $(VULNDB))
+	cd $(dir $(VULNDB)) && GOBIN=$(abspath $(dir $(VULNDB))) GOFLAGS=-mod=mod $(GO) install golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION)
+	src=$$(cd $(dir $(VULNDB)) && $(GO) mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
+		test -d "$$src/data/osv" && $(dir $(VULNDB))indexdb -vulns "$$src/data/osv" -out $(VULNDB).tmp
+	mv $(VULNDB).tmp $(VULNDB)
 
 ## jaeger: the Jaeger v2 binary the tracing tests and the bench export to, built once into the cache
 jaeger: $(JAEGER)

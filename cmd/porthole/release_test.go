@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,13 +47,74 @@ func TestVersionSaysWhatTheBinaryIs(t *testing.T) {
 	}
 }
 
+// pinnedGo is the Go every build runs: the Makefile's GO_TOOLCHAIN.
+func pinnedGo(t *testing.T) string {
+	t.Helper()
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^GO_TOOLCHAIN := (go1\.\d+\.\d+)$`).FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("the Makefile sets no GO_TOOLCHAIN := go1.N.N")
+	}
+	return string(m[1])
+}
+
+// TestEveryBuildRunsThePinnedGo: go.mod's toolchain line, .ci/run, the
+// scripts that build, the Dockerfile's build stage and the README name the
+// Makefile's Go, and the binary `make build` writes says it was built
+// with it (GOTOOLCHAIN=local, as these machines set, would otherwise keep
+// whichever Go is installed).
+func TestEveryBuildRunsThePinnedGo(t *testing.T) {
+	t.Parallel()
+	want := pinnedGo(t)
+	for file, line := range map[string]string{
+		"go.mod":                    "\ntoolchain " + want + "\n",
+		".ci/run":                   "\nexport GOTOOLCHAIN=" + want + "\n",
+		".ci/reproducible":          "\nexport GOTOOLCHAIN=" + want + "\n",
+		".ci/fuzz-target":           "\nexport GOTOOLCHAIN=" + want + "\n",
+		"deploy/release/release.sh": "\nexport GOTOOLCHAIN=" + want + "\n",
+		"Dockerfile":                "\nFROM golang:" + strings.TrimPrefix(want, "go") + "-bookworm AS build\n",
+		"README.md":                 want,
+	} {
+		b, err := os.ReadFile("../../" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), line) {
+			t.Errorf("%s lacks %q", file, strings.TrimSpace(line))
+		}
+	}
+	if d := dockerfile(t); !strings.Contains(d, "\nENV GOTOOLCHAIN="+want+"\n") {
+		t.Errorf("the Dockerfile's build stage does not set GOTOOLCHAIN=%s", want)
+	}
+	bin := filepath.Join(t.TempDir(), "porthole")
+	build := exec.Command("make", "--no-print-directory", "-C", "../..", "build", "BUILD_OUT="+bin)
+	// What the caller's environment says is overridden by the Makefile.
+	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version", "--json").Output()
+	var b gateway.BuildInfo
+	if err != nil || json.Unmarshal(out, &b) != nil {
+		t.Fatalf("porthole version --json: %s (%v)", out, err)
+	}
+	if b.GoVersion != want {
+		t.Fatalf("the binary make build writes was built with %s, want %s", b.GoVersion, want)
+	}
+}
+
 // TestAReleaseIsStampedSummedSignedAndDescribed runs the release script as
-// `make release` does, for linux/amd64 only (the bench of a cross-compile
-// is the reproducibility check's business), with a throwaway signing key:
-// the binary says the release's version and commit, SHA256SUMS covers it
-// and the SBOM, its signature verifies with ssh-keygen against the
+// `make release` does, for two targets (linux/amd64 and darwin/arm64; the
+// third is built the same way), with a throwaway signing key: each binary
+// says the release's version and commit, SHA256SUMS covers the binaries
+// and their SBOMs, its signature verifies with ssh-keygen against the
 // throwaway key's allowed signers (and not against the repository's), and
-// the SBOM is CycloneDX naming the Temporal SDK and the go-sdk.
+// each binary's SBOM is CycloneDX describing that binary: the release's
+// version, its target, its Go, its SHA-256, and the Temporal SDK and the
+// go-sdk among its modules.
 func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 	temporaltest.Needs(t, "cyclonedx-gomod")
 	cdx := os.Getenv("PORTHOLE_CYCLONEDX")
@@ -74,10 +137,11 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 		t.Fatal(err)
 	}
 	dist := filepath.Join(dir, "dist")
+	targets := []string{"linux/amd64", "darwin/arm64"}
 	cmd := exec.Command("sh", "deploy/release/release.sh")
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), "VERSION=0.0.1", "MAKE=make", "CYCLONEDX="+cdx, "RELEASE_SIGNING_KEY="+key,
-		"RELEASE_TARGETS=linux/amd64", "DIST="+dist, "ALLOWED_SIGNERS="+signers)
+		"RELEASE_TARGETS="+strings.Join(targets, " "), "DIST="+dist, "ALLOWED_SIGNERS="+signers)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("release.sh: %v\n%s", err, out)
 	}
@@ -90,9 +154,17 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 		t.Fatalf("the release binary says %s (%v), want version 0.0.1 at %s of %s", out, err, head, when)
 	}
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
-	if err != nil || !regexp.MustCompile(`(?m)^[0-9a-f]{64}  porthole-0\.0\.1-linux-amd64$`).Match(sums) ||
-		!regexp.MustCompile(`(?m)^[0-9a-f]{64}  porthole-0\.0\.1\.cdx\.json$`).Match(sums) {
-		t.Fatalf("SHA256SUMS:\n%s (%v)", sums, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range targets {
+		name := "porthole-0.0.1-" + strings.ReplaceAll(target, "/", "-")
+		for _, f := range []string{name, name + ".cdx.json"} {
+			if !regexp.MustCompile(`(?m)^[0-9a-f]{64}  ` + regexp.QuoteMeta(f) + `$`).Match(sums) {
+				t.Errorf("SHA256SUMS does not name %s:\n%s", f, sums)
+			}
+		}
+		checkBinarySBOM(t, filepath.Join(dist, name), target)
 	}
 	check := exec.Command("sha256sum", "-c", "SHA256SUMS")
 	check.Dir = dist
@@ -112,24 +184,57 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 	if out, err := wrong.CombinedOutput(); err == nil || !strings.Contains(string(out), "Could not verify signature") {
 		t.Fatalf("a throwaway key's signature against the repository's release key: %v %s", err, out)
 	}
+}
+
+// checkBinarySBOM holds a release binary's SBOM (the binary's name with
+// .cdx.json) to the binary it stands beside.
+func checkBinarySBOM(t *testing.T, bin, target string) {
+	t.Helper()
 	var sbom struct {
-		BOMFormat  string `json:"bomFormat"`
-		Components []struct {
-			Name, Version string
-		} `json:"components"`
-	}
-	raw, err := os.ReadFile(filepath.Join(dist, "porthole-0.0.1.cdx.json"))
-	if err != nil || json.Unmarshal(raw, &sbom) != nil || sbom.BOMFormat != "CycloneDX" {
-		t.Fatalf("the SBOM: %v %.300s", err, raw)
-	}
-	found := map[string]bool{}
-	for _, c := range sbom.Components {
-		found[c.Name] = true
-	}
-	for _, want := range []string{temporalSDKModule, mcpSDKModule} {
-		if !found[want] {
-			t.Errorf("the SBOM does not name %s", want)
+		BOMFormat string `json:"bomFormat"`
+		Metadata  struct {
+			Component  struct{ Name, Version, Purl string }
+			Properties []struct{ Name, Value string }
 		}
+		Components []struct{ Name, Version string }
+	}
+	raw, err := os.ReadFile(bin + ".cdx.json")
+	if err != nil || json.Unmarshal(raw, &sbom) != nil || sbom.BOMFormat != "CycloneDX" {
+		t.Fatalf("the SBOM of %s: %v %.300s", bin, err, raw)
+	}
+	if c := sbom.Metadata.Component; c.Name != module || c.Version != "v0.0.1" {
+		t.Errorf("the SBOM of %s describes %s %s, want %s v0.0.1", bin, c.Name, c.Version, module)
+	}
+	binary, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	for _, p := range sbom.Metadata.Properties {
+		props[p.Name] = p.Value
+	}
+	goos, goarch, _ := strings.Cut(target, "/")
+	for name, want := range map[string]string{
+		"cdx:gomod:build:env:GOOS":      goos,
+		"cdx:gomod:build:env:GOARCH":    goarch,
+		"cdx:gomod:build:env:GOVERSION": pinnedGo(t),
+		"cdx:gomod:binary:hash:SHA-256": fmt.Sprintf("%x", sha256.Sum256(binary)),
+	} {
+		if props[name] != want {
+			t.Errorf("the SBOM of %s says %s=%q, want %q", bin, name, props[name], want)
+		}
+	}
+	found := map[string]string{}
+	for _, c := range sbom.Components {
+		found[c.Name] = c.Version
+	}
+	for _, want := range []string{temporalSDKModule, mcpSDKModule, "golang.org/x/net"} {
+		if found[want] == "" {
+			t.Errorf("the SBOM of %s does not name %s", bin, want)
+		}
+	}
+	if found["std"] != pinnedGo(t) {
+		t.Errorf("the SBOM of %s names the standard library at %q, want %s", bin, found["std"], pinnedGo(t))
 	}
 }
 

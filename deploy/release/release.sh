@@ -4,9 +4,11 @@
 # Into dist/$VERSION: a static, stamped binary for each of RELEASE_TARGETS
 # (built as `make binary` builds one: -trimpath, no VCS stamp of the
 # toolchain's, the version, commit and commit time stamped from git), a
-# CycloneDX SBOM of the module graph (cyclonedx-gomod, no serial number or
-# timestamp, so it too is the same for the same commit), SHA256SUMS of
-# them all, and SHA256SUMS.sig: an SSH signature of SHA256SUMS by
+# CycloneDX SBOM of each binary (cyclonedx-gomod's bin mode, which reads
+# the build info the binary carries: the modules linked into it, its Go,
+# GOOS and GOARCH, and its hashes, with the release's version as the main
+# component's; no serial number or timestamp, so it too is the same for the
+# same commit), SHA256SUMS of them all, and SHA256SUMS.sig: an SSH signature of SHA256SUMS by
 # RELEASE_SIGNING_KEY (namespace porthole-release), which
 # deploy/release/allowed_signers verifies (SECURITY.md, Verifying a
 # release). The signing key never lives in the repository.
@@ -31,6 +33,8 @@ if [ -z "${RELEASE_SIGNING_KEY:-}" ] || [ ! -r "$RELEASE_SIGNING_KEY" ]; then
 	echo "release: RELEASE_SIGNING_KEY must name the SSH private key that signs SHA256SUMS (it never lives in the repository)" >&2
 	exit 2
 fi
+# The Go every build runs (the Makefile's GO_TOOLCHAIN).
+export GOTOOLCHAIN=go1.26.11
 targets=${RELEASE_TARGETS:-linux/amd64 linux/arm64 darwin/arm64}
 dist=${DIST:-dist/$VERSION}
 signers=${ALLOWED_SIGNERS:-deploy/release/allowed_signers}
@@ -57,11 +61,19 @@ files=""
 for t in $targets; do
 	os=${t%/*}
 	arch=${t#*/}
-	"$MAKE" --no-print-directory binary VERSION="$VERSION" RELEASE_OS="$os" RELEASE_ARCH="$arch" OUT="$work/porthole-$VERSION-$os-$arch"
-	files="$files porthole-$VERSION-$os-$arch"
+	bin="porthole-$VERSION-$os-$arch"
+	"$MAKE" --no-print-directory binary VERSION="$VERSION" RELEASE_OS="$os" RELEASE_ARCH="$arch" OUT="$work/$bin"
+	# Licenses are read from the module cache the build just filled
+	# (GOPROXY=off: nothing is fetched); porthole's own, which no proxy
+	# serves, is its LICENSE, Apache-2.0, and the SBOM leaves it out.
+	GOPROXY=off "$CYCLONEDX" bin -json -licenses -std -noserial -notimestamp -version "v$VERSION" \
+		-output "$work/$bin.cdx.json" "$work/$bin" 2>"$work/.cyclonedx.log" || {
+		cat "$work/.cyclonedx.log" >&2
+		exit 1
+	}
+	files="$files $bin $bin.cdx.json"
 done
-"$CYCLONEDX" mod -json -licenses -noserial -notimestamp -output "$work/porthole-$VERSION.cdx.json" .
-files="$files porthole-$VERSION.cdx.json"
+rm -f "$work/.cyclonedx.log"
 
 (
 	cd "$work"
