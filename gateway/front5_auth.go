@@ -76,6 +76,22 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 				}
 				refused = err
 			}
+			if !sent {
+				// Security: a request with no bearer token in the form
+				// porthole accepts guesses nothing, so it is never counted
+				// as a failure nor blocked for others' failures: it always
+				// gets the 401 whose challenge names the protected resource
+				// metadata (RFC 9728), and costs no lookup. Every MCP
+				// connector starts with such a request, and hosted ones
+				// share a few egress addresses; were these counted, ten
+				// first contacts would turn the next connector's challenge
+				// into a 429 it cannot begin OAuth discovery from. The
+				// denial budget per address still bounds their records.
+				g.metrics.authFailed("no-token")
+				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
+				unauthorized(w, false, oa)
+				return
+			}
 			// An OAuth token porthole can decide on without the network (its
 			// identity held, or a JWT of a key held) is decided before the
 			// block too, for the same reason; one that needs a fetch or
@@ -83,7 +99,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 			// (ph_), expired or unknown, is never offered to OAuth: it is
 			// a porthole secret, and introspection would send it to the
 			// authorization server.
-			offer := sent && oa != nil && refused != nil && !errors.Is(refused, tokens.ErrExpiredToken) && !strings.HasPrefix(token, tokens.Prefix)
+			offer := oa != nil && refused != nil && !errors.Is(refused, tokens.ErrExpiredToken) && !strings.HasPrefix(token, tokens.Prefix)
 			var held error
 			if offer {
 				id, err := oa.Validator.ValidateHeld(token)
@@ -131,8 +147,8 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 				// log (redacted), never to the client.
 				reason = "an OAuth access token porthole refuses: " + strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
 			}
-			// One failure; sent says a token was sent and refused, which
-			// RFC 6750 signals with error="invalid_token". An expired static
+			// One failure of a token that was sent and refused, which RFC
+			// 6750 signals with error="invalid_token". An expired static
 			// token is answered as an unknown one, but its record says so
 			// and names the principal: a reviewer wants to tell a stale
 			// agent from a stranger.
@@ -142,9 +158,6 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 				g.log.Debug("a failed authentication was not counted", zap.Error(err))
 			}
 			switch {
-			case !sent:
-				g.metrics.authFailed("no-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
 			case errors.Is(refused, tokens.ErrExpiredToken):
 				g.metrics.authFailed("expired-token")
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, refused.Error())
@@ -152,7 +165,7 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 				g.metrics.authFailed("unknown-token")
 				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
 			}
-			unauthorized(w, sent, oa)
+			unauthorized(w, true, oa)
 		})
 	}
 }

@@ -159,9 +159,39 @@ func TestFailedAuthenticationIsLimitedPerAddressWithBoundedMemory(t *testing.T) 
 	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, "failed-auth limit") {
 		t.Fatalf("after 3 failures a fourth guess gets %d (Retry-After %q, body %q), want 429 with Retry-After naming the limit", status, h.Get("Retry-After"), body)
 	}
-	if status, _, _ := f.do(t, "POST", "/mcp", nil, listToolsBody); status != http.StatusTooManyRequests {
-		t.Fatalf("after 3 failures a request without a token gets %d, want 429", status)
+}
+
+// TestARequestWithoutATokenIsNeverCountedNorBlocked: a request that sends
+// no bearer token in porthole's form guesses nothing. A hundred of them
+// from one address leave its failed-authentication count where it was,
+// and after the address is blocked for guessing, such a request still gets
+// the 401 with its challenge (an MCP connector's first request, from which
+// it begins OAuth discovery), not the 429.
+func TestARequestWithoutATokenIsNeverCountedNorBlocked(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 3, FailedAuthEvery: time.Hour})
+	tokenless := []http.Header{nil, {"Authorization": {"Basic " + f.alice}}, {"Authorization": {"bearer " + f.alice}}, {"Authorization": {"Bearer "}}}
+	challenged := func(what string) {
+		t.Helper()
+		for _, h := range tokenless {
+			status, got, _ := f.do(t, "POST", "/mcp", h, listToolsBody)
+			if status != http.StatusUnauthorized || !strings.HasPrefix(got.Get("WWW-Authenticate"), `Bearer realm="porthole"`) {
+				t.Fatalf("%s, a request with Authorization %q: status %d, WWW-Authenticate %q; want 401 with the challenge", what, h.Get("Authorization"), status, got.Get("WWW-Authenticate"))
+			}
+		}
 	}
+	for i := 0; i < 25; i++ {
+		challenged("among a hundred token-less requests")
+	}
+	for i := 0; i < 3; i++ {
+		if status, _, _ := f.do(t, "POST", "/mcp", bearer(fmt.Sprintf("ph_guess%d", i)), listToolsBody); status != http.StatusUnauthorized {
+			t.Fatalf("guess %d after a hundred token-less requests: status %d, want 401 (they were counted)", i, status)
+		}
+	}
+	if status, _, _ := f.do(t, "POST", "/mcp", bearer("ph_guess3"), listToolsBody); status != http.StatusTooManyRequests {
+		t.Fatalf("a fourth guess: status %d, want 429", status)
+	}
+	challenged("from an address blocked for guessing")
 }
 
 // TestFailuresFromAnAddressDoNotLockOutAValidToken: strangers failing from

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -221,5 +225,79 @@ func TestTypeScriptSDKWithAnOAuthToken(t *testing.T) {
 		if r.IsError {
 			t.Errorf("%s failed through the TypeScript SDK with an OAuth token", r.Name)
 		}
+	}
+}
+
+// TestATypeScriptConnectorGetsItsChallengeAfterAHundredTokenlessRequests:
+// a hundred requests without a token from one address, each answered 401
+// with the challenge, and then the TypeScript SDK's OAuth flow (auth(),
+// from a bare URL, the test logging in at the provider for the person)
+// from the same address reaches a tool result: first contacts are never
+// counted as failed authentications, so they cannot turn a connector's
+// challenge into a 429.
+func TestATypeScriptConnectorGetsItsChallengeAfterAHundredTokenlessRequests(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	p := oidctest.Start(t, oidctest.Options{})
+	o := startOAuthPorthole(t, p)
+	for i := 0; i < 100; i++ {
+		req, _ := http.NewRequest(http.MethodPost, o.endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`) {
+			t.Fatalf("token-less request %d: status %d, WWW-Authenticate %q; want 401 naming the resource metadata", i, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "clients", "oauth-from-a-bare-url.mjs"))
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "oauth-from-a-bare-url.mjs")
+	if err := os.WriteFile(copyPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, copyPath, o.endpoint, oidctest.PublicClientID, "http://127.0.0.1:9/callback")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "CI=true")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var result string
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		var line struct {
+			Authorize string `json:"authorize"`
+		}
+		if json.Unmarshal(lines.Bytes(), &line) != nil || line.Authorize == "" {
+			result = lines.Text()
+			continue
+		}
+		r, err := p.Login(ctx, line.Authorize, "alice")
+		if err != nil {
+			t.Fatalf("logging in at %s: %v", line.Authorize, err)
+		}
+		fmt.Fprintln(stdin, r.Code)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the TypeScript connector: %v\n%s\n%s", err, result, stderr.String())
+	}
+	var got struct {
+		IsError    bool           `json:"isError"`
+		Structured map[string]any `json:"structured"`
+	}
+	if json.Unmarshal([]byte(result), &got) != nil || got.IsError || got.Structured["namespace"] == nil {
+		t.Fatalf("the TypeScript connector's describe_namespace: %s\n%s", result, stderr.String())
 	}
 }
