@@ -41,6 +41,10 @@ type HTTPOptions struct {
 	// address, then one per FailedAuthEvery. Zero means 10 and 6s.
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
+	// AddrIPv6Prefix is the length of the IPv6 prefix that counts as one
+	// client address for the failed-authentication limit and the
+	// introspection quota (limit.AddrKey); zero means 64.
+	AddrIPv6Prefix int
 	// SSEMaxPerPrincipal and SSEMaxSessions bound the legacy SSE streams
 	// open at once, per principal and in all; zero means 8 and 256. A
 	// stream on which nothing happens for SSEIdleTimeout (zero: 5 minutes)
@@ -121,7 +125,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		if opts.DangerouslyServeWithoutAuthentication {
 			return h
 		}
-		return g.requireBearer(opts.Tokens, limits, opts.OAuth)(h)
+		return g.requireBearer(opts.Tokens, limits, opts.OAuth, opts.AddrIPv6Prefix)(h)
 	}
 	guard := func(h http.Handler) http.Handler {
 		return authenticate(g.strictDecode(opts.MaxBodyBytes, limits)(g.rateLimit(limits)(g.auditRefusals(h))))
@@ -218,6 +222,12 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	}
 	if opts.FailedAuthEvery <= 0 {
 		opts.FailedAuthEvery = DefaultFailedAuthEvery
+	}
+	if opts.AddrIPv6Prefix == 0 {
+		opts.AddrIPv6Prefix = limit.DefaultIPv6Prefix
+	}
+	if opts.AddrIPv6Prefix < 1 || opts.AddrIPv6Prefix > 128 {
+		return opts, fmt.Errorf("the IPv6 prefix of a client address is %d bits; it must be 1 to 128", opts.AddrIPv6Prefix)
 	}
 	return opts, nil
 }

@@ -41,7 +41,11 @@ type principalKey struct{}
 // call needs gets 403 insufficient_scope. Every 401 then says where the
 // protected resource metadata is (RFC 9728), so an MCP client can find the
 // authorization server.
-func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limiter, oa *OAuthOptions) func(http.Handler) http.Handler {
+func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limiter, oa *OAuthOptions, v6Prefix int) func(http.Handler) http.Handler {
+	// The introspection quota per client address, in front of the
+	// validator's bound across all callers: one address (an IPv6 /64) cannot
+	// take more than its share of the calls to the authorization server.
+	quota := limit.NewFailures(10000, introspectionPerAddressBurst, introspectionPerAddressEvery)
 	verifier := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		name, ok := r.Context().Value(principalKey{}).(string)
 		if !ok {
@@ -109,37 +113,56 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 				}
 				held = err
 			}
-			addr := requestInfoFrom(r.Context()).ClientAddr
-			blocked, after, err := failures.Blocked(r.Context(), addr)
-			if err != nil {
-				// The shared counts cannot be read: refused (503) as a
-				// call is, so that a guesser gains no unlimited window.
-				g.limitsUnavailable(w, r, nil, err)
-				return
-			}
-			if blocked {
-				// Too many failures from this address: refused before
-				// anything costlier than the lookup above (an issuer's
-				// keys, introspection) could be asked.
-				g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
-				return
+			// The per-address limits count an IPv6 address as its network
+			// (limit.AddrKey): a /64 holds more addresses than any limit.
+			addr := limit.AddrKey(requestInfoFrom(r.Context()).ClientAddr, v6Prefix)
+			// Security: a token the introspection endpoint vouched for
+			// within oauth.RecentlyValid, in this replica or (through the
+			// shared limits) another, is no guess, so it is let past the
+			// block and the per-address quota, and asked about within the
+			// budget kept for such tokens: strangers flooding porthole with
+			// random tokens, from however many addresses, cannot make a
+			// caller whose held answer ran out wait behind them.
+			needsFetch := offer && errors.Is(held, oauth.ErrNeedsFetch)
+			recent := needsFetch && oa.Validator.WasRecentlyValid(token)
+			vouchedElsewhere := needsFetch && !recent && failures.Vouched(r.Context(), oauth.Digest(token))
+			recent = recent || vouchedElsewhere
+			if !recent {
+				blocked, after, err := failures.Blocked(r.Context(), addr)
+				if err != nil {
+					// The shared counts cannot be read: refused (503) as
+					// a call is, so that a guesser gains no unlimited
+					// window.
+					g.limitsUnavailable(w, r, nil, err)
+					return
+				}
+				if blocked {
+					// Too many failures from this address: refused before
+					// anything costlier than the lookup above (an
+					// issuer's keys, introspection) could be asked.
+					g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
+					return
+				}
 			}
 			reason := tokens.ErrUnknownToken.Error()
 			if offer {
 				err := held
-				if errors.Is(held, oauth.ErrNeedsFetch) {
+				if needsFetch {
+					if !recent && !quota.Allow(addr) {
+						g.introspectionBusy(w, r, errIntrospectionQuota)
+						return
+					}
 					var id *oauth.Identity
-					if id, err = oa.validate(r.Context(), token); err == nil {
+					if id, err = oa.validate(r.Context(), token, vouchedElsewhere); err == nil {
+						// The other replicas learn it was vouched for.
+						if d := min(oauth.RecentlyValid, time.Until(id.Expiry)); d > 0 {
+							failures.Vouch(r.Context(), oauth.Digest(token), d)
+						}
 						g.admitOAuth(w, r, inner, oa, id)
 						return
 					}
 					if errors.Is(err, oauth.ErrIntrospectionBusy) {
-						// Not the token's failure: porthole cannot ask
-						// about it now (503, not counted as a failure).
-						g.metrics.rateLimited("introspection")
-						g.denied(r, audit.OutcomeUnavailable, http.StatusServiceUnavailable, err.Error())
-						w.Header().Set("Retry-After", "1")
-						http.Error(w, "porthole cannot check this access token now; retry shortly", http.StatusServiceUnavailable)
+						g.introspectionBusy(w, r, err)
 						return
 					}
 				}
@@ -168,6 +191,29 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 			unauthorized(w, true, oa)
 		})
 	}
+}
+
+// Each client address (limit.AddrKey) may have porthole ask the network
+// about introspectionPerAddressBurst tokens at once, and one more every
+// introspectionPerAddressEvery: a third of the budget the validator keeps
+// for tokens not recently valid, so that no one address takes it all,
+// while every client behind one untrusted ingress (one address) still
+// gets that third.
+const (
+	introspectionPerAddressBurst = 10
+	introspectionPerAddressEvery = 200 * time.Millisecond
+)
+
+var errIntrospectionQuota = errors.New("porthole is asking about too many tokens from this address now")
+
+// introspectionBusy answers a token porthole cannot ask about now (its
+// address's quota, or the bound across all callers, is spent): not the
+// token's failure, so 503 and not counted as one.
+func (g *Server) introspectionBusy(w http.ResponseWriter, r *http.Request, err error) {
+	g.metrics.rateLimited("introspection")
+	g.denied(r, audit.OutcomeUnavailable, http.StatusServiceUnavailable, err.Error())
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "porthole cannot check this access token now; retry shortly", http.StatusServiceUnavailable)
 }
 
 // admitOAuth serves a request with a valid OAuth access token, or answers

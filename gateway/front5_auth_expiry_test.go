@@ -165,8 +165,9 @@ func TestAnExpiredStaticTokenIsNeverSentToIntrospection(t *testing.T) {
 }
 
 // TestTokensPastTheIntrospectionBoundGet503: opaque tokens past the bound
-// on introspection calls are answered 503 with Retry-After, as porthole
-// could not ask about them, not 401 as if they were refused.
+// on introspection calls (from one address, its quota comes first) are
+// answered 503 with Retry-After, as porthole could not ask about them, not
+// 401 as if they were refused.
 func TestTokensPastTheIntrospectionBoundGet503(t *testing.T) {
 	t.Parallel()
 	li := newLocalIssuer(t)
@@ -197,7 +198,8 @@ func TestTokensPastTheIntrospectionBoundGet503(t *testing.T) {
 			t.Fatal("a 503 without Retry-After")
 		}
 	}
-	if statuses[http.StatusServiceUnavailable] == 0 || statuses[http.StatusUnauthorized] < oauth.IntrospectionBurst {
-		t.Fatalf("statuses %v: want the burst refused by the endpoint (401) and the rest 503", statuses)
+	if statuses[http.StatusServiceUnavailable] == 0 || statuses[http.StatusUnauthorized] < introspectionPerAddressBurst ||
+		statuses[http.StatusUnauthorized] > introspectionPerAddressBurst+2 {
+		t.Fatalf("statuses %v: want the address's quota (%d, and one a second more) refused by the endpoint (401) and the rest 503", statuses, introspectionPerAddressBurst)
 	}
 }

@@ -8,11 +8,17 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
 	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
 	"github.com/porthole-dev/porthole/policy"
 )
@@ -32,7 +39,7 @@ type oauthPorthole struct {
 	proc                         *process
 }
 
-func startOAuthPorthole(t *testing.T, p *oidctest.Provider) *oauthPorthole {
+func startOAuthPorthole(t *testing.T, p *oidctest.Provider, extraEnv ...string) *oauthPorthole {
 	t.Helper()
 	addr := freePort(t)
 	resource := "http://" + addr + "/mcp"
@@ -44,6 +51,7 @@ func startOAuthPorthole(t *testing.T, p *oidctest.Provider) *oauthPorthole {
 	env = append(env, "PORTHOLE_ADDR="+addr, "PORTHOLE_PUBLIC_URL="+resource, "PORTHOLE_OAUTH_ISSUER=corp="+p.Issuer(),
 		"PORTHOLE_OAUTH_INTROSPECTION_URL="+p.IntrospectionURL(), "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_ID="+oidctest.ResourceServerClientID,
 		"PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE="+secret)
+	env = append(env, extraEnv...)
 	proc, _ := startPorthole(t, temporalEnv(t, env...), "serving MCP", "serve")
 	return &oauthPorthole{endpoint: resource, resource: resource, auditLog: auditLog, proc: proc}
 }
@@ -299,5 +307,159 @@ func TestATypeScriptConnectorGetsItsChallengeAfterAHundredTokenlessRequests(t *t
 	}
 	if json.Unmarshal([]byte(result), &got) != nil || got.IsError || got.Structured["namespace"] == nil {
 		t.Fatalf("the TypeScript connector's describe_namespace: %s\n%s", result, stderr.String())
+	}
+}
+
+// fromAddress is an HTTP client whose connections leave from the loopback
+// address ip (any of 127.0.0.0/8 can be bound on Linux) and, when to is
+// not empty, go to the address to whatever the URL's host, as a load
+// balancer in front of replicas sends them.
+func fromAddress(ip, to string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	dial := d.DialContext
+	if to != "" {
+		dial = func(ctx context.Context, network, _ string) (net.Conn, error) { return d.DialContext(ctx, network, to) }
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 4}}
+}
+
+// postList posts tools/list with token (and X-Forwarded-For, if given) and
+// returns the status.
+func postList(c *http.Client, endpoint, token, forwardedFor string) int {
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return -1
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestStrangersCannotStarveValidOpaqueTokens: while random opaque tokens
+// arrive at 50 a second from 64 loopback addresses, and at 50 a second
+// more through a trusted proxy's X-Forwarded-For from 10,000 IPv6
+// addresses in 100 /64s, ten opaque tokens of oidc-provider that were
+// valid when the flood began are answered 200 within 2 s throughout,
+// across the 30 s after which porthole asks the introspection endpoint
+// about each of them again.
+func TestStrangersCannotStarveValidOpaqueTokens(t *testing.T) {
+	t.Parallel()
+	p := oidctest.Start(t, oidctest.Options{})
+	o := startOAuthPorthole(t, p, "PORTHOLE_TRUSTED_PROXIES=127.0.0.1/32")
+	holdThroughFlood(t, p, o.endpoint, "", "")
+}
+
+// TestStrangersCannotStarveValidOpaqueTokensAcrossReplicas: the same, with
+// two replicas sharing Redis behind one public URL: the ten tokens are
+// first validated by one replica, and then sent only to the other, which
+// the whole flood reaches and which has never asked about them. It learns
+// from Redis that they were vouched for.
+func TestStrangersCannotStarveValidOpaqueTokensAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	p := oidctest.Start(t, oidctest.Options{})
+	redis := redistest.Start(t, redistest.Options{})
+	a := startOAuthPorthole(t, p, "PORTHOLE_TRUSTED_PROXIES=127.0.0.1/32", "PORTHOLE_REDIS_URL="+redis.URL())
+	b := startOAuthPorthole(t, p, "PORTHOLE_TRUSTED_PROXIES=127.0.0.1/32", "PORTHOLE_REDIS_URL="+redis.URL(), "PORTHOLE_PUBLIC_URL="+a.resource)
+	holdThroughFlood(t, p, a.endpoint, hostOf(t, a.endpoint), hostOf(t, b.endpoint))
+}
+
+func hostOf(t *testing.T, endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+// holdThroughFlood validates ten opaque tokens of p for endpoint at the
+// address primeAt, then floods the address floodAt with strangers' random
+// tokens for 36 s while sending the ten tokens there, each answer wanted
+// 200 within 2 s; an empty address is the endpoint's own.
+func holdThroughFlood(t *testing.T, p *oidctest.Provider, endpoint, primeAt, floodAt string) {
+	t.Helper()
+	primer := fromAddress("127.0.0.2", primeAt)
+	agent := fromAddress("127.0.0.2", floodAt)
+	var valid []string
+	for range 10 {
+		tok, err := p.OpaqueToken(endpoint, "porthole:read")
+		if err != nil {
+			t.Fatal(err)
+		}
+		valid = append(valid, tok)
+	}
+	for _, tok := range valid {
+		if status := postList(primer, endpoint, tok, ""); status != http.StatusOK {
+			t.Fatalf("a valid opaque token before the flood: %d", status)
+		}
+	}
+	const flood = 36 * time.Second // past the 30 s a positive answer is held
+	ctx, stop := context.WithTimeout(context.Background(), flood)
+	defer stop()
+	var wg sync.WaitGroup
+	var sent, answered atomic.Int64
+	strangers := make([]*http.Client, 64)
+	for i := range strangers {
+		strangers[i] = fromAddress(fmt.Sprintf("127.0.1.%d", i+1), floodAt)
+	}
+	proxy := fromAddress("127.0.0.1", floodAt)
+	pace := func(every time.Duration, send func(i int)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			sem := make(chan struct{}, 64)
+			for i := 0; ; i++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				select {
+				case sem <- struct{}{}:
+				default:
+					continue // the bound on requests in flight: this tick is skipped
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					sent.Add(1)
+					send(i)
+					answered.Add(1)
+				}()
+			}
+		}()
+	}
+	random := func() string { return fmt.Sprintf("stranger-%016x%016x", rand.Uint64(), rand.Uint64()) }
+	pace(20*time.Millisecond, func(i int) { postList(strangers[i%64], endpoint, random(), "") })
+	pace(20*time.Millisecond, func(int) {
+		postList(proxy, endpoint, random(), fmt.Sprintf("2001:db8:0:%x::%x", rand.IntN(100), rand.IntN(100)+1))
+	})
+	var worst time.Duration
+	began := time.Now()
+	for i := 0; ctx.Err() == nil; i++ {
+		start := time.Now()
+		status := postList(agent, endpoint, valid[i%len(valid)], "")
+		took := time.Since(start)
+		worst = max(worst, took)
+		if status != http.StatusOK || took > 2*time.Second {
+			stop()
+			wg.Wait()
+			t.Fatalf("%s into the flood, valid token %d: status %d after %s; want 200 within 2 s", time.Since(began).Round(time.Second), i%len(valid), status, took)
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	wg.Wait()
+	t.Logf("strangers sent %d requests (%d answered); the valid tokens' slowest answer took %s", sent.Load(), answered.Load(), worst)
+	if sent.Load() < int64(flood/(20*time.Millisecond)) {
+		t.Fatalf("the flood sent %d requests, fewer than one side's pace", sent.Load())
 	}
 }

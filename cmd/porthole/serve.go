@@ -41,6 +41,7 @@ type frontSettings struct {
 	burstPer, burstGlobal   int
 	maxBody                 int64
 	failedAuthBurst         int
+	clientIPv6Prefix        int
 	cacheTTL                time.Duration
 	legacySSE               bool
 	sseMaxPerPrincipal      int
@@ -67,6 +68,7 @@ func (f *frontSettings) register(s *settings) {
 	numeric(s, &f.burstGlobal, "rate-global-burst", "PORTHOLE_RATE_GLOBAL_BURST", 30, false, "the global burst, in read units")
 	numeric(s, &f.maxBody, "max-body-bytes", "PORTHOLE_MAX_BODY_BYTES", 1<<20, false, "largest request body; larger ones get 413")
 	numeric(s, &f.failedAuthBurst, "failed-auth-burst", "PORTHOLE_FAILED_AUTH_BURST", 10, false, "failed authentications allowed per client address before 429 (then one per 6s)")
+	numeric(s, &f.clientIPv6Prefix, "client-ipv6-prefix", "PORTHOLE_CLIENT_IPV6_PREFIX", 64, false, "the IPv6 prefix length that counts as one client address for the failed-authentication limit and the introspection quota (1 to 128)")
 	s.bool(&f.legacySSE, "legacy-sse", "PORTHOLE_LEGACY_SSE", "also serve the 2024-11-05 HTTP+SSE transport at /sse, behind the same chain (sessions need sticky routing across replicas)")
 	numeric(s, &f.sseMaxPerPrincipal, "sse-max-per-principal", "PORTHOLE_SSE_MAX_PER_PRINCIPAL", 8, false, "legacy SSE streams one principal may hold open at once (429 past it)")
 	numeric(s, &f.sseMaxStreams, "sse-max-streams", "PORTHOLE_SSE_MAX_STREAMS", 256, false, "legacy SSE streams open at once in all (429 past it)")
@@ -96,6 +98,7 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 		Limits:                                limit.Limits{PerPrincipal: f.ratePer, PerPrincipalBurst: f.burstPer, Global: f.rateGlobal, GlobalBurst: f.burstGlobal},
 		MaxBodyBytes:                          f.maxBody,
 		FailedAuthBurst:                       f.failedAuthBurst,
+		AddrIPv6Prefix:                        f.clientIPv6Prefix,
 	}
 	if strings.TrimSpace(f.addr) == "" {
 		// net.Listen reads an empty address as every interface, on a

@@ -61,3 +61,27 @@ func TestBucketsOfPrincipalsAtRestAreDropped(t *testing.T) {
 		t.Fatalf("%d buckets held for %d principals who each called once", n, 3*sweepAt)
 	}
 }
+
+func TestAnIPv6NetworkIsOneAddressForTheLimits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ addr, want string }{
+		{"192.0.2.7", "192.0.2.7"},
+		{"::ffff:192.0.2.7", "192.0.2.7"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
+		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"::1", "::/64"},
+		{"not-an-address", "not-an-address"},
+	} {
+		if got := AddrKey(c.addr, DefaultIPv6Prefix); got != c.want {
+			t.Errorf("AddrKey(%q, 64) = %q, want %q", c.addr, got, c.want)
+		}
+	}
+	if got := AddrKey("2001:db8:1:2:aaaa::1", 128); got != "2001:db8:1:2:aaaa::1/128" {
+		t.Errorf("with /128 each address is its own: %q", got)
+	}
+	if got := AddrKey("2001:db8:1:2:aaaa::1", 48); got != "2001:db8:1::/48" {
+		t.Errorf("with /48: %q", got)
+	}
+}

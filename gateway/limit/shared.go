@@ -20,6 +20,13 @@ type Limiter interface {
 	// Blocked and Failed are [Failures.Blocked] and [Failures.Failed].
 	Blocked(ctx context.Context, addr string) (bool, time.Duration, error)
 	Failed(ctx context.Context, addr string) error
+	// Vouch records, for d, that the network vouched for the access token
+	// of digest (a hash of it, never the token); Vouched asks whether it
+	// did, in this or another replica. They decide only which budget of
+	// introspections a token waits in, never whether it is admitted, so a
+	// store that does not answer is not vouched.
+	Vouch(ctx context.Context, digest string, d time.Duration)
+	Vouched(ctx context.Context, digest string) bool
 }
 
 // Local is the Limiter of one process: its buckets and its failures. It
@@ -45,12 +52,22 @@ func (l Local) Failed(_ context.Context, addr string) error {
 	return nil
 }
 
+// Vouch and Vouched share nothing: one process's OAuth validator keeps
+// the tokens it vouched for itself.
+func (Local) Vouch(context.Context, string, time.Duration) {}
+
+func (Local) Vouched(context.Context, string) bool { return false }
+
 // Store is rate-limit state shared by replicas (gateway/limit/redislimit):
 // the same decisions as [Local], made atomically where the state is.
 type Store interface {
 	Charge(ctx context.Context, principal string, cost int, reachesTemporal bool) (*Refusal, error)
 	Blocked(ctx context.Context, addr string) (bool, time.Duration, error)
 	Failed(ctx context.Context, addr string) error
+	// Vouch and Vouched are [Limiter.Vouch] and [Limiter.Vouched], with
+	// the store's error.
+	Vouch(ctx context.Context, digest string, d time.Duration) error
+	Vouched(ctx context.Context, digest string) (bool, error)
 	// Probe asks whether the store answers a question that writes, as a
 	// charge does (a store that answers reads but refuses writes, such as
 	// a read-only replica or a full Redis, does not answer).
@@ -83,7 +100,7 @@ type SharedOptions struct {
 	// 250 ms.
 	ProbeEvery time.Duration
 	// Observers, each optional: every question's latency and error (op is
-	// "charge", "blocked", "failed" or "probe"), every decision made by the
+	// "charge", "blocked", "failed", "vouch", "vouched" or "probe"), every decision made by the
 	// fallback, and every change of the store's state (called under the
 	// breaker's lock, in order).
 	OnAsk      func(op string, d time.Duration, err error)
@@ -206,6 +223,21 @@ func (s *Shared) Failed(ctx context.Context, addr string) error {
 	return err
 }
 
+// Vouch records the digest in the store; a store that does not answer
+// loses it (the token then waits with strangers' in other replicas).
+func (s *Shared) Vouch(ctx context.Context, digest string, d time.Duration) {
+	_ = s.ask(ctx, "vouch", func(ctx context.Context) error { return s.o.Store.Vouch(ctx, digest, d) })
+}
+
+func (s *Shared) Vouched(ctx context.Context, digest string) bool {
+	var vouched bool
+	err := s.ask(ctx, "vouched", func(ctx context.Context) (err error) {
+		vouched, err = s.o.Store.Vouched(ctx, digest)
+		return err
+	})
+	return err == nil && vouched
+}
+
 // fallback is who decides after err: the fallback, counted, or nobody
 // (the caller's ctx ended, or the limiter fails closed).
 func (s *Shared) fallback(err error, op string) *Local {
@@ -241,10 +273,10 @@ func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) err
 		s.o.OnAsk(op, d, err)
 	}
 	if err == nil {
-		// A read (blocked) does not close the count of failures in a
+		// A read (blocked, vouched) does not close the count of failures in a
 		// row: a store that answers reads and refuses writes fails every
 		// write, and must open the breaker (found by review).
-		if op != "blocked" {
+		if op != "blocked" && op != "vouched" {
 			s.failing.Store(0)
 		}
 		return nil

@@ -44,6 +44,22 @@ func (f *flakyStore) Failed(context.Context, string) error {
 	return nil
 }
 
+func (f *flakyStore) Vouch(context.Context, string, time.Duration) error {
+	f.asked.Add(1)
+	if f.down.Load() {
+		return errDown
+	}
+	return nil
+}
+
+func (f *flakyStore) Vouched(context.Context, string) (bool, error) {
+	f.asked.Add(1)
+	if f.down.Load() {
+		return false, errDown
+	}
+	return true, nil
+}
+
 func (f *flakyStore) Probe(context.Context) error {
 	f.pings.Add(1)
 	if f.down.Load() {

@@ -16,7 +16,9 @@ import (
 // is not a JWT. A positive answer is held for at most introspectionTTL and
 // never past the token's exp, so a revoked token stops working within that
 // time; a negative one is not held.
-func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Size]byte) (*Identity, error) {
+//
+// vouched says another replica vouched for the token within RecentlyValid.
+func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Size]byte, vouched bool) (*Identity, error) {
 	in := v.cfg.Introspection
 	if in == nil {
 		return nil, fmt.Errorf("%w: it is not a JWT, and porthole has no introspection endpoint", ErrInvalidToken)
@@ -31,20 +33,25 @@ func (v *Validator) introspect(ctx context.Context, token string, key [sha256.Si
 	if v.introRefused.get(key, now) != nil {
 		return nil, fmt.Errorf("%w: the introspection endpoint refused it within the last %s", ErrInvalidToken, introspectionRefusedTTL)
 	}
-	// Security: a bound on the endpoint's calls across all callers (found
-	// by review: distinct opaque tokens from many addresses were each one
-	// call to the authorization server).
-	if !v.introLimit.Allow() {
+	// Security: a bound on the endpoint's calls across all callers, so
+	// that distinct opaque tokens from many addresses are not as many
+	// calls to the authorization server; part of it is kept for tokens
+	// that were valid within RecentlyValid, so that strangers' tokens
+	// cannot starve a caller whose held answer ran out.
+	recent := vouched || v.introRecent.get(key, now) != nil
+	if !(recent && v.introReserved.Allow()) && !v.introLimit.Allow() {
 		return nil, ErrIntrospectionBusy
 	}
 	id, err := v.askIntrospection(ctx, in, token, now)
 	if err != nil {
 		if errors.Is(err, ErrInvalidToken) {
 			v.introRefused.put(key, refusedMarker, now.Add(introspectionRefusedTTL), now)
+			v.introRecent.delete(key)
 		}
 		return nil, err
 	}
 	v.intro.put(key, id, minTime(now.Add(introspectionTTL), id.Expiry), now)
+	v.introRecent.put(key, id, minTime(now.Add(RecentlyValid), id.Expiry), now)
 	return id, nil
 }
 

@@ -84,3 +84,58 @@ func TestIntrospectionCallsAreBounded(t *testing.T) {
 		t.Fatalf("200 tokens: %d introspections (at most %d), %d busy", n, allowed, busy)
 	}
 }
+
+// TestARecentlyValidTokenIsNotStarvedByStrangers: with the budget for new
+// tokens used up by strangers' random ones, a token the endpoint vouched
+// for within RecentlyValid, whose held answer has run out, is asked about
+// again within the reserved budget and admitted; a stranger's is still
+// busy, and a token vouched for longer ago than RecentlyValid is a
+// stranger's again.
+func TestARecentlyValidTokenIsNotStarvedByStrangers(t *testing.T) {
+	t.Parallel()
+	a := newTestIssuer(t)
+	var calls atomic.Int32
+	in := introspectionServer(t, func() string { return a.srv.URL }, &calls)
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	v, err := New(Config{Resource: resource, Issuers: []Issuer{{URL: a.srv.URL, Alias: "a"}}, Now: now,
+		Introspection: &Introspection{URL: in.URL, ClientID: "p", ClientSecret: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Refresh(context.Background())
+	const agent = "opaque-token-of-the-agent-0001"
+	if _, err := v.Validate(context.Background(), agent); err != nil {
+		t.Fatal(err)
+	}
+	strangers := func() (busy int) {
+		for i := range 100 {
+			if _, err := v.Validate(context.Background(), fmt.Sprintf("opaque-token-stranger-%06d-%d", i, clock.Load())); errors.Is(err, ErrIntrospectionBusy) {
+				busy++
+			}
+		}
+		return busy
+	}
+	if strangers() == 0 {
+		t.Fatal("a hundred strangers' tokens used no more than the budget for new tokens")
+	}
+	clock.Add(int64(introspectionTTL + time.Second)) // the agent's held answer has run out
+	if !v.WasRecentlyValid(agent) {
+		t.Fatal("the agent's token is not recently valid")
+	}
+	asked := calls.Load()
+	if _, err := v.Validate(context.Background(), agent); err != nil {
+		t.Fatalf("the agent's token after strangers used the budget for new tokens: %v", err)
+	}
+	if calls.Load() != asked+1 {
+		t.Fatal("the agent's token was not asked about again")
+	}
+	if _, err := v.Validate(context.Background(), "opaque-token-stranger-after-000"); !errors.Is(err, ErrIntrospectionBusy) {
+		t.Fatalf("a stranger's token with the budget for new tokens used up: %v, want busy", err)
+	}
+	clock.Add(int64(RecentlyValid + time.Second))
+	if v.WasRecentlyValid(agent) {
+		t.Fatalf("the agent's token is recently valid %s after it was last vouched for", RecentlyValid+time.Second)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,8 +54,13 @@ type Validator struct {
 	// introRefused holds tokens the introspection endpoint refused, for
 	// introspectionRefusedTTL.
 	introRefused tokenCache
-	// introLimit bounds the calls to the introspection endpoint.
-	introLimit *rate.Limiter
+	// introLimit bounds the calls to the introspection endpoint for
+	// tokens not recently valid; introReserved, the calls for those that
+	// are, which may also take from introLimit.
+	introLimit, introReserved *rate.Limiter
+	// introRecent holds the tokens the endpoint vouched for, for
+	// RecentlyValid; only a valid token enters it.
+	introRecent tokenCache
 }
 
 // New checks the configuration and returns a Validator. It fetches
@@ -64,7 +70,8 @@ func New(cfg Config) (*Validator, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	v := &Validator{cfg: cfg, issuers: map[string]*issuerKeys{}, introLimit: rate.NewLimiter(IntrospectionRate, IntrospectionBurst)}
+	v := &Validator{cfg: cfg, issuers: map[string]*issuerKeys{}, introLimit: rate.NewLimiter(IntrospectionRate-IntrospectionReservedRate, IntrospectionBurst-IntrospectionReservedBurst),
+		introReserved: rate.NewLimiter(IntrospectionReservedRate, IntrospectionReservedBurst)}
 	for _, is := range cfg.Issuers {
 		v.issuers[is.URL] = &issuerKeys{Issuer: is, problem: fmt.Sprintf("the OAuth issuer %s has not been reached yet", is.URL)}
 	}
@@ -114,8 +121,34 @@ func (v *Validator) Problem() string {
 // Validate checks a token and says who it names. It may fetch an issuer's
 // keys (for an unknown kid) or ask the introspection endpoint.
 func (v *Validator) Validate(ctx context.Context, token string) (*Identity, error) {
-	return v.validate(ctx, token, false)
+	return v.validate(ctx, token, online)
 }
+
+// ValidateVouched is Validate for a token another replica's introspection
+// vouched for within RecentlyValid (the front asks the shared limits):
+// asked about, if it must be, within the budget kept for tokens that were
+// valid, as a token this process vouched for is.
+func (v *Validator) ValidateVouched(ctx context.Context, token string) (*Identity, error) {
+	return v.validate(ctx, token, vouched)
+}
+
+// Digest is the hex SHA-256 of token: what the replicas share of a token
+// that was vouched for, never the token.
+func Digest(token string) string {
+	k := tokenKey(token)
+	return hex.EncodeToString(k[:])
+}
+
+// how says what validate may do to decide on a token: only read what is
+// held, or also ask the network, for a stranger's token or within the
+// budget kept for one vouched for.
+type how int
+
+const (
+	held how = iota
+	online
+	vouched
+)
 
 // ErrNeedsFetch is ValidateHeld's answer for a token it cannot decide
 // without the network: an opaque token, or a JWT of a kid not held.
@@ -123,15 +156,23 @@ var ErrNeedsFetch = errors.New("deciding on the token needs the network")
 
 var errNeedsFetch = ErrNeedsFetch
 
+// WasRecentlyValid reports whether the introspection endpoint vouched for
+// token within RecentlyValid. Such a token is no guess: the front lets it
+// past the failed-authentication block and the per-address quota, and
+// introspection asks about it within the reserved budget.
+func (v *Validator) WasRecentlyValid(token string) bool {
+	return len(token) <= MaxTokenBytes && v.introRecent.get(tokenKey(token), v.cfg.Now()) != nil
+}
+
 // ValidateHeld is Validate without the network: a token whose identity is
 // held, or a JWT of a key held. The front asks it before the failed-auth
 // block, so that strangers failing from an address a valid caller shares
 // do not lock that caller out, while nothing they send costs a fetch.
 func (v *Validator) ValidateHeld(token string) (*Identity, error) {
-	return v.validate(context.Background(), token, true)
+	return v.validate(context.Background(), token, held)
 }
 
-func (v *Validator) validate(ctx context.Context, token string, offline bool) (*Identity, error) {
+func (v *Validator) validate(ctx context.Context, token string, h how) (*Identity, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: it is longer than %d bytes", ErrInvalidToken, MaxTokenBytes)
 	}
@@ -144,12 +185,12 @@ func (v *Validator) validate(ctx context.Context, token string, offline bool) (*
 		if id := v.intro.get(key, now); id != nil {
 			return id, nil
 		}
-		if offline {
+		if h == held {
 			return nil, errNeedsFetch
 		}
-		return v.introspect(ctx, token, key)
+		return v.introspect(ctx, token, key, h == vouched)
 	}
-	id, err := v.validateJWT(token, offline)
+	id, err := v.validateJWT(token, h == held)
 	if err != nil {
 		return nil, err
 	}
@@ -362,4 +403,10 @@ func (c *tokenCache) put(k [sha256.Size]byte, id *Identity, until, now time.Time
 		}
 	}
 	c.m[k] = cached{id: id, until: until}
+}
+
+func (c *tokenCache) delete(k [sha256.Size]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
 }

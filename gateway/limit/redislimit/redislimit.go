@@ -153,7 +153,8 @@ func quiet(err error) error {
 	return fmt.Errorf("redis: %s", msg)
 }
 
-// key is the key of a principal ("p") or an address ("f"): a hash, never
+// key is the key of a principal ("p"), an address ("f") or a vouched
+// token's digest ("v"): a hash, never
 // the name.
 func (s *Store) key(kind, name string) string {
 	h := sha256.Sum256([]byte(s.o.Prefix + "\x00" + kind + "\x00" + name))
@@ -256,6 +257,19 @@ func (s *Store) Blocked(ctx context.Context, addr string) (bool, time.Duration, 
 func (s *Store) Failed(ctx context.Context, addr string) error {
 	_, err := s.failures(ctx, "take", addr)
 	return err
+}
+
+// Vouch records for d that the network vouched for the token of digest:
+// a key of its own kind ("v"), a hash of the digest like every key.
+func (s *Store) Vouch(ctx context.Context, digest string, d time.Duration) error {
+	return quiet(s.rdb.Set(ctx, s.key("v", digest), "1", d).Err())
+}
+
+// Vouched reports whether a replica vouched for the token of digest
+// within the time it gave.
+func (s *Store) Vouched(ctx context.Context, digest string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.key("v", digest)).Result()
+	return n == 1, quiet(err)
 }
 
 func (s *Store) failures(ctx context.Context, op, addr string) (time.Duration, error) {

@@ -156,6 +156,36 @@ func TestFailedAuthenticationsAreCountedAcrossReplicas(t *testing.T) {
 	}
 }
 
+// TestATokenVouchedForInOneReplicaIsVouchedForInAnother: a digest one
+// replica vouches for is vouched for in another, under a hashed key, until
+// the time given runs out; another digest is not.
+func TestATokenVouchedForInOneReplicaIsVouchedForInAnother(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	a, b := newStore(t, srv.URL(), limit.Default()), newStore(t, srv.URL(), limit.Default())
+	ctx := context.Background()
+	const digest = "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+	if err := a.Vouch(ctx, digest, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.Vouched(ctx, digest); !ok || err != nil {
+		t.Fatalf("the other replica: vouched %v (%v)", ok, err)
+	}
+	if ok, _ := b.Vouched(ctx, "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35"); ok {
+		t.Fatal("a digest nobody vouched for is vouched for")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	keys, _ := rdb.Keys(ctx, "*").Result()
+	if len(keys) != 1 || strings.Contains(keys[0], digest[:16]) || !strings.HasPrefix(keys[0], "{porthole:test}:v:") {
+		t.Fatalf("keys %v: want one hashed key of kind v", keys)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if ok, _ := b.Vouched(ctx, digest); ok {
+		t.Fatal("still vouched for after its time")
+	}
+}
+
 // TestAPasswordIsUsedAndNeverNamed: a password URL works; a wrong one
 // fails with an error that does not hold it.
 func TestAPasswordIsUsedAndNeverNamed(t *testing.T) {
