@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -301,6 +302,9 @@ func (g *Server) upstreamFail(ctx context.Context, req *mcp.CallToolRequest, u *
 	switch {
 	case errors.Is(err, upstream.ErrUnavailable):
 		sentence = "The upstream " + name + " is not connected, so nothing was asked; retry later."
+	case errors.Is(err, upstream.ErrTooLarge):
+		// porthole's own words (the bound it set), never the upstream's.
+		sentence = fmt.Sprintf("The upstream %s sent more than porthole accepts (%s); porthole ended the connection, and the upstream is down until it connects again.", name, strings.TrimPrefix(err.Error(), upstream.ErrTooLarge.Error()+": "))
 	case errors.Is(err, upstream.ErrTimeout):
 		sentence = fmt.Sprintf("The upstream %s did not answer within %s.", name, u.Entry.Timeout)
 	case errors.Is(err, upstream.ErrWithheld):

@@ -48,7 +48,17 @@ const (
 	DefaultMaxResultBytes = 64 << 10
 	MaxResultBytesLimit   = 1 << 20
 	MaxCost               = 100
-	maxToolNameLen        = 128 // the MCP limit on a tool name, which the served name must meet
+
+	// What one message from an upstream, one tool list, and every
+	// message being read at once may hold (see bounds.go).
+	DefaultMaxMessageBytes  = 4 << 20
+	DefaultMaxListBytes     = 4 << 20
+	DefaultMaxListPages     = 100
+	DefaultMaxBytesInFlight = 32 << 20
+	minBoundBytes           = 64 << 10
+	maxBoundBytes           = 256 << 20
+	maxListPagesLimit       = 10000
+	maxToolNameLen          = 128 // the MCP limit on a tool name, which the served name must meet
 )
 
 // Roster is the roster file (PORTHOLE_ROSTER_FILE):
@@ -69,6 +79,10 @@ const (
 //	      - name: search_docs
 type Roster struct {
 	Upstreams []Entry `yaml:"upstreams"`
+	// MaxBytesInFlight bounds the bytes of the messages porthole is
+	// reading from every upstream at once; default 32 MiB. A message
+	// that would pass it fails as one past its own bound does.
+	MaxBytesInFlight int64 `yaml:"maxBytesInFlight"`
 
 	// resolved holds, entry by entry, what Resolve read from outside the
 	// roster; nil until it runs.
@@ -168,6 +182,14 @@ type Entry struct {
 	// MaxResultBytes caps the text porthole serves from one call; default
 	// 64 KiB.
 	MaxResultBytes int `yaml:"maxResultBytes"`
+	// MaxMessageBytes bounds one message the upstream sends (a JSON
+	// answer, a server-sent event, a stdio line); default 4 MiB.
+	MaxMessageBytes int64 `yaml:"maxMessageBytes"`
+	// MaxListBytes bounds one reading of the tool list, all its pages
+	// together, as JSON; default 4 MiB. MaxListPages bounds its pages;
+	// default 100.
+	MaxListBytes int64 `yaml:"maxListBytes"`
+	MaxListPages int   `yaml:"maxListPages"`
 }
 
 // Pin is one tool an entry allows, with the digest of its reviewed
@@ -223,6 +245,12 @@ func ParseRoster(b []byte) (*Roster, error) {
 	if len(r.Upstreams) == 0 {
 		return nil, fmt.Errorf("the roster file names no upstreams: add upstreams: [...]")
 	}
+	switch {
+	case r.MaxBytesInFlight == 0:
+		r.MaxBytesInFlight = DefaultMaxBytesInFlight
+	case r.MaxBytesInFlight < minBoundBytes || r.MaxBytesInFlight > 4*maxBoundBytes:
+		return nil, fmt.Errorf("the roster's maxBytesInFlight must be %d to %d; it was %d", minBoundBytes, 4*maxBoundBytes, r.MaxBytesInFlight)
+	}
 	seen := map[string]bool{}
 	for i := range r.Upstreams {
 		e := &r.Upstreams[i]
@@ -233,6 +261,10 @@ func ParseRoster(b []byte) (*Roster, error) {
 			return nil, fmt.Errorf("roster entry %d (%q): field name: another entry has this name", i+1, e.Name)
 		}
 		seen[e.Name] = true
+		if e.MaxMessageBytes > r.MaxBytesInFlight {
+			// No message of this upstream could ever be read whole.
+			return nil, fmt.Errorf("roster entry %d (%q): field maxMessageBytes: %d is more than the roster's maxBytesInFlight (%d)", i+1, e.Name, e.MaxMessageBytes, r.MaxBytesInFlight)
+		}
 	}
 	return &r, nil
 }
@@ -297,6 +329,24 @@ func (e *Entry) check() error {
 		e.MaxResultBytes = DefaultMaxResultBytes
 	case e.MaxResultBytes < 1024 || e.MaxResultBytes > MaxResultBytesLimit:
 		return fieldError("maxResultBytes", "must be 1024 to %d; it was %d", MaxResultBytesLimit, e.MaxResultBytes)
+	}
+	for _, b := range []struct {
+		field string
+		v     *int64
+		def   int64
+	}{{"maxMessageBytes", &e.MaxMessageBytes, DefaultMaxMessageBytes}, {"maxListBytes", &e.MaxListBytes, DefaultMaxListBytes}} {
+		switch {
+		case *b.v == 0:
+			*b.v = b.def
+		case *b.v < minBoundBytes || *b.v > maxBoundBytes:
+			return fieldError(b.field, "must be %d to %d; it was %d", minBoundBytes, maxBoundBytes, *b.v)
+		}
+	}
+	switch {
+	case e.MaxListPages == 0:
+		e.MaxListPages = DefaultMaxListPages
+	case e.MaxListPages < 1 || e.MaxListPages > maxListPagesLimit:
+		return fieldError("maxListPages", "must be 1 to %d; it was %d", maxListPagesLimit, e.MaxListPages)
 	}
 	return nil
 }

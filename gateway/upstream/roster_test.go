@@ -89,6 +89,11 @@ func TestRosterRefusalsNameTheEntryAndField(t *testing.T) {
 		{entry("    url: https://x/mcp\n    timeout: -1s\n"), "field timeout"},
 		{entry("    url: https://x/mcp\n    listTTL: 10ms\n"), "field listTTL"},
 		{entry("    url: https://x/mcp\n    maxResultBytes: 10\n"), "field maxResultBytes"},
+		{entry("    url: https://x/mcp\n    maxMessageBytes: 1000\n"), "field maxMessageBytes: must be 65536 to 268435456"},
+		{entry("    url: https://x/mcp\n    maxListBytes: 1000000000\n"), "field maxListBytes: must be 65536 to 268435456"},
+		{entry("    url: https://x/mcp\n    maxListPages: -1\n"), "field maxListPages: must be 1 to 10000"},
+		{"maxBytesInFlight: 100\n" + entry("    url: https://x/mcp\n"), "the roster's maxBytesInFlight must be 65536 to"},
+		{"maxBytesInFlight: 1048576\n" + entry("    url: https://x/mcp\n    maxMessageBytes: 2097152\n"), "field maxMessageBytes: 2097152 is more than the roster's maxBytesInFlight (1048576)"},
 		{"upstreams:\n  - name: gh\n    url: https://x/mcp\n", "field tools: names no tools"},
 		{"upstreams:\n  - name: gh\n    url: https://x/mcp\n    tools:\n      - name: \"a b\"\n", "field tools[0].name"},
 		{"upstreams:\n  - name: gh\n    url: https://x/mcp\n    tools:\n      - name: a\n      - name: a\n", `field tools[1].name: "a" is named twice`},
@@ -104,6 +109,18 @@ func TestRosterRefusalsNameTheEntryAndField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("roster\n%s\ngave %v, want an error containing %q", tc.roster, err, tc.want)
 		}
+	}
+}
+
+func TestTheBoundsOnWhatAnUpstreamSendsHaveDefaults(t *testing.T) {
+	t.Parallel()
+	r, err := ParseRoster([]byte("upstreams:\n  - name: gh\n    url: https://x/mcp\n    tools:\n      - name: list\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Upstreams[0]
+	if r.MaxBytesInFlight != 32<<20 || e.MaxMessageBytes != 4<<20 || e.MaxListBytes != 4<<20 || e.MaxListPages != 100 {
+		t.Errorf("defaults: maxBytesInFlight %d, maxMessageBytes %d, maxListBytes %d, maxListPages %d", r.MaxBytesInFlight, e.MaxMessageBytes, e.MaxListBytes, e.MaxListPages)
 	}
 }
 

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	"github.com/porthole-dev/porthole/policy"
@@ -126,8 +128,12 @@ type Upstream struct {
 	// killGroup kills the process group of the current stdio child; only
 	// the run goroutine (serve, connect, transport) touches it.
 	killGroup func()
+	// budget is the roster's MaxBytesInFlight, shared by every upstream
+	// of the set.
+	budget *semaphore.Weighted
 
 	mu          sync.Mutex
+	breach      error // the bound the current session's upstream passed, if it did
 	session     *mcp.ClientSession
 	state       string
 	reason      string
@@ -167,12 +173,13 @@ func NewSet(r *Roster, opts Options) (*Set, error) {
 		return nil, ErrNotResolved
 	}
 	s := &Set{byName: map[string]*Upstream{}}
+	budget := semaphore.NewWeighted(cmp.Or(r.MaxBytesInFlight, DefaultMaxBytesInFlight))
 	for i, e := range r.Upstreams {
 		u := &Upstream{
 			Entry: e, opts: opts, log: opts.Logger.With(zap.String("upstream", e.Name)),
 			refresh: make(chan struct{}, 1), state: StateConnecting, since: time.Now(),
 			exposed: map[string]*Tool{}, withheld: map[string]string{}, noticed: map[noticeKind]map[string]bool{},
-			endpoint: res[i].endpoint, token: res[i].token, childEnv: res[i].childEnv,
+			endpoint: res[i].endpoint, token: res[i].token, childEnv: res[i].childEnv, budget: budget,
 		}
 		s.list = append(s.list, u)
 		s.byName[e.Name] = u
@@ -277,6 +284,11 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallTo
 	switch {
 	case err == nil:
 		return res, nil
+	case u.breached() != nil:
+		// The upstream sent more than porthole reads, and the session
+		// is ending for it: every call on it fails with that sentence.
+		_ = cs.Close()
+		return nil, u.breached()
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return nil, rpcErr // the upstream answered, with a protocol error
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -354,9 +366,12 @@ func (u *Upstream) serve(ctx context.Context) error {
 	}()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	u.mu.Lock()
+	u.breach = nil
+	u.mu.Unlock()
 	cs, err := u.connect(sctx, cancel)
 	if err != nil {
-		return err
+		return u.because(err)
 	}
 	defer cs.Close()
 
@@ -366,7 +381,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 		mode = ListNotified
 	}
 	if err := u.list(sctx, cs); err != nil {
-		return fmt.Errorf("listing tools: %w", err)
+		return u.because(fmt.Errorf("listing tools: %w", err))
 	}
 	u.mu.Lock()
 	u.session, u.state, u.reason, u.since, u.listMode = cs, StateUp, "", time.Now(), mode
@@ -388,7 +403,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 			if err == nil {
 				err = errors.New("the session ended")
 			}
-			return err
+			return u.because(err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-u.refresh:
@@ -405,9 +420,12 @@ func (u *Upstream) serve(ctx context.Context) error {
 		if err := u.list(sctx, cs); err != nil {
 			// A list that cannot be read keeps the last one; a session
 			// that is gone is started again.
+			// A list past its bounds, or a message past its bound,
+			// ends the session too: the upstream is down until it
+			// connects again.
 			u.log.Warn("upstream tool list not read", zap.Error(err))
-			if sessionGone(err) {
-				return err
+			if sessionGone(err) || errors.Is(err, ErrListTooLarge) || u.breached() != nil {
+				return u.because(err)
 			}
 		}
 	}
@@ -448,16 +466,84 @@ func (u *Upstream) Offered(ctx context.Context) ([]*mcp.Tool, error) {
 		return nil, err
 	}
 	defer cs.Close()
-	lctx, lcancel := context.WithTimeout(ctx, u.Entry.Timeout)
-	defer lcancel()
-	var offered []*mcp.Tool
-	for t, err := range cs.Tools(lctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("listing tools: %w", err)
-		}
-		offered = append(offered, t)
+	offered, err := u.readTools(ctx, cs)
+	if err != nil {
+		return nil, u.because(fmt.Errorf("listing tools: %w", err))
 	}
 	return offered, nil
+}
+
+// readTools reads the upstream's whole tool list, page by page, within the
+// entry's timeout, MaxListPages and MaxListBytes (the tools as JSON): what
+// porthole holds of a list is bounded, whatever the size of each page.
+func (u *Upstream) readTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.Entry.Timeout)
+	defer cancel()
+	maxPages, maxBytes := cmp.Or(u.Entry.MaxListPages, DefaultMaxListPages), cmp.Or(u.Entry.MaxListBytes, DefaultMaxListBytes)
+	var offered []*mcp.Tool
+	var size int64
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return nil, fmt.Errorf("%w: more than %d pages (maxListPages)", ErrListTooLarge, maxPages)
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, u.because(err)
+		}
+		for _, t := range res.Tools {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, fmt.Errorf("a tool's definition cannot be read: %w", err)
+			}
+			if size += int64(len(b)); size > maxBytes {
+				return nil, fmt.Errorf("%w: more than %d bytes (maxListBytes)", ErrListTooLarge, maxBytes)
+			}
+		}
+		offered = append(offered, res.Tools...)
+		if len(offered) > 10000 {
+			return nil, errors.New("the upstream offers more than 10000 tools")
+		}
+		if res.NextCursor == "" {
+			return offered, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// tooLarge records the first bound the current session's upstream passed.
+func (u *Upstream) tooLarge(err error) {
+	u.mu.Lock()
+	if u.breach == nil {
+		u.breach = err
+	}
+	u.mu.Unlock()
+	u.log.Warn("upstream sent more than porthole accepts; ending the session", zap.Error(err))
+}
+
+// breached is the bound the current session's upstream passed, or nil.
+func (u *Upstream) breached() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.breach
+}
+
+// because is err, or, when the session's upstream passed a bound, that
+// bound: the go-sdk reports it only as the connection failing.
+func (u *Upstream) because(err error) error {
+	if b := u.breached(); b != nil {
+		return b
+	}
+	return err
+}
+
+// frames reads r within the entry's MaxMessageBytes and the set's budget.
+func (u *Upstream) frames(r io.Reader, kind frameKind) *frameReader {
+	return &frameReader{r: r, kind: kind, limit: u.messageLimit(), budget: u.budget, breach: u.tooLarge}
+}
+
+func (u *Upstream) messageLimit() int64 {
+	return cmp.Or(u.Entry.MaxMessageBytes, DefaultMaxMessageBytes)
 }
 
 // invalidate asks for the tool list to be read again.
@@ -489,15 +575,16 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 		cmd.WaitDelay = 5 * time.Second
 		cmd.Stderr = newStderrLog(u)
 		u.killGroup = ownProcessGroup(cmd)
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, bound: func(r io.Reader) *frameReader { return u.frames(r, frameLine) }}
 	case TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient()}
+		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(), MaxEventSize: int(u.messageLimit()) + frameSlack}
 	default:
-		return &mcp.StreamableClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(), MaxRetries: 2}
+		return &mcp.StreamableClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(), MaxRetries: 2, MaxEventSize: int(u.messageLimit()) + frameSlack}
 	}
 }
 
-// httpClient talks to the entry's endpoint and nowhere else. It follows no
+// httpClient talks to the entry's endpoint and nowhere else, and reads
+// every response body within the entry's bounds (boundedBodies). It follows no
 // redirect, and it refuses any request to another scheme, host or port: an
 // SSE upstream names the URL porthole posts to in its first event, and a
 // hostile one could name a host of its choosing, over plain http, to be
@@ -505,10 +592,10 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 func (u *Upstream) httpClient() *http.Client {
 	origin, _ := url.Parse(u.endpoint)
 	return &http.Client{
-		Transport: bearer{token: u.token, upstream: u.Entry.Name, origin: origin, next: &http.Transport{
+		Transport: bearer{token: u.token, upstream: u.Entry.Name, origin: origin, next: boundedBodies{u: u, next: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: u.Entry.Timeout,
 			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16,
-		}},
+		}}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
@@ -607,17 +694,9 @@ func (l *stderrLog) line(b []byte) {
 // list reads the upstream's tool list and decides, tool by tool, what is
 // exposed.
 func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) error {
-	lctx, cancel := context.WithTimeout(ctx, u.Entry.Timeout)
-	defer cancel()
-	var offered []*mcp.Tool
-	for t, err := range cs.Tools(lctx, nil) {
-		if err != nil {
-			return err
-		}
-		offered = append(offered, t)
-		if len(offered) > 10000 {
-			return errors.New("the upstream offers more than 10000 tools")
-		}
+	offered, err := u.readTools(ctx, cs)
+	if err != nil {
+		return err
 	}
 	exposed, withheld := u.decide(offered)
 

@@ -24,14 +24,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/porthole-dev/porthole/gateway/upstream/hostiletest"
 )
 
 func zapNop() *zap.Logger { return zap.NewNop() }
 
 // The test binary doubles as a stdio upstream: run with
 // PORTHOLE_UPSTREAM_TEST_SERVER=stdio it serves testServer on stdin and
-// stdout, and changes the lookup tool's description on SIGUSR1.
+// stdout, and changes the lookup tool's description on SIGUSR1; run as
+// `hostile-upstream MODE` it is a hostiletest server.
 func TestMain(m *testing.M) {
+	hostiletest.Main()
 	if os.Getenv("PORTHOLE_UPSTREAM_TEST_SERVER") == "stdio" {
 		srv := testServer()
 		usr1 := make(chan os.Signal, 1)
