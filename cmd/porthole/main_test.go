@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/porthole-dev/porthole/gateway/upstream/hostiletest"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -26,6 +27,8 @@ var e2e struct {
 }
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as a hostile stdio upstream when run as one.
+	hostiletest.Main()
 	code := temporaltest.Main(m, &e2e.temporal)
 	if e2e.buildDir != "" {
 		os.RemoveAll(e2e.buildDir)

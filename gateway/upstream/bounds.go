@@ -183,8 +183,9 @@ func (f *frameReader) release() {
 // boundedBodies wraps every response body from the upstream in a
 // frameReader: an event stream by event, anything else whole.
 type boundedBodies struct {
-	u    *Upstream
-	next http.RoundTripper
+	u      *Upstream
+	passed *breach
+	next   http.RoundTripper
 }
 
 func (b boundedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -196,6 +197,6 @@ func (b boundedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		kind = frameEvent
 	}
-	resp.Body = b.u.frames(resp.Body, kind)
+	resp.Body = b.u.frames(resp.Body, kind, b.passed)
 	return resp, nil
 }

@@ -133,7 +133,7 @@ type Upstream struct {
 	budget *semaphore.Weighted
 
 	mu          sync.Mutex
-	breach      error // the bound the current session's upstream passed, if it did
+	passed      *breach // the bound the session's upstream passed, if it did
 	session     *mcp.ClientSession
 	state       string
 	reason      string
@@ -269,7 +269,7 @@ func (u *Upstream) Status() Status {
 // Call calls an exposed tool with arguments the caller has checked.
 func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
 	u.mu.Lock()
-	cs, t := u.session, u.exposed[tool]
+	cs, t, passed := u.session, u.exposed[tool], u.passed
 	u.mu.Unlock()
 	if t == nil {
 		return nil, ErrWithheld
@@ -284,11 +284,11 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallTo
 	switch {
 	case err == nil:
 		return res, nil
-	case u.breached() != nil:
+	case passed.get() != nil:
 		// The upstream sent more than porthole reads, and the session
 		// is ending for it: every call on it fails with that sentence.
 		_ = cs.Close()
-		return nil, u.breached()
+		return nil, passed.get()
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return nil, rpcErr // the upstream answered, with a protocol error
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -366,12 +366,9 @@ func (u *Upstream) serve(ctx context.Context) error {
 	}()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	u.mu.Lock()
-	u.breach = nil
-	u.mu.Unlock()
-	cs, err := u.connect(sctx, cancel)
+	cs, passed, err := u.connect(sctx, cancel)
 	if err != nil {
-		return u.because(err)
+		return passed.or(err)
 	}
 	defer cs.Close()
 
@@ -380,10 +377,11 @@ func (u *Upstream) serve(ctx context.Context) error {
 		(u.Entry.Transport == TransportStdio || u.Entry.Transport == TransportSSE) {
 		mode = ListNotified
 	}
-	if err := u.list(sctx, cs); err != nil {
-		return u.because(fmt.Errorf("listing tools: %w", err))
+	if err := u.list(sctx, cs, passed); err != nil {
+		return passed.or(fmt.Errorf("listing tools: %w", err))
 	}
 	u.mu.Lock()
+	u.passed = passed
 	u.session, u.state, u.reason, u.since, u.listMode = cs, StateUp, "", time.Now(), mode
 	u.mu.Unlock()
 	u.log.Info("upstream connected", zap.String("transport", u.Entry.Transport), zap.String("listMode", mode))
@@ -403,7 +401,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 			if err == nil {
 				err = errors.New("the session ended")
 			}
-			return u.because(err)
+			return passed.or(err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-u.refresh:
@@ -417,15 +415,15 @@ func (u *Upstream) serve(ctx context.Context) error {
 		case <-time.After(time.Until(last.Add(minListInterval))):
 		}
 		last = time.Now()
-		if err := u.list(sctx, cs); err != nil {
+		if err := u.list(sctx, cs, passed); err != nil {
 			// A list that cannot be read keeps the last one; a session
 			// that is gone is started again.
 			// A list past its bounds, or a message past its bound,
 			// ends the session too: the upstream is down until it
 			// connects again.
 			u.log.Warn("upstream tool list not read", zap.Error(err))
-			if sessionGone(err) || errors.Is(err, ErrListTooLarge) || u.breached() != nil {
-				return u.because(err)
+			if sessionGone(err) || errors.Is(err, ErrListTooLarge) || passed.get() != nil {
+				return passed.or(err)
 			}
 		}
 	}
@@ -434,7 +432,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 // connect starts a session: the child or the HTTP connection, and the
 // initialize handshake, within the entry's timeout (cancel ends ctx when
 // it passes). The session lives on ctx after that.
-func (u *Upstream) connect(ctx context.Context, cancel context.CancelFunc) (*mcp.ClientSession, error) {
+func (u *Upstream) connect(ctx context.Context, cancel context.CancelFunc) (*mcp.ClientSession, *breach, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "porthole", Version: u.opts.Version}, &mcp.ClientOptions{
 		// porthole asks nothing of a client and lets an upstream ask
 		// nothing of porthole: no roots, no sampling, no elicitation.
@@ -443,17 +441,18 @@ func (u *Upstream) connect(ctx context.Context, cancel context.CancelFunc) (*mcp
 		KeepAlive:              keepAlive,
 	})
 	timer := time.AfterFunc(u.Entry.Timeout, cancel)
-	cs, err := client.Connect(ctx, u.transport(ctx), nil)
+	passed := &breach{log: u.log}
+	cs, err := client.Connect(ctx, u.transport(ctx, passed), nil)
 	if !timer.Stop() {
 		if cs != nil {
 			_ = cs.Close()
 		}
-		return nil, fmt.Errorf("connecting took longer than %s", u.Entry.Timeout)
+		return nil, passed, fmt.Errorf("connecting took longer than %s", u.Entry.Timeout)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connecting: %w", err)
+		return nil, passed, fmt.Errorf("connecting: %w", err)
 	}
-	return cs, nil
+	return cs, passed, nil
 }
 
 // Offered connects once and returns every tool the upstream offers, as it
@@ -461,14 +460,14 @@ func (u *Upstream) connect(ctx context.Context, cancel context.CancelFunc) (*mcp
 func (u *Upstream) Offered(ctx context.Context) ([]*mcp.Tool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cs, err := u.connect(ctx, cancel)
+	cs, passed, err := u.connect(ctx, cancel)
 	if err != nil {
-		return nil, err
+		return nil, passed.or(err)
 	}
 	defer cs.Close()
-	offered, err := u.readTools(ctx, cs)
+	offered, err := u.readTools(ctx, cs, passed)
 	if err != nil {
-		return nil, u.because(fmt.Errorf("listing tools: %w", err))
+		return nil, passed.or(fmt.Errorf("listing tools: %w", err))
 	}
 	return offered, nil
 }
@@ -476,7 +475,7 @@ func (u *Upstream) Offered(ctx context.Context) ([]*mcp.Tool, error) {
 // readTools reads the upstream's whole tool list, page by page, within the
 // entry's timeout, MaxListPages and MaxListBytes (the tools as JSON): what
 // porthole holds of a list is bounded, whatever the size of each page.
-func (u *Upstream) readTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+func (u *Upstream) readTools(ctx context.Context, cs *mcp.ClientSession, passed *breach) ([]*mcp.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.Entry.Timeout)
 	defer cancel()
 	maxPages, maxBytes := cmp.Or(u.Entry.MaxListPages, DefaultMaxListPages), cmp.Or(u.Entry.MaxListBytes, DefaultMaxListBytes)
@@ -489,7 +488,7 @@ func (u *Upstream) readTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp
 		}
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
-			return nil, u.because(err)
+			return nil, passed.or(err)
 		}
 		for _, t := range res.Tools {
 			b, err := json.Marshal(t)
@@ -511,35 +510,52 @@ func (u *Upstream) readTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp
 	}
 }
 
-// tooLarge records the first bound the current session's upstream passed.
-func (u *Upstream) tooLarge(err error) {
-	u.mu.Lock()
-	if u.breach == nil {
-		u.breach = err
+// breach is the first bound a session's upstream passed: the go-sdk
+// reports it only as the connection failing. Its methods take a nil
+// breach as one that was never passed.
+type breach struct {
+	log *zap.Logger
+	mu  sync.Mutex
+	err error
+}
+
+func (b *breach) set(err error) {
+	if b == nil {
+		return
 	}
-	u.mu.Unlock()
-	u.log.Warn("upstream sent more than porthole accepts; ending the session", zap.Error(err))
+	b.mu.Lock()
+	first := b.err == nil
+	if first {
+		b.err = err
+	}
+	b.mu.Unlock()
+	if first && b.log != nil {
+		b.log.Warn("upstream sent more than porthole accepts; ending the session", zap.Error(err))
+	}
 }
 
-// breached is the bound the current session's upstream passed, or nil.
-func (u *Upstream) breached() error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.breach
+// get is the bound passed, or nil.
+func (b *breach) get() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
 }
 
-// because is err, or, when the session's upstream passed a bound, that
-// bound: the go-sdk reports it only as the connection failing.
-func (u *Upstream) because(err error) error {
-	if b := u.breached(); b != nil {
-		return b
+// or is the bound passed, if one was, else err.
+func (b *breach) or(err error) error {
+	if p := b.get(); p != nil {
+		return p
 	}
 	return err
 }
 
 // frames reads r within the entry's MaxMessageBytes and the set's budget.
-func (u *Upstream) frames(r io.Reader, kind frameKind) *frameReader {
-	return &frameReader{r: r, kind: kind, limit: u.messageLimit(), budget: u.budget, breach: u.tooLarge}
+// A bound passed is set on passed.
+func (u *Upstream) frames(r io.Reader, kind frameKind, passed *breach) *frameReader {
+	return &frameReader{r: r, kind: kind, limit: u.messageLimit(), budget: u.budget, breach: passed.set}
 }
 
 func (u *Upstream) messageLimit() int64 {
@@ -566,8 +582,9 @@ func (u *Upstream) setDown(err error) {
 }
 
 // transport builds the connection for the entry's transport: a child
-// process for stdio, an HTTP client for the others.
-func (u *Upstream) transport(ctx context.Context) mcp.Transport {
+// process for stdio, an HTTP client for the others, each reading within
+// the bounds and telling passed of the first it passes.
+func (u *Upstream) transport(ctx context.Context, passed *breach) mcp.Transport {
 	switch u.Entry.Transport {
 	case TransportStdio:
 		cmd := exec.CommandContext(ctx, u.Entry.Command, u.Entry.Args...)
@@ -575,11 +592,11 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 		cmd.WaitDelay = 5 * time.Second
 		cmd.Stderr = newStderrLog(u)
 		u.killGroup = ownProcessGroup(cmd)
-		return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, bound: func(r io.Reader) *frameReader { return u.frames(r, frameLine) }}
+		return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, bound: func(r io.Reader) *frameReader { return u.frames(r, frameLine, passed) }}
 	case TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(), MaxEventSize: int(u.messageLimit()) + frameSlack}
+		return &mcp.SSEClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(passed), MaxEventSize: int(u.messageLimit()) + frameSlack}
 	default:
-		return &mcp.StreamableClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(), MaxRetries: 2, MaxEventSize: int(u.messageLimit()) + frameSlack}
+		return &mcp.StreamableClientTransport{Endpoint: u.endpoint, HTTPClient: u.httpClient(passed), MaxRetries: 2, MaxEventSize: int(u.messageLimit()) + frameSlack}
 	}
 }
 
@@ -589,10 +606,10 @@ func (u *Upstream) transport(ctx context.Context) mcp.Transport {
 // SSE upstream names the URL porthole posts to in its first event, and a
 // hostile one could name a host of its choosing, over plain http, to be
 // sent the token (or to make porthole post into the cluster).
-func (u *Upstream) httpClient() *http.Client {
+func (u *Upstream) httpClient(passed *breach) *http.Client {
 	origin, _ := url.Parse(u.endpoint)
 	return &http.Client{
-		Transport: bearer{token: u.token, upstream: u.Entry.Name, origin: origin, next: boundedBodies{u: u, next: &http.Transport{
+		Transport: bearer{token: u.token, upstream: u.Entry.Name, origin: origin, next: boundedBodies{u: u, passed: passed, next: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: u.Entry.Timeout,
 			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16,
 		}}},
@@ -693,8 +710,8 @@ func (l *stderrLog) line(b []byte) {
 
 // list reads the upstream's tool list and decides, tool by tool, what is
 // exposed.
-func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) error {
-	offered, err := u.readTools(ctx, cs)
+func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession, passed *breach) error {
+	offered, err := u.readTools(ctx, cs, passed)
 	if err != nil {
 		return err
 	}

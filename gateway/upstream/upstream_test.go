@@ -488,7 +488,7 @@ func TestTheTokenDoesNotFollowARedirect(t *testing.T) {
 	redirecting := httptest.NewServer(http.RedirectHandler(elsewhere.URL, http.StatusTemporaryRedirect))
 	t.Cleanup(redirecting.Close)
 	u := &Upstream{Entry: Entry{Name: "r", Timeout: 5 * time.Second}, token: "upstream-token", endpoint: redirecting.URL}
-	res, err := u.httpClient().Post(redirecting.URL, "application/json", strings.NewReader("{}"))
+	res, err := u.httpClient(nil).Post(redirecting.URL, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
