@@ -10,8 +10,9 @@ import (
 )
 
 // FuzzParseAgreesWithThePortholeBeforeExpiries holds Parse to the parser
-// it extends: for any file, the porthole before expiries accepts it exactly
-// when Parse does and no principal has an expiry, and then both read the
+// it extends: for any file, the porthole before expiries accepts it, with
+// no digest on two lines, exactly when Parse does and no principal has an
+// expiry, and then both read the
 // same principals under the same digests (a rollback keeps what it can
 // read, and refuses the rest). And every line Parse accepts is the line its
 // writer would write for what it read, but for spacing and the digest's
@@ -34,10 +35,14 @@ func FuzzParseAgreesWithThePortholeBeforeExpiries(f *testing.F) {
 		set, err := Parse(strings.NewReader(file))
 		oldNames, oldDigests, oldErr := parseBeforeExpiries(strings.NewReader(file))
 		expiring := set != nil && slices.ContainsFunc(set.entries, func(e Entry) bool { return !e.Expires.IsZero() })
-		if (oldErr == nil) != (err == nil && !expiring) {
+		// The porthole before expiries also read a file that holds one
+		// digest on two lines, giving the token to the later principal;
+		// Parse refuses it.
+		oldOneDigestEach := oldErr == nil && len(oldDigests) == len(oldNames)
+		if oldOneDigestEach != (err == nil && !expiring) {
 			t.Fatalf("before expiries: %v; now: %v with expiries %v", oldErr, err, expiring)
 		}
-		if oldErr == nil {
+		if oldOneDigestEach {
 			names := make([]string, 0, len(set.entries))
 			for _, e := range set.entries {
 				names = append(names, e.Name)

@@ -84,6 +84,7 @@ var (
 func Parse(r io.Reader) (*Set, error) {
 	t := &Set{byDigest: map[[sha256.Size]byte]Entry{}}
 	seen := map[string]bool{}
+	lineOf := map[[sha256.Size]byte]int{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -98,6 +99,13 @@ func Parse(r io.Reader) (*Set, error) {
 			return nil, fmt.Errorf("%w: line %d: the principal %s appears twice", ErrFile, n, e.Name)
 		}
 		seen[e.Name] = true
+		// One token names one principal: with the same digest on two
+		// lines, the later line's principal would be the one its holder
+		// is logged and granted as, whoever the operator meant.
+		if first, ok := lineOf[digest]; ok {
+			return nil, fmt.Errorf("%w: lines %d and %d hold the same token digest (principals %s and %s); a token names one principal", ErrFile, first, n, t.byDigest[digest].Name, e.Name)
+		}
+		lineOf[digest] = n
 		t.entries = append(t.entries, e)
 		t.byDigest[digest] = e
 	}

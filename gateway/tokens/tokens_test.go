@@ -81,6 +81,17 @@ func TestReservedNamesAreRefusedWithTheirLine(t *testing.T) {
 	}
 }
 
+// A digest on two lines would give its token to the later principal
+// silently: the file is refused, naming both lines.
+func TestOneDigestOnTwoLinesIsRefusedNamingBoth(t *testing.T) {
+	t.Parallel()
+	file := "alice " + Digest("a") + "\n# a comment\nbob " + Digest("b") + "\ncarol " + strings.ToUpper(Digest("a")) + " expires=2030-01-01T00:00:00Z\n"
+	_, err := Parse(strings.NewReader(file))
+	if err == nil || !strings.Contains(err.Error(), "lines 1 and 4 hold the same token digest (principals alice and carol)") {
+		t.Fatalf("Parse = %v; want a refusal naming lines 1 and 4", err)
+	}
+}
+
 // TestARevokedTokenDoesNotOutliveItsFile: a tokens file that is deleted
 // refuses every token until it is back; one that does not parse keeps the
 // last good set; each says so in Problem.
