@@ -275,6 +275,10 @@ func escapeRune(s string, i int, keepLines bool) (piece string, size int) {
 			return string(r), size
 		}
 		return fmt.Sprintf("\\u%04X", r), size
+	case isHidden(r) && r > 0xFFFF:
+		// Eight hex digits after \U: with \u and five, a tag character
+		// U+E0049 would read as U+E004 followed by the letter "9".
+		return fmt.Sprintf("\\U%08X", r), size
 	case isHidden(r):
 		return fmt.Sprintf("\\u%04X", r), size
 	}

@@ -24,6 +24,8 @@ func TestQuoteDefusesWhatHidesOrForges(t *testing.T) {
 		{"a C1 control is made visible", "a\u0085b", `a\u0085b`},
 		{"a line separator is made visible", "a\u2028b", `a\u2028b`},
 		{"NUL is made visible", "a\x00b", `a\u0000b`},
+		{"a tag character is made visible unambiguously", "x\U000E0049y", `x\U000E0049y`},
+		{"tag characters spelling a word stay apart from the text after", "\U000E0068\U000E0069" + "9", `\U000E0068\U000E00699`},
 		{"invalid UTF-8 becomes the replacement character", "a\xffb", "a\uFFFDb"},
 		{"ordinary non-ASCII letters are kept", "Zürich 東京", "Zürich 東京"},
 	}
