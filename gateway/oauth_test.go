@@ -47,8 +47,13 @@ func newLocalIssuer(t testing.TB) *localIssuer {
 
 func (li *localIssuer) token(t testing.TB, resource, scope string) string {
 	t.Helper()
+	return li.tokenExpiring(t, resource, scope, time.Now().Add(time.Hour))
+}
+
+func (li *localIssuer) tokenExpiring(t testing.TB, resource, scope string, exp time.Time) string {
+	t.Helper()
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"iss": li.srv.URL, "sub": "alice", "aud": resource, "scope": scope,
-		"exp": time.Now().Add(time.Hour).Unix(), "azp": "claude-desktop", "jti": "tok-42"})
+		"exp": exp.Unix(), "azp": "claude-desktop", "jti": "tok-42"})
 	tok.Header["kid"], tok.Header["typ"] = "e1", "at+jwt"
 	s, err := tok.SignedString(li.priv)
 	if err != nil {
@@ -130,6 +135,54 @@ func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
 	}
 	if strings.Contains(string(b), "eyJ") {
 		t.Fatalf("a token is in the audit log:\n%s", b)
+	}
+}
+
+// A JWT that expired less than the leeway ago is porthole's to admit or
+// refuse, once: the go-sdk's middleware, which allows no skew, must not
+// refuse it again with an unchallenged, unaudited 401. One that expired
+// past the leeway gets porthole's own challenged 401.
+func TestAJWTWithinTheLeewayIsDecidedOnce(t *testing.T) {
+	t.Parallel()
+	li := newLocalIssuer(t)
+	const resource = "http://127.0.0.1/mcp"
+	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Refresh(context.Background())
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log, err := audit.Open(audit.Config{Path: path, Key: []byte(strings.Repeat("k", 32))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewServer(&fakeReader{}, Options{Namespace: "default", Audit: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	none, _ := tokens.Parse(strings.NewReader(""))
+	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
+		OAuth: &OAuthOptions{Validator: v, Resource: resource, AuthorizationServers: []string{li.srv.URL}, Scopes: []string{"porthole:read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	resp, body := post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.tokenExpiring(t, resource, "porthole:read", time.Now().Add(-10*time.Second))}}, call)
+	if resp.StatusCode != 200 {
+		t.Fatalf("a token 10 s past its expiry, within the 30 s leeway: %d %q %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+	}
+	resp, _ = post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.tokenExpiring(t, resource, "porthole:read", time.Now().Add(-time.Minute))}}, call)
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Fatalf("a token a minute past its expiry: %d %q; want porthole's challenged 401", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	g.Close()
+	log.Close()
+	b, _ := os.ReadFile(path)
+	if n := strings.Count(string(b), `"status":401`); n != 1 {
+		t.Fatalf("%d 401 records in the audit log, want 1:\n%s", n, b)
 	}
 }
 
