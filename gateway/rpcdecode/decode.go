@@ -114,7 +114,10 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	case len(method) == 0 || method[0] != '"' || len(method) == 2:
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
 	case !validID(env.ID):
-		return env, refuse(jsonrpc.CodeInvalidRequest, `"id" must be a string or a number`)
+		// The id is not echoed: the answer's id is null, as JSON-RPC says
+		// where a request's id cannot be read.
+		env.ID = nil
+		return env, refuse(jsonrpc.CodeInvalidRequest, badID)
 	}
 	env.Method = s.decodeString(s.top[memberMethod])
 	if len(params) > 0 && params[0] != '{' && string(params) != "null" {
@@ -136,10 +139,41 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	return env, nil
 }
 
-// validID reports whether a scanned id is absent, a string, a number or
-// null: the scan has checked it is valid JSON, so its first byte tells.
+// badID is the refusal of an id that is not a string, null, or an integer
+// of at most 2^53-1 in magnitude.
+const badID = `"id" must be a string or an integer from -9007199254740991 to 9007199254740991`
+
+// maxSafeID is the largest integer every JSON reader holds exactly (2^53-1).
+const maxSafeID = 1<<53 - 1
+
+// validID reports whether a scanned id is absent, a string, null, or an
+// integer within maxSafeID: the scan has checked it is valid JSON, so its
+// first byte tells a string from a number. Security: an id with a fraction
+// or an exponent, or past 2^53, is read by the go-sdk (and by many
+// clients) as another number, so its answer would go out under an id the
+// client never sent (1.5 answered as 1).
 func validID(id []byte) bool {
-	return len(id) == 0 || id[0] == '"' || '0' <= id[0] && id[0] <= '9' || id[0] == '-' || string(id) == "null"
+	if len(id) == 0 || id[0] == '"' || string(id) == "null" {
+		return true
+	}
+	if id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		return false
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) > 16 { // 9007199254740991 has 16 digits; JSON allows no leading zeros
+		return false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false // a fraction or an exponent
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n <= maxSafeID
 }
 
 // The members of a JSON-RPC request.

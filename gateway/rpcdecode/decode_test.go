@@ -59,6 +59,29 @@ var decodeSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"a","Arguments":{}}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":null}}`,
 	`{"k00":0,"k01":0,"k02":0,"k03":0,"k04":0,"k05":0,"k06":0,"k07":0,"k08":0,"k09":0,"k10":0,"k11":0,"k12":0,"k13":0,"k14":0,"k15":0,"k16":0,"K03":0}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"m"}`, `{"jsonrpc":"2.0","id":1e3,"method":"m"}`, `{"jsonrpc":"2.0","id":9007199254740992,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":-9007199254740991,"method":"m"}`, `{"jsonrpc":"2.0","id":-0,"method":"m"}`, `{"jsonrpc":"2.0","id":true,"method":"m"}`,
+}
+
+// An id is a string, null, or an integer every JSON reader holds exactly:
+// the go-sdk reads 1.5 as 1, and a number past 2^53 as another, so the
+// answer would go out under an id the client never sent. A refused id is
+// not echoed.
+func TestAnIDThatIsNoSafeIntegerIsRefused(t *testing.T) {
+	t.Parallel()
+	for id, ok := range map[string]bool{
+		`1`: true, `-1`: true, `0`: true, `-0`: true, `9007199254740991`: true, `-9007199254740991`: true, `"1.5"`: true, `null`: true,
+		`1.5`: false, `1.0`: false, `1e3`: false, `1E3`: false, `9007199254740992`: false, `-9007199254740992`: false,
+		`12345678901234567890`: false, `true`: false, `[1]`: false, `{}`: false,
+	} {
+		env, err := Decode([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`))
+		switch {
+		case ok && (err != nil || string(env.ID) != id):
+			t.Errorf("id %s: %v, read as %s", id, err, env.ID)
+		case !ok && (err == nil || !strings.Contains(err.Error(), "an integer from -9007199254740991") || env.ID != nil):
+			t.Errorf("id %s: %v, read as %q; want a refusal that does not echo it", id, err, env.ID)
+		}
+	}
 }
 
 // checkUniqueKeys decodes every object of body with encoding/json and fails
