@@ -213,6 +213,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzPageWarner ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzAPageIsThePagesOwn ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzEntryScannerAgreesWithUnmarshal ./audit/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzQuotedSizeIsWhatTheRecordWrites ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzHeadersAgreeWithTheGoSDK ./gateway/rpcdecode/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzModernMetaTheGoSDKAccepts ./gateway/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzMarshalToolResultIsTheGoSDKs ./gateway/ $(FUZZTIME)

@@ -52,7 +52,7 @@ type CallArgs struct {
 // redact redacts nothing.
 //
 // Security: a record holds at most MaxArgs arguments and MaxArgsBytes of
-// them; the rest is counted and hashed. One request of 111,828 arguments
+// them as it writes them (quotedSize); the rest is counted and hashed. One request of 111,828 arguments
 // made a 4 MB record for one unit of rate limit. And a value is cut by
 // Cut, not redacted in full and then cut: a value of a megabyte costs the
 // redaction of a window past its cap, and a cut never leaves the start of
@@ -82,13 +82,16 @@ func ArgsFromJSON(raw json.RawMessage, redact Redactor) CallArgs {
 		// it (a marker can be longer than the secret it replaces): each
 		// is built once, and the first that does not fit is the only one
 		// built and left out.
+		// Sizes are as the record writes them, quoted: a control
+		// character costs five bytes there, not one.
 		a, n := newArg(redact, name, argText(obj[name]))
-		if size+len(a.Name)+len(a.Value) > MaxArgsBytes {
+		argSize := quotedSize(a.Name) + quotedSize(a.Value)
+		if size+argSize > MaxArgsBytes {
 			out.omit(obj, names[i:], redact)
 			break
 		}
 		out.Redactions += n
-		size += len(a.Name) + len(a.Value)
+		size += argSize
 		out.Args = append(out.Args, a)
 	}
 	return out

@@ -160,22 +160,52 @@ func TestTheOmittedDigestIsOfTheRedactedRest(t *testing.T) {
 func TestTheArgumentBudgetCountsMarkers(t *testing.T) {
 	t.Parallel()
 	r, _ := redact.New()
+	cost := func(name, value string) int { return quotedSize(name) + quotedSize(value) }
+	// The last argument fits the budget as sent, and not once redacted.
+	secret := strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24)
+	red, _ := r.String(secret)
+	last := cost("a99", secret)
+	if cost("a99", red) <= last {
+		t.Fatal("the markers do not make the argument longer")
+	}
 	obj := map[string]string{}
+	full := strings.Repeat("w", MaxArgBytes+88) // held as MaxArgBytes bytes
 	used := 0
-	for i := 0; used+3+MaxArgBytes <= MaxArgsBytes-510-3; i++ {
-		obj[fmt.Sprintf("a%02d", i)] = strings.Repeat("w", MaxArgBytes+88) // 3 + MaxArgBytes bytes held
-		used += 3 + MaxArgBytes
+	// Whole arguments, until a filler of at most MaxArgBytes can leave
+	// exactly what the last argument costs as sent.
+	for i := 0; MaxArgsBytes-used-last-cost("a00", "") > MaxArgBytes; i++ {
+		obj[fmt.Sprintf("a%02d", i)] = full
+		used += cost("a00", full[:MaxArgBytes])
 	}
 	kept := len(obj)
-	obj[fmt.Sprintf("a%02d", kept)] = strings.Repeat("w", MaxArgsBytes-510-used-3) // leaves 510
-	obj[fmt.Sprintf("a%02d", kept+1)] = strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 24)
+	filler := MaxArgsBytes - used - last - cost("a00", "")
+	obj[fmt.Sprintf("a%02d", kept)] = strings.Repeat("w", filler)
+	obj[fmt.Sprintf("a%02d", kept+1)] = secret
 	raw, _ := json.Marshal(obj)
 	got := ArgsFromJSON(raw, r)
 	size := 0
 	for _, a := range got.Args {
-		size += len(a.Name) + len(a.Value)
+		size += cost(a.Name, a.Value)
 	}
 	if size > MaxArgsBytes || len(got.Args) != kept+1 || got.Omitted != 1 {
-		t.Fatalf("kept %d arguments of %d bytes, omitted %d", len(got.Args), size, got.Omitted)
+		t.Fatalf("kept %d arguments of %d bytes as written, omitted %d; want %d kept", len(got.Args), size, got.Omitted, kept+1)
+	}
+}
+
+// An argument costs the record what the record writes for it: quoting and
+// escaping write a control character as five bytes, so forty arguments of
+// them once made a record of 76 KB against a budget of 16 KiB.
+func TestAnArgumentCostsWhatTheRecordWritesForIt(t *testing.T) {
+	t.Parallel()
+	obj := map[string]string{}
+	for i := range 40 {
+		obj[fmt.Sprintf("\x01\x02%02d", i)] = strings.Repeat("\x01", MaxArgBytes)
+	}
+	raw, _ := json.Marshal(obj)
+	got := ArgsFromJSON(raw, nil)
+	rec := Record{Kind: KindCall, Args: got.Args, ArgsOmitted: got.Omitted, ArgsOmittedSHA256: got.OmittedSHA256}
+	line := rec.appendFields(nil)
+	if got.Omitted == 0 || len(line) > MaxArgsBytes+MaxArgs*64+512 {
+		t.Fatalf("the record holds %d arguments in %d bytes, omitting %d", len(got.Args), len(line), got.Omitted)
 	}
 }

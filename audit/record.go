@@ -154,7 +154,7 @@ const (
 )
 
 // A call record holds at most MaxArgs arguments and MaxArgsBytes of their
-// names and values (before quoting, which may write a byte as four); the
+// names and values as it writes them, quoted and escaped (quotedSize); the
 // rest is counted and hashed. A reason is cut at
 // MaxReasonBytes.
 const (
@@ -322,6 +322,36 @@ func appendString(b []byte, s string) []byte {
 		i++
 	}
 	return append(b, '"')
+}
+
+// quotedSize is the number of bytes appendString(b, Quote(s)) appends,
+// counted without building them: what an untrusted string costs a record.
+// Quoting may write a byte as five (\\x01 once escaped for JSON) and a
+// character as eleven, so budgets on what a record holds count this, not
+// len(s). FuzzQuotedSizeIsWhatTheRecordWrites holds it to the encoder.
+func quotedSize(s string) int {
+	n := 6 // the JSON string's quotes, and Quote's, escaped
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5 // \\xff
+		case r == '"' || r == '\\':
+			n += 4 // \\\" and \\\\
+		case r == '\a' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' || r == '\v':
+			n += 3 // \\n
+		case r < ' ' || r == 0x7f:
+			n += 5 // \\x01
+		case r < utf8.RuneSelf:
+			n++
+		case r < 0x10000:
+			n += 7 // \\u00e9
+		default:
+			n += 11 // \\U0001f600
+		}
+	}
+	return n
 }
 
 // capBytes cuts s to at most n bytes. The cut may split a UTF-8 sequence;

@@ -222,17 +222,18 @@ func TestAWitnessNeedsAFileLog(t *testing.T) {
 	}
 }
 
-// TestALastRecordLongerThanTheTailIsReadWhole: a call's arguments of
-// control characters, within the budget, make a line of about 80 KiB,
-// longer than the 64 KiB the restart read; it then started a chain at the
-// witness's seq and named records missing that were there.
+// TestALastRecordLongerThanTheTailIsReadWhole: a record longer than the
+// 64 KiB the restart reads made it start a chain at the witness's seq and
+// name records missing that were there. ArgsFromJSON's budget keeps a
+// call's record far shorter now; this one is built with arguments of
+// control characters directly, as any record the writer accepts.
 func TestALastRecordLongerThanTheTailIsReadWhole(t *testing.T) {
 	t.Parallel()
 	s, tr := newSigner(t), newTrail(t)
 	tr.maxBytes = 0
 	tr.run(t, testKey, s, 3, 1000)
-	v := strings.Repeat(`\u0001`, 4000)
-	args := ArgsFromJSON([]byte(fmt.Sprintf(`{"a":"%s","b":"%s","c":"%s","d":"%s"}`, v, v, v, v)), nil)
+	v := strings.Repeat("\x01", 4000)
+	args := CallArgs{Args: []Arg{{Name: "a", Value: v}, {Name: "b", Value: v}, {Name: "c", Value: v}, {Name: "d", Value: v}}}
 	l, err := Open(Config{Path: tr.log, Key: testKey, Signer: s.priv, CheckpointPath: tr.witness})
 	if err != nil {
 		t.Fatal(err)
