@@ -305,6 +305,8 @@ func (g *Server) upstreamFail(ctx context.Context, req *mcp.CallToolRequest, u *
 	case errors.Is(err, upstream.ErrTooLarge):
 		// porthole's own words (the bound it set), never the upstream's.
 		sentence = fmt.Sprintf("The upstream %s sent more than porthole accepts (%s); porthole ended the connection, and the upstream is down until it connects again.", name, strings.TrimPrefix(err.Error(), upstream.ErrTooLarge.Error()+": "))
+	case errors.Is(err, upstream.ErrBusy):
+		sentence = fmt.Sprintf("porthole was reading as much from its upstreams at once as it allows, so the answer of the upstream %s could not be read; porthole ended the connection, and the upstream is down until it connects again.", name)
 	case errors.Is(err, upstream.ErrTimeout):
 		sentence = fmt.Sprintf("The upstream %s did not answer within %s.", name, u.Entry.Timeout)
 	case errors.Is(err, upstream.ErrWithheld):

@@ -2,14 +2,20 @@ package upstream
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
 )
 
 // Every byte an upstream sends is read through a frameReader: one message
@@ -28,6 +34,54 @@ var ErrTooLarge = errors.New("the upstream sent more than porthole accepts")
 // ErrListTooLarge is a tool list past the entry's MaxListBytes or
 // MaxListPages.
 var ErrListTooLarge = errors.New("the upstream's tool list is larger than porthole accepts")
+
+// ErrBusy is a message porthole could not read because the messages being
+// read from every upstream at once already held the roster's
+// MaxBytesInFlight, for longer than budgetWait.
+var ErrBusy = errors.New("porthole is reading as much from its upstreams at once as it allows (maxBytesInFlight)")
+
+// budgetWait is how long a read waits for the shared budget before it
+// fails: long enough for a burst of answers to drain, short beside a call's
+// timeout.
+const budgetWait = time.Second
+
+// budget is what the messages being read may hold: the set's, shared by
+// every upstream, and each upstream's own share of it (half, or one
+// message when that is more), so that one upstream that keeps its
+// messages large cannot take all of it. An upstream that passes its own
+// share has sent more than porthole accepts; one that finds the shared
+// budget held by others waits up to budgetWait, then fails with ErrBusy.
+type budget struct {
+	shared *semaphore.Weighted
+	own    *semaphore.Weighted
+}
+
+func newBudget(shared *semaphore.Weighted, size, message int64) *budget {
+	return &budget{shared: shared, own: semaphore.NewWeighted(max(size/2, message))}
+}
+
+func (b *budget) take(n int64) error {
+	if b == nil {
+		return nil
+	}
+	if !b.own.TryAcquire(n) {
+		return fmt.Errorf("%w: more than its share of maxBytesInFlight in messages under way at once", ErrTooLarge)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budgetWait)
+	defer cancel()
+	if err := b.shared.Acquire(ctx, n); err != nil {
+		b.own.Release(n)
+		return ErrBusy
+	}
+	return nil
+}
+
+func (b *budget) give(n int64) {
+	if b != nil && n > 0 {
+		b.shared.Release(n)
+		b.own.Release(n)
+	}
+}
 
 // frameKind says where one message of a stream ends.
 type frameKind int
@@ -52,14 +106,16 @@ type frameReader struct {
 	r      io.Reader
 	kind   frameKind
 	limit  int64
-	budget *semaphore.Weighted // nil: no budget
-	breach func(error)         // told of the first bound passed; may be nil
+	budget *budget     // nil: no budget
+	breach func(error) // told of the first bound passed; may be nil
+	// keepOpen: Close does not close r (a child's stdout, which the
+	// session ends by closing the child's stdin).
+	keepOpen bool
 
-	mu     sync.Mutex
-	held   int64 // bytes of the current message, taken from budget
-	lastCR bool  // frameEvent: the last byte read was '\r'
-	atEOL  bool  // frameEvent: the last byte read ended a line
-	err    error
+	mu    sync.Mutex
+	held  int64 // bytes of the current message, taken from budget
+	blank bool  // frameEvent: the line under way holds nothing but '\r'
+	err   error
 }
 
 // Read is called by one reader at a time; Close may be called while a Read
@@ -92,7 +148,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 // message under way held.
 func (f *frameReader) Close() error {
 	var err error
-	if c, ok := f.r.(io.Closer); ok {
+	if c, ok := f.r.(io.Closer); ok && !f.keepOpen {
 		err = c.Close()
 	}
 	f.mu.Lock()
@@ -123,8 +179,10 @@ func (f *frameReader) count(b []byte) error {
 	if f.held+tail > f.limit {
 		return f.tooLarge()
 	}
-	if tail > 0 && f.budget != nil && !f.budget.TryAcquire(tail) {
-		return fmt.Errorf("%w: porthole's budget for the messages it reads from every upstream at once (maxBytesInFlight) is spent", ErrTooLarge)
+	if tail > 0 {
+		if err := f.budget.take(tail); err != nil {
+			return err
+		}
 	}
 	f.held += tail
 	return nil
@@ -132,28 +190,22 @@ func (f *frameReader) count(b []byte) error {
 
 // end is the index in b of the byte that ends the first message ending in
 // b, or -1. A stdio message ends at a newline. An event ends at an empty
-// line, and a line ends at "\r\n", "\n" or "\r", as the event-stream
-// format says; that state carries across reads.
+// line: as the go-sdk reads events, a line ends at '\n', and one that holds
+// nothing else but '\r' is empty. That state carries across reads.
 func (f *frameReader) end(b []byte) int {
 	if f.kind == frameLine {
 		return bytes.IndexByte(b, '\n')
 	}
 	for i, c := range b {
-		switch {
-		case c == '\n' && f.lastCR:
-			// The second byte of "\r\n": the line ended at the '\r'.
-			f.lastCR = false
-		case c == '\n' || c == '\r':
-			wasEOL := f.atEOL
-			f.atEOL, f.lastCR = !wasEOL, c == '\r'
-			if wasEOL {
-				// An empty line: the event ends here, and the next
-				// line starts a new one (a "\r\n" ending's '\n' is
-				// passed over by lastCR, whatever atEOL says).
-				return i
+		switch c {
+		case '\n':
+			if f.blank {
+				return i // the next line starts blank again
 			}
+			f.blank = true
+		case '\r':
 		default:
-			f.atEOL, f.lastCR = false, false
+			f.blank = false
 		}
 	}
 	return -1
@@ -174,10 +226,8 @@ func (f *frameReader) fail(err error) {
 }
 
 func (f *frameReader) release() {
-	if f.held > 0 && f.budget != nil {
-		f.budget.Release(f.held)
-		f.held = 0
-	}
+	f.budget.give(f.held)
+	f.held = 0
 }
 
 // boundedBodies wraps every response body from the upstream in a
@@ -193,10 +243,48 @@ func (b boundedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
+	// Only a successful answer is read as a stream of events: the go-sdk
+	// reads any other body whole, whatever it says it is.
 	kind := frameWhole
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" && resp.StatusCode/100 == 2 {
 		kind = frameEvent
 	}
 	resp.Body = b.u.frames(resp.Body, kind, b.passed)
 	return resp, nil
+}
+
+// Requests an upstream may send porthole: porthole declares no client
+// capabilities, so only ping is an upstream's to send, and seldom. Each
+// request is held, decoded, until its answer is written, and an upstream
+// that stops reading (a child that leaves its stdin unread) keeps them all.
+const (
+	maxRequestsAtOnce   = 16      // a burst of requests
+	requestsPerSecond   = 1       // after a burst
+	maxRequestParamSize = 4 << 10 // a ping's params are empty
+)
+
+// boundRequests ends the session of an upstream that sends porthole more
+// requests than maxRequestsAtOnce, then more than requestsPerSecond, or a
+// request whose params pass maxRequestParamSize. Notifications pass: they
+// are handled as they are read, and hold nothing after.
+func boundRequests(passed *breach) mcp.Middleware {
+	limit := rate.NewLimiter(requestsPerSecond, maxRequestsAtOnce)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			var err error
+			if !limit.Allow() {
+				err = fmt.Errorf("%w: more than %d requests of porthole at once, or more than %d a second after", ErrTooLarge, maxRequestsAtOnce, requestsPerSecond)
+			} else if b, _ := json.Marshal(req.GetParams()); len(b) > maxRequestParamSize {
+				err = fmt.Errorf("%w: a request of porthole with params of more than %d bytes", ErrTooLarge, maxRequestParamSize)
+			}
+			if err != nil {
+				passed.set(err)
+				return nil, err
+			}
+			return next(ctx, method, req)
+		}
+	}
 }

@@ -263,7 +263,7 @@ func ParseRoster(b []byte) (*Roster, error) {
 		seen[e.Name] = true
 		if e.MaxMessageBytes > r.MaxBytesInFlight {
 			// No message of this upstream could ever be read whole.
-			return nil, fmt.Errorf("roster entry %d (%q): field maxMessageBytes: %d is more than the roster's maxBytesInFlight (%d)", i+1, e.Name, e.MaxMessageBytes, r.MaxBytesInFlight)
+			return nil, fmt.Errorf("roster entry %d (%q): field maxMessageBytes: %d (%d when not set) is more than the roster's maxBytesInFlight (%d): set it lower, or maxBytesInFlight higher", i+1, e.Name, e.MaxMessageBytes, DefaultMaxMessageBytes, r.MaxBytesInFlight)
 		}
 	}
 	return &r, nil

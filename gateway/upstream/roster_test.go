@@ -93,7 +93,7 @@ func TestRosterRefusalsNameTheEntryAndField(t *testing.T) {
 		{entry("    url: https://x/mcp\n    maxListBytes: 1000000000\n"), "field maxListBytes: must be 65536 to 268435456"},
 		{entry("    url: https://x/mcp\n    maxListPages: -1\n"), "field maxListPages: must be 1 to 10000"},
 		{"maxBytesInFlight: 100\n" + entry("    url: https://x/mcp\n"), "the roster's maxBytesInFlight must be 65536 to"},
-		{"maxBytesInFlight: 1048576\n" + entry("    url: https://x/mcp\n    maxMessageBytes: 2097152\n"), "field maxMessageBytes: 2097152 is more than the roster's maxBytesInFlight (1048576)"},
+		{"maxBytesInFlight: 1048576\n" + entry("    url: https://x/mcp\n    maxMessageBytes: 2097152\n"), "field maxMessageBytes: 2097152 (4194304 when not set) is more than the roster's maxBytesInFlight (1048576)"},
 		{"upstreams:\n  - name: gh\n    url: https://x/mcp\n", "field tools: names no tools"},
 		{"upstreams:\n  - name: gh\n    url: https://x/mcp\n    tools:\n      - name: \"a b\"\n", "field tools[0].name"},
 		{"upstreams:\n  - name: gh\n    url: https://x/mcp\n    tools:\n      - name: a\n      - name: a\n", `field tools[1].name: "a" is named twice`},

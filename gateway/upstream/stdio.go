@@ -37,8 +37,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	r := t.bound(stdout)
 	tr := &mcp.IOTransport{
 		// The session is closed by closing the child's stdin, not its
-		// stdout: the reader's Close is a no-op.
-		Reader:        io.NopCloser(r),
+		// stdout: the reader's Close gives back what it held and leaves
+		// stdout open.
+		Reader:        r,
 		Writer:        &childStdin{cmd: t.cmd, stdin: stdin, terminate: t.terminate},
 		MaxLineLength: int(r.limit) + frameSlack,
 	}

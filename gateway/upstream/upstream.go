@@ -128,9 +128,9 @@ type Upstream struct {
 	// killGroup kills the process group of the current stdio child; only
 	// the run goroutine (serve, connect, transport) touches it.
 	killGroup func()
-	// budget is the roster's MaxBytesInFlight, shared by every upstream
-	// of the set.
-	budget *semaphore.Weighted
+	// budget is this upstream's share of the roster's MaxBytesInFlight,
+	// which every upstream of the set shares.
+	budget *budget
 
 	mu          sync.Mutex
 	passed      *breach // the bound the session's upstream passed, if it did
@@ -173,14 +173,16 @@ func NewSet(r *Roster, opts Options) (*Set, error) {
 		return nil, ErrNotResolved
 	}
 	s := &Set{byName: map[string]*Upstream{}}
-	budget := semaphore.NewWeighted(cmp.Or(r.MaxBytesInFlight, DefaultMaxBytesInFlight))
+	size := cmp.Or(r.MaxBytesInFlight, DefaultMaxBytesInFlight)
+	shared := semaphore.NewWeighted(size)
 	for i, e := range r.Upstreams {
 		u := &Upstream{
 			Entry: e, opts: opts, log: opts.Logger.With(zap.String("upstream", e.Name)),
 			refresh: make(chan struct{}, 1), state: StateConnecting, since: time.Now(),
 			exposed: map[string]*Tool{}, withheld: map[string]string{}, noticed: map[noticeKind]map[string]bool{},
-			endpoint: res[i].endpoint, token: res[i].token, childEnv: res[i].childEnv, budget: budget,
+			endpoint: res[i].endpoint, token: res[i].token, childEnv: res[i].childEnv,
 		}
+		u.budget = newBudget(shared, size, u.messageLimit())
 		s.list = append(s.list, u)
 		s.byName[e.Name] = u
 	}
@@ -284,13 +286,12 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallTo
 	switch {
 	case err == nil:
 		return res, nil
-	case passed.get() != nil:
-		// The upstream sent more than porthole reads, and the session
-		// is ending for it: every call on it fails with that sentence.
-		_ = cs.Close()
-		return nil, passed.get()
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return nil, rpcErr // the upstream answered, with a protocol error
+	case passed.get() != nil:
+		// The upstream passed a bound, and the session ended for it:
+		// every call on it fails with that sentence.
+		return nil, passed.get()
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, ErrTimeout
 	case ctx.Err() != nil:
@@ -402,16 +403,18 @@ func (u *Upstream) serve(ctx context.Context) error {
 				err = errors.New("the session ended")
 			}
 			return passed.or(err)
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-sctx.Done():
+			// porthole is stopping, or the upstream passed a bound
+			// (breach ends the session's context).
+			return passed.or(sctx.Err())
 		case <-u.refresh:
 		case <-ttl:
 		}
 		// An upstream decides when it sends list_changed; at most one
 		// list a second is read however often it does.
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-sctx.Done():
+			return passed.or(sctx.Err())
 		case <-time.After(time.Until(last.Add(minListInterval))):
 		}
 		last = time.Now()
@@ -440,8 +443,9 @@ func (u *Upstream) connect(ctx context.Context, cancel context.CancelFunc) (*mcp
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.invalidate() },
 		KeepAlive:              keepAlive,
 	})
+	passed := &breach{log: u.log, end: cancel}
+	client.AddReceivingMiddleware(boundRequests(passed))
 	timer := time.AfterFunc(u.Entry.Timeout, cancel)
-	passed := &breach{log: u.log}
 	cs, err := client.Connect(ctx, u.transport(ctx, passed), nil)
 	if !timer.Stop() {
 		if cs != nil {
@@ -510,11 +514,13 @@ func (u *Upstream) readTools(ctx context.Context, cs *mcp.ClientSession, passed 
 	}
 }
 
-// breach is the first bound a session's upstream passed: the go-sdk
-// reports it only as the connection failing. Its methods take a nil
-// breach as one that was never passed.
+// breach is the first bound a session's upstream passed, which ends the
+// session: the go-sdk reports it only as the connection failing, or (on
+// the standalone stream of streamable HTTP) not at all, reconnecting the
+// stream. Its methods take a nil breach as one that was never passed.
 type breach struct {
 	log *zap.Logger
+	end context.CancelFunc // ends the session; may be nil
 	mu  sync.Mutex
 	err error
 }
@@ -529,8 +535,14 @@ func (b *breach) set(err error) {
 		b.err = err
 	}
 	b.mu.Unlock()
-	if first && b.log != nil {
-		b.log.Warn("upstream sent more than porthole accepts; ending the session", zap.Error(err))
+	if !first {
+		return
+	}
+	if b.log != nil {
+		b.log.Warn("upstream passed a bound; ending the session", zap.Error(err))
+	}
+	if b.end != nil {
+		b.end()
 	}
 }
 
@@ -555,7 +567,7 @@ func (b *breach) or(err error) error {
 // frames reads r within the entry's MaxMessageBytes and the set's budget.
 // A bound passed is set on passed.
 func (u *Upstream) frames(r io.Reader, kind frameKind, passed *breach) *frameReader {
-	return &frameReader{r: r, kind: kind, limit: u.messageLimit(), budget: u.budget, breach: passed.set}
+	return &frameReader{r: r, kind: kind, limit: u.messageLimit(), budget: u.budget, breach: passed.set, keepOpen: kind == frameLine}
 }
 
 func (u *Upstream) messageLimit() int64 {
