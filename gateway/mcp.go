@@ -16,6 +16,7 @@ import (
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/pagetoken"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
@@ -80,6 +81,9 @@ type Options struct {
 	// Tracing, when set, traces each call with OpenTelemetry; nil costs
 	// nothing.
 	Tracing *Tracing
+	// PageTokens seals the page tokens porthole hands out. Nil: a key of
+	// the process's own (pagetoken.Ephemeral), whose tokens die with it.
+	PageTokens *pagetoken.Sealer
 }
 
 // Server is porthole's MCP server with its fixed tool set.
@@ -96,6 +100,7 @@ type Server struct {
 	grants  *policy.Grants
 	metrics *metrics
 	mcp     *mcp.Server
+	pages   *pagetoken.Sealer
 	// impl is how the server names itself; a 2026-07-28 result carries it
 	// (answerPlainCalls writes it as the go-sdk would).
 	impl *mcp.Implementation
@@ -191,7 +196,13 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Server{denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{}), raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
+	if opts.PageTokens == nil {
+		var err error
+		if opts.PageTokens, err = pagetoken.Ephemeral(); err != nil {
+			return nil, err
+		}
+	}
+	g := &Server{pages: opts.PageTokens, denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{}), raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
 	if opts.Build != nil {
 		g.metrics.buildInfo(*opts.Build)
 	}

@@ -165,18 +165,38 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 			if err := check(&in); err != nil {
 				return toolFailure(g.refuse(ctx, req, name, err)), nil
 			}
+			paged, _ := any(&in).(pagedInput)
+			var ad []byte
+			if paged != nil {
+				ad = g.pageAD(ctx, req, name, paged)
+				if err := g.openPageToken(ad, paged); err != nil {
+					return toolFailure(g.refuse(ctx, req, name, err)), nil
+				}
+			}
 			ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 			defer cancel()
 			out, err := call(ctx, in)
 			if err != nil {
 				return toolFailure(g.fail(ctx, req, name, err)), nil
 			}
+			st := resultNotesFrom(ctx)
+			var result any = out
+			if paged != nil {
+				var sealed bool
+				if result, sealed, err = g.sealPageToken(ad, out); err != nil {
+					return toolFailure(g.fail(ctx, req, name, err)), nil
+				}
+				if sealed {
+					// The sealed token is this principal's: the
+					// rendering must not answer the cache's next hit.
+					st.entry = nil
+				}
+			}
 			// Redact once here, on the result alone, and count: the
 			// wire redactor still runs where the bytes leave, and then
 			// finds nothing left to do, which is its fast path.
-			st := resultNotesFrom(ctx)
 			red := g.linkSpan(ctx, "porthole redact")
-			b, n, err := g.render(st.entry, out)
+			b, n, err := g.render(st.entry, result)
 			red.SetInt("porthole.redactions", n)
 			red.End()
 			if err != nil {

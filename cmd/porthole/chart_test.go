@@ -654,3 +654,32 @@ func TestChartPassesTheOTelSettings(t *testing.T) {
 		}
 	}
 }
+
+// The secret page tokens are sealed under comes from a Secret, mounted
+// read-only, so that every replica opens the others' tokens; without one
+// nothing is mounted and porthole makes its own (and says so).
+func TestChartMountsTheSecretKeyFromASecret(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("secretKeySecret.name=porthole-secret-key")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	pod := podOf(t, docs)
+	c := dig(pod, "containers", 0)
+	if env := envOf(c); env["PORTHOLE_SECRET_KEY_FILE"] != "/etc/porthole/secret-key/key" {
+		t.Errorf("PORTHOLE_SECRET_KEY_FILE = %q", env["PORTHOLE_SECRET_KEY_FILE"])
+	}
+	if _, readOnly := mountsOf(c); !readOnly["/etc/porthole/secret-key"] {
+		t.Error("the secret key is not mounted read-only")
+	}
+	if v := volumesOf(pod)["secret-key"]; dig(v, "secret", "secretName") != "porthole-secret-key" {
+		t.Errorf("the secret-key volume is %v", v)
+	}
+	docs, _, err = helmTemplate(t, withAuditKeys()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := envOf(dig(podOf(t, docs), "containers", 0)); env["PORTHOLE_SECRET_KEY_FILE"] != "" {
+		t.Error("PORTHOLE_SECRET_KEY_FILE is set without a Secret")
+	}
+}

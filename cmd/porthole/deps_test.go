@@ -100,6 +100,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/gateway/limit/redislimit/redistest": "starts redis-server",
 		// The trace backend of the tests and the bench.
 		module + "/gateway/tracetest": "starts Jaeger",
+		// The hostile upstream of the bounds tests.
+		module + "/gateway/upstream/hostiletest": "is a hostile MCP server",
 		// The browser driver of the HTML report's test.
 		"github.com/chromedp/chromedp": "drives a browser, for the HTML report's test only",
 	}
@@ -131,7 +133,8 @@ var leafImports = map[string][]string{
 	module + "/audit":             {},
 	module + "/temporal/read":     {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
-		"golang.org/x/time/rate", module + "/policy", module + "/redact/quote"},
+		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/policy", module + "/redact/quote"},
+	module + "/gateway/pagetoken": {},
 }
 
 // homes say where the code of a kind lives, and that nothing else imports

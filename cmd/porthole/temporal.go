@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/ed25519"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/porthole-dev/porthole/gateway/pagetoken"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
@@ -39,6 +41,7 @@ type temporalSettings struct {
 	queryMaxDepth      int
 	queryNoOrderBy     bool
 	tracing            tracingSettings
+	secretKey          secretKeySettings
 }
 
 func (t *temporalSettings) register(s *settings) {
@@ -53,6 +56,7 @@ func (t *temporalSettings) register(s *settings) {
 	s.bool(&t.disableHostVerify, "temporal-tls-disable-host-verification", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "refused if set: porthole always verifies the server")
 	s.string(&t.logLevel, "log-level", "PORTHOLE_LOG_LEVEL", "info", "operations log level: debug, info, warn, error")
 	t.tracing.register(s)
+	t.secretKey.register(s)
 	s.string(&t.queryAttributes, "query-attributes", "PORTHOLE_QUERY_ATTRIBUTES", "", "comma-separated custom search attributes visibility queries may name (system attributes are always allowed)")
 	numeric(s, &t.queryMaxLen, "query-max-len", "PORTHOLE_QUERY_MAX_LEN", policy.MaxQueryLen, false, "longest visibility query, in bytes")
 	numeric(s, &t.queryMaxIn, "query-max-in", "PORTHOLE_QUERY_MAX_IN", policy.DefaultMaxInList, false, "most values in one IN list")
@@ -81,6 +85,7 @@ type common struct {
 	evidenceLog *zap.Logger // the operations log at info, whatever its level
 	roster      *upstream.Roster
 	tracing     tracingSettings
+	pageTokens  *pagetoken.Sealer
 }
 
 // setup validates the Temporal configuration, gathers every secret porthole
@@ -151,6 +156,15 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		}
 		secrets = append(secrets, string(pemBytes))
 	}
+	secretKey, previousKey, err := t.secretKey.secrets(c.auditKey)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range [][]byte{secretKey, previousKey} {
+		if k != nil {
+			secrets = append(secrets, string(k), hex.EncodeToString(k))
+		}
+	}
 	secrets = append(secrets, t.extraSecrets...)
 	for _, f := range splitList(t.secretFiles) {
 		b, err := os.ReadFile(f)
@@ -172,6 +186,9 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 			why = "TEMPORAL_TLS=false says this is deliberate; this warning is given at every start all the same"
 		}
 		c.log.Warn("WARNING: the connection to Temporal at "+cfg.Address+" is plaintext and the address is not loopback; "+why, zap.String("temporalAddress", cfg.Address))
+	}
+	if c.pageTokens, err = t.secretKey.sealer(secretKey, previousKey, c.log); err != nil {
+		return nil, err
 	}
 	if len(tooShort) > 0 {
 		c.log.Warn("WARNING: some secrets are shorter than the redactor accepts and will not be redacted as exact values", zap.Int("count", len(tooShort)), zap.Int("minimumLength", redact.MinExactSecretLen))

@@ -504,3 +504,27 @@ type VersionTaskQueue struct {
 	// Type is Workflow, Activity or Nexus.
 	Type string `json:"type" disclose:"enum"`
 }
+
+// PageToken and WithPageToken let the gateway seal the token a page
+// carries without touching the value (a cached one is shared): WithPageToken
+// is a copy with the token replaced.
+
+func (l *WorkflowList) PageToken() string { return l.NextPageToken }
+
+func (l *WorkflowList) WithPageToken(t string) any { c := *l; c.NextPageToken = t; return &c }
+
+func (h *History) PageToken() string { return h.NextPageToken }
+
+func (h *History) WithPageToken(t string) any { c := *h; c.NextPageToken = t; return &c }
+
+func (l *ScheduleList) PageToken() string { return l.NextPageToken }
+
+func (l *ScheduleList) WithPageToken(t string) any { c := *l; c.NextPageToken = t; return &c }
+
+func (l *BatchOperationList) PageToken() string { return l.NextPageToken }
+
+func (l *BatchOperationList) WithPageToken(t string) any { c := *l; c.NextPageToken = t; return &c }
+
+func (l *WorkerDeploymentList) PageToken() string { return l.NextPageToken }
+
+func (l *WorkerDeploymentList) WithPageToken(t string) any { c := *l; c.NextPageToken = t; return &c }
