@@ -411,13 +411,15 @@ func (g *Server) fail(ctx context.Context, req *mcp.CallToolRequest, tool string
 		sentence = "Temporal is throttling reads of namespace " + ns + "; retry in a few seconds."
 	case errors.Is(err, read.ErrUnavailable):
 		sentence = "Temporal did not answer, so nothing was read; retry later."
+	case errors.Is(err, read.ErrHidden):
+		sentence = "porthole does not show the workflows Temporal keeps hidden in namespace " + ns + " (schedulers, batch operations, worker deployments); describe_schedule, describe_batch_operation and describe_worker_deployment say what porthole discloses of them."
 	case errors.Is(err, read.ErrDenied):
 		sentence = "porthole refused to send this request to Temporal; this is a porthole bug and has been logged."
 	default:
 		sentence = "porthole failed to answer; the failure has been logged."
 	}
 	level := zap.InfoLevel
-	if !errors.Is(err, read.ErrNotFound) && !errors.Is(err, read.ErrInvalidArgument) {
+	if !errors.Is(err, read.ErrNotFound) && !errors.Is(err, read.ErrInvalidArgument) && !errors.Is(err, read.ErrHidden) {
 		level = zap.WarnLevel
 	}
 	g.log.Log(level, "tool call failed", zap.String("requestId", requestInfoFrom(ctx).RequestID), traceField(ctx), zap.String("tool", tool), zap.String("principal", toolCaller(ctx, req)), zap.Error(err))

@@ -95,6 +95,9 @@ func (a *Adapter) DescribeWorkflow(ctx context.Context, ref read.WorkflowRef) (*
 		return nil, classify(err)
 	}
 	info := resp.GetWorkflowExecutionInfo()
+	if hidden(info.GetSearchAttributes()) {
+		return nil, fmt.Errorf("%w: %q", read.ErrHidden, ref.WorkflowID)
+	}
 	out := &read.WorkflowDescription{
 		Observation:              a.observe(),
 		Workflow:                 a.conv.workflowSummary(info),
@@ -171,6 +174,12 @@ func (a *Adapter) GetWorkflowHistory(ctx context.Context, req read.HistoryReques
 		return nil, classify(err)
 	}
 	events := resp.GetHistory().GetEvents()
+	// The first page starts with the started event, whose search
+	// attributes say whether the workflow is hidden; a later page is read
+	// only with a token porthole sealed for this workflow's first.
+	if token == nil && len(events) > 0 && hidden(events[0].GetWorkflowExecutionStartedEventAttributes().GetSearchAttributes()) {
+		return nil, fmt.Errorf("%w: %q", read.ErrHidden, req.WorkflowID)
+	}
 	out := &read.History{
 		Observation:   a.observe(),
 		WorkflowID:    a.conv.ident(req.WorkflowID),
@@ -331,6 +340,16 @@ func (a *Adapter) DescribeNamespace(ctx context.Context) (*read.NamespaceDescrip
 		VisibilityArchivalState: a.conv.enumName(resp.GetConfig().GetVisibilityArchivalState()),
 		ServerVersion:           a.conv.ident(a.serverVersion),
 	}, nil
+}
+
+// hidden reports whether a workflow's search attributes place it in one of
+// the divisions Temporal keeps hidden in a namespace (schedulers, batch
+// operations, worker deployments: TemporalNamespaceDivision is set), which
+// porthole neither lists (queries may not name the attribute) nor shows by
+// id.
+func hidden(sa *commonpb.SearchAttributes) bool {
+	_, ok := sa.GetIndexedFields()["TemporalNamespaceDivision"]
+	return ok
 }
 
 // Page tokens are Temporal's bytes, base64url-encoded: opaque to the client

@@ -570,3 +570,26 @@ func TestDescribeBatchOperationAnswersForBatchesOnly(t *testing.T) {
 		t.Fatalf("the seeded batch: %+v, %v", d, err)
 	}
 }
+
+// Temporal keeps its system workflows (a batch operation's, a scheduler's,
+// a worker deployment's) in a hidden division of the namespace, which a
+// query may not name; by id they answered describe_workflow and
+// get_workflow_history all the same. They are refused as hidden now, and
+// a workflow of the namespace's own is not.
+func TestAHiddenSystemWorkflowIsNotShownByID(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+	if _, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.BatchJobID}); !errors.Is(err, read.ErrHidden) {
+		t.Errorf("describing the seeded batch operation's workflow: %v; want ErrHidden", err)
+	}
+	if _, err := a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: read.WorkflowRef{WorkflowID: temporaltest.BatchJobID}, PageSize: 5}); !errors.Is(err, read.ErrHidden) {
+		t.Errorf("reading the seeded batch operation's history: %v; want ErrHidden", err)
+	}
+	if _, err := a.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: temporaltest.NexusHandlerWorkflowID}); err != nil {
+		t.Errorf("describing a workflow of the namespace's own: %v", err)
+	}
+	if _, err := a.GetWorkflowHistory(ctx, read.HistoryRequest{WorkflowRef: read.WorkflowRef{WorkflowID: temporaltest.NexusHandlerWorkflowID}, PageSize: 5}); err != nil {
+		t.Errorf("reading a workflow of the namespace's own: %v", err)
+	}
+}

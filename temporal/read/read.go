@@ -71,6 +71,11 @@ var (
 	// ErrDenied: the adapter's read-only guard refused an RPC. Seeing this
 	// means a bug in porthole, never a client mistake.
 	ErrDenied = errors.New("rpc not allowed by porthole's read-only guard")
+	// ErrHidden: the workflow is one Temporal keeps hidden in the
+	// namespace (a scheduler, a batch operation, a worker deployment),
+	// which porthole does not describe or read by id, as queries may not
+	// name them.
+	ErrHidden = errors.New("a workflow Temporal keeps hidden")
 )
 
 // ListWorkflowsRequest asks for one page of workflow executions.
