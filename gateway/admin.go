@@ -65,9 +65,9 @@ func (g *Server) AdminHandlerWithProfiling() http.Handler {
 
 func (g *Server) adminHandler(profiling bool) http.Handler {
 	r := chi.NewRouter()
-	r.Use(g.recoverPanics)
+	r.Use(securityHeaders, g.recoverPanics)
 	if profiling {
-		r.Mount("/debug", middleware.Profiler())
+		r.With(g.requireAdminToken).Mount("/debug", middleware.Profiler())
 	}
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -93,7 +93,7 @@ func (g *Server) adminHandler(profiling bool) http.Handler {
 		_, _ = w.Write([]byte("ready\n"))
 		g.writeUpstreamStatus(w)
 	})
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g.metrics.registry, promhttp.HandlerOpts{}))
+	r.With(g.requireAdminToken).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(g.metrics.registry, promhttp.HandlerOpts{}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
 	return r
 }
@@ -148,6 +148,7 @@ func (g *Server) readinessProblem() string {
 // nothing else: alive, never ready, with the reason.
 func UnconfiguredAdminHandler(reason string) http.Handler {
 	r := chi.NewRouter()
+	r.Use(securityHeaders)
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
@@ -185,4 +186,33 @@ func (g *Server) writeUpstreamStatus(w io.Writer) {
 		line += fmt.Sprintf("; %d restarts\n", s.Restarts)
 		_, _ = io.WriteString(w, line)
 	}
+}
+
+// RequireAdminTokens makes /metrics (and the profiler, when served) answer
+// only a request bearing a token of current, a tokens file of its own:
+// the metrics name principals, tools and upstreams. /healthz and /readyz
+// stay open, for probes that send nothing. Call it before AdminHandler.
+func (g *Server) RequireAdminTokens(current func() *tokens.Set) {
+	g.adminTokens = current
+}
+
+// requireAdminToken admits a request to what it guards only with a token
+// of the admin tokens file, when one is set; the refusal is the 401 the
+// MCP endpoint gives, without its OAuth metadata.
+func (g *Server) requireAdminToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.adminTokens != nil {
+			token, sent := tokens.Bearer(r.Header)
+			if !sent {
+				unauthorized(w, false, nil)
+				return
+			}
+			if _, err := g.adminTokens().Lookup(token, time.Now()); err != nil {
+				g.log.Info("admin request refused", zap.String("path", r.URL.Path), zap.String("why", err.Error()))
+				unauthorized(w, true, nil)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -140,7 +140,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 	})
 	r := chi.NewRouter()
-	r.Use(g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
+	r.Use(securityHeaders, g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
 	sdk := http.Handler(streamable)
 	if seen := g.paths.toSDK; seen != nil {
 		sdk = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -101,6 +101,9 @@ type Server struct {
 	metrics *metrics
 	mcp     *mcp.Server
 	pages   *pagetoken.Sealer
+	// adminTokens, when set (RequireAdminTokens), are the tokens /metrics
+	// asks for.
+	adminTokens func() *tokens.Set
 	// impl is how the server names itself; a 2026-07-28 result carries it
 	// (answerPlainCalls writes it as the go-sdk would).
 	impl *mcp.Implementation

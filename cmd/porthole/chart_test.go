@@ -106,7 +106,7 @@ func byKind(docs []map[string]any, kind string) map[string]any {
 // withAuditKeys adds the two audit Secrets the chart requires, and the
 // Secret of the tokens file, to a test's values.
 func withAuditKeys(set ...string) []string {
-	return append([]string{"tokensSecret.name=porthole-tokens",
+	return append([]string{"tokensSecret.name=porthole-tokens", "adminTokensSecret.name=porthole-admin-tokens",
 		"auditKeySecret.name=porthole-audit-key", "auditSigningKeySecret.name=porthole-audit-signing-key"}, set...)
 }
 
@@ -159,7 +159,7 @@ func TestChartRefusesToRenderWithoutTokens(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "tokensSecret.name") {
 		t.Fatalf("rendered without a tokens Secret: %v %s", err, stderr)
 	}
-	if _, stderr, err := helmTemplate(t, "dangerouslyServeWithoutAuthentication=true", "auditKeySecret.name=k", "auditSigningKeySecret.name=s"); err != nil {
+	if _, stderr, err := helmTemplate(t, "dangerouslyServeWithoutAuthentication=true", "adminTokensSecret.name=a", "auditKeySecret.name=k", "auditSigningKeySecret.name=s"); err != nil {
 		t.Fatalf("did not render with authentication deliberately off: %s", stderr)
 	}
 }
@@ -222,8 +222,8 @@ func TestChartRendersALockedDownStatefulSet(t *testing.T) {
 			secretVolumes++
 		}
 	}
-	if secretVolumes != 4 {
-		t.Errorf("%d Secret volumes, want tokens, API key, audit key and signing key", secretVolumes)
+	if secretVolumes != 5 {
+		t.Errorf("%d Secret volumes, want tokens, admin tokens, API key, audit key and signing key", secretVolumes)
 	}
 
 	svc := byKind(docs, "Service")
@@ -448,9 +448,9 @@ func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
 		name, refusal string
 		set           []string
 	}{
-		{"no audit key Secret", "nobody can verify the trail", []string{"tokensSecret.name=t", "auditSigningKeySecret.name=s"}},
-		{"no signing key Secret", "nothing proves an audit trail complete", []string{"tokensSecret.name=t", "auditKeySecret.name=k"}},
-		{"pruning without a signing key", "audit.maxAge needs auditSigningKeySecret.name", []string{"tokensSecret.name=t", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true", "audit.maxAge=8760h"}},
+		{"no audit key Secret", "nobody can verify the trail", []string{"tokensSecret.name=t", "adminTokensSecret.name=a", "auditSigningKeySecret.name=s"}},
+		{"no signing key Secret", "nothing proves an audit trail complete", []string{"tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k"}},
+		{"pruning without a signing key", "audit.maxAge needs auditSigningKeySecret.name", []string{"tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true", "audit.maxAge=8760h"}},
 	} {
 		_, stderr, err := helmTemplate(t, tc.set...)
 		if err == nil || !strings.Contains(stderr, tc.refusal) || !strings.Contains(stderr, "audit.dangerouslyWithoutKeys") && !strings.Contains(stderr, "audit.maxAge") {
@@ -458,7 +458,7 @@ func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
 		}
 	}
 
-	docs, stderr, err := helmTemplate(t, "tokensSecret.name=t", "audit.dangerouslyWithoutKeys=true")
+	docs, stderr, err := helmTemplate(t, "tokensSecret.name=t", "adminTokensSecret.name=a", "audit.dangerouslyWithoutKeys=true")
 	if err != nil {
 		t.Fatalf("did not render with the keys deliberately waived: %s", stderr)
 	}
@@ -472,7 +472,7 @@ func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
 		t.Errorf("waived keys: log %q on %q, claims %v; want the log on its claim and no witness", a.log, a.logVolume, a.claims)
 	}
 
-	docs, stderr, err = helmTemplate(t, "tokensSecret.name=t", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true")
+	docs, stderr, err = helmTemplate(t, "tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true")
 	if err != nil {
 		t.Fatalf("did not render with the signing key deliberately waived: %s", stderr)
 	}
@@ -581,7 +581,7 @@ func TestChartRunsTheShipperBesideTheTrailReadOnly(t *testing.T) {
 // and refuses an issuer without the public URL.
 func TestChartTakesTheOAuthSettings(t *testing.T) {
 	t.Parallel()
-	docs, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s",
+	docs, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s", "adminTokensSecret.name=a",
 		"oauth.publicURL=https://porthole.example.com/mcp", "oauth.issuers=corp=https://login.example.com",
 		"oauth.introspection.url=https://login.example.com/introspect", "oauth.introspection.clientID=porthole", "oauth.introspection.clientSecret.name=intro")
 	if err != nil {
@@ -594,7 +594,7 @@ func TestChartTakesTheOAuthSettings(t *testing.T) {
 			t.Errorf("the rendered chart lacks %q", want)
 		}
 	}
-	if _, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s", "oauth.issuers=https://login.example.com"); err == nil || !strings.Contains(stderr, "oauth.publicURL") {
+	if _, stderr, err := helmTemplate(t, "auditKeySecret.name=k", "auditSigningKeySecret.name=s", "adminTokensSecret.name=a", "oauth.issuers=https://login.example.com"); err == nil || !strings.Contains(stderr, "oauth.publicURL") {
 		t.Errorf("an issuer without the public URL rendered (%v): %s", err, stderr)
 	}
 }
@@ -681,5 +681,37 @@ func TestChartMountsTheSecretKeyFromASecret(t *testing.T) {
 	}
 	if env := envOf(dig(podOf(t, docs), "containers", 0)); env["PORTHOLE_SECRET_KEY_FILE"] != "" {
 		t.Error("PORTHOLE_SECRET_KEY_FILE is set without a Secret")
+	}
+}
+
+// /metrics names principals, tools and upstreams: the chart asks for the
+// Secret of its tokens, mounts it read-only and points porthole at it; it
+// renders without one only when told to, and never makes one.
+func TestChartAsksForTheMetricsTokenFromASecret(t *testing.T) {
+	t.Parallel()
+	_, stderr, err := helmTemplate(t, "tokensSecret.name=t", "auditKeySecret.name=k", "auditSigningKeySecret.name=s")
+	if err == nil || !strings.Contains(stderr, "adminTokensSecret.name") {
+		t.Fatalf("rendered without the admin tokens Secret: %v %s", err, stderr)
+	}
+	docs, stderr, err := helmTemplate(t, withAuditKeys()...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	pod := podOf(t, docs)
+	c := dig(pod, "containers", 0)
+	if env := envOf(c); env["PORTHOLE_ADMIN_TOKENS_FILE"] != "/etc/porthole/admin-tokens/tokens" {
+		t.Errorf("PORTHOLE_ADMIN_TOKENS_FILE = %q", env["PORTHOLE_ADMIN_TOKENS_FILE"])
+	}
+	if _, readOnly := mountsOf(c); !readOnly["/etc/porthole/admin-tokens"] {
+		t.Error("the admin tokens are not mounted read-only")
+	}
+	if v := volumesOf(pod)["admin-tokens"]; dig(v, "secret", "secretName") != "porthole-admin-tokens" {
+		t.Errorf("the admin-tokens volume is %v", v)
+	}
+	if byKind(docs, "Secret") != nil {
+		t.Error("the chart made a Secret")
+	}
+	if _, stderr, err := helmTemplate(t, "tokensSecret.name=t", "auditKeySecret.name=k", "auditSigningKeySecret.name=s", "metricsDangerouslyWithoutToken=true"); err != nil {
+		t.Errorf("did not render with the token deliberately waived: %s", stderr)
 	}
 }

@@ -137,6 +137,7 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 	tokensFile, token := newToken(t, "chart-agent")
 	secrets := secretFiles{
 		"porthole-tokens":            {"tokens": tokensFile},
+		"porthole-admin-tokens":      {"admin-tokens": tokensFile},
 		"porthole-audit-key":         {"audit-key": auditKey},
 		"porthole-audit-signing-key": {"signing-key": signingKey},
 	}
@@ -243,6 +244,7 @@ func TestChartDeployedReplicasShareLimitsInRedis(t *testing.T) {
 	tokensFile, token := newToken(t, "chart-agent")
 	secrets := secretFiles{
 		"porthole-tokens":            {"tokens": tokensFile},
+		"porthole-admin-tokens":      {"admin-tokens": tokensFile},
 		"porthole-audit-key":         {"audit-key": auditKey},
 		"porthole-audit-signing-key": {"signing-key": signingKey},
 		"porthole-redis":             {"url": urlFile},

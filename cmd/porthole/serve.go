@@ -33,6 +33,7 @@ const shutdownGrace = 10 * time.Second
 type frontSettings struct {
 	addr, adminAddr         string
 	tokensFile              string
+	adminTokensFile         string
 	tokensReload            time.Duration
 	noAuth                  bool
 	hosts, origins, proxies string
@@ -52,7 +53,8 @@ type frontSettings struct {
 
 func (f *frontSettings) register(s *settings) {
 	s.string(&f.addr, "addr", "PORTHOLE_ADDR", "127.0.0.1:8082", "address the MCP listener binds")
-	s.string(&f.adminAddr, "admin-addr", "PORTHOLE_ADMIN_ADDR", "127.0.0.1:9090", "address of the admin listener (/healthz, /readyz, /metrics; no token needed); empty turns it off")
+	s.string(&f.adminAddr, "admin-addr", "PORTHOLE_ADMIN_ADDR", "127.0.0.1:9090", "address of the admin listener (/healthz, /readyz, /metrics); empty turns it off")
+	s.string(&f.adminTokensFile, "admin-tokens-file", "PORTHOLE_ADMIN_TOKENS_FILE", "", "tokens file (as porthole token new writes) whose tokens /metrics and the profiler ask for; without it they ask for none. /healthz and /readyz never ask")
 	s.bool(&f.pprof, "admin-pprof", "PORTHOLE_ADMIN_PPROF", "serve Go's profiler at /debug/pprof/ on the admin listener")
 	s.string(&f.tokensFile, "tokens-file", "PORTHOLE_TOKENS_FILE", "", "file of principal names and token digests; reloaded when it changes and on SIGHUP")
 	numeric(s, &f.tokensReload, "tokens-reload", "PORTHOLE_TOKENS_RELOAD", 2*time.Second, false, "how often the tokens file is checked for changes")
@@ -262,6 +264,14 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 	}
 	if store != nil && !f.noAuth {
 		g.WatchTokens(store)
+	}
+	if f.adminTokensFile != "" {
+		admins, err := tokens.OpenStore(f.adminTokensFile, log)
+		if err != nil {
+			return fmt.Errorf("%w: reading PORTHOLE_ADMIN_TOKENS_FILE: %v", errUsage, err)
+		}
+		go admins.Watch(ctx, f.tokensReload)
+		g.RequireAdminTokens(admins.Current)
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {

@@ -15,6 +15,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- if not .Values.temporal.address -}}{{- fail "temporal.address is required" -}}{{- end -}}
 {{- if not .Values.temporal.namespace -}}{{- fail "temporal.namespace is required" -}}{{- end -}}
+{{- if and (not .Values.adminTokensSecret.name) (not .Values.metricsDangerouslyWithoutToken) -}}
+{{- fail "porthole needs adminTokensSecret.name (an existing Secret holding a tokens file from porthole token new) for /metrics, which names principals, tools and upstreams; set metricsDangerouslyWithoutToken: true only if nobody but Prometheus can reach the admin port" -}}
+{{- end -}}
 {{- include "porthole.checkAudit" . -}}
 {{- end -}}
 

@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+)
+
+// securityHeaders puts on every answer what keeps a browser or a cache
+// from doing more with it than a client reading JSON does: no cache keeps
+// it (answers name principals and workflows), no browser sniffs a type
+// into it, no referrer leaves with a link from it, and nothing runs in or
+// frames it. The MCP endpoint, the OAuth metadata documents and the admin
+// listener all serve them. They are set again when the answer's header is
+// written, over what an inner handler set (the go-sdk sets its own
+// Cache-Control); a "no-transform" it asked for, which keeps proxies from
+// buffering an event stream, is kept.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w.Header())
+		next.ServeHTTP(&secureWriter{ResponseWriter: w}, r)
+	})
+}
+
+func setSecurityHeaders(h http.Header) {
+	cc := "no-store"
+	if strings.Contains(h.Get("Cache-Control"), "no-transform") {
+		cc += ", no-transform"
+	}
+	h.Set("Cache-Control", cc)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+}
+
+// secureWriter sets the security headers once more as the header is
+// written.
+type secureWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *secureWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		setSecurityHeaders(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *secureWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *secureWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		if !w.wrote {
+			w.WriteHeader(http.StatusOK)
+		}
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (w *secureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

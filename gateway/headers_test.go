@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/porthole-dev/porthole/gateway/oauth"
+	"github.com/porthole-dev/porthole/gateway/tokens"
+)
+
+// wantSecurityHeaders fails t unless resp carries every header
+// securityHeaders sets.
+func wantSecurityHeaders(t *testing.T, what string, resp *http.Response) {
+	t.Helper()
+	for name, want := range map[string]string{
+		"Cache-Control":           "no-store",
+		"X-Content-Type-Options":  "nosniff",
+		"Referrer-Policy":         "no-referrer",
+		"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+	} {
+		got := resp.Header.Get(name)
+		if name == "Cache-Control" && got == "no-store, no-transform" {
+			continue // an event stream's, or the go-sdk's: no proxy may transform it either
+		}
+		if got != want {
+			t.Errorf("%s (%d): %s is %q; want %q", what, resp.StatusCode, name, got, want)
+		}
+	}
+}
+
+// Every answer, a tool's and a refusal's, the OAuth metadata and the admin
+// listener's, tells caches not to keep it, browsers not to sniff, frame or
+// run it, and no referrer to leave with a link from it.
+func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 1 << 20})
+	auth := http.Header{"Authorization": {"Bearer " + f.alice}}
+	for what, req := range map[string]struct {
+		method string
+		header http.Header
+		body   string
+	}{
+		"a tool list":               {http.MethodPost, auth, listToolsBody},
+		"a refusal without a token": {http.MethodPost, nil, listToolsBody},
+		"a malformed body":          {http.MethodPost, auth, "{"},
+		"a GET of /mcp":             {http.MethodGet, auth, ""},
+	} {
+		resp, _ := send(t, req.method, f.url+"/mcp", req.header, req.body)
+		if what == "a tool list" && resp.StatusCode != http.StatusOK {
+			t.Fatalf("a tool list: %d", resp.StatusCode)
+		}
+		wantSecurityHeaders(t, what, resp)
+	}
+	resp, _ := send(t, http.MethodGet, f.url+"/nowhere", nil, "")
+	wantSecurityHeaders(t, "a path that is not served", resp)
+
+	admin := httptest.NewServer(f.server.AdminHandler())
+	t.Cleanup(admin.Close)
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/nowhere"} {
+		resp, _ := send(t, http.MethodGet, admin.URL+path, nil, "")
+		wantSecurityHeaders(t, "the admin listener's "+path, resp)
+	}
+	unconfigured := httptest.NewServer(UnconfiguredAdminHandler("no token"))
+	t.Cleanup(unconfigured.Close)
+	resp, _ = send(t, http.MethodGet, unconfigured.URL+"/readyz", nil, "")
+	wantSecurityHeaders(t, "an unconfigured admin listener's /readyz", resp)
+
+	li := newLocalIssuer(t)
+	const resource = "http://127.0.0.1/mcp"
+	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := mustServer(t, &fakeReader{})
+	none, _ := tokens.Parse(strings.NewReader(""))
+	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
+		OAuth: &OAuthOptions{Validator: v, Resource: resource, AuthorizationServers: []string{li.srv.URL}, Scopes: []string{"porthole:read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	resp, _ = send(t, http.MethodGet, srv.URL+"/.well-known/oauth-protected-resource/mcp", nil, "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the protected resource metadata: %d", resp.StatusCode)
+	}
+	wantSecurityHeaders(t, "the protected resource metadata", resp)
+}
+
+// With an admin tokens file, /metrics (which names principals, tools and
+// upstreams) answers only its tokens; /healthz and /readyz stay open for
+// probes; an MCP token is not an admin token.
+func TestMetricsRequireAnAdminTokenWhenConfigured(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 1 << 20})
+	adminFile := filepath.Join(t.TempDir(), "admin-tokens")
+	scraper, err := tokens.Append(adminFile, "prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tokens.Load(adminFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.server.RequireAdminTokens(func() *tokens.Set { return set })
+	admin := httptest.NewServer(f.server.AdminHandler())
+	t.Cleanup(admin.Close)
+	get := func(path, token string) (*http.Response, string) {
+		h := http.Header{}
+		if token != "" {
+			h.Set("Authorization", "Bearer "+token)
+		}
+		return send(t, http.MethodGet, admin.URL+path, h, "")
+	}
+	if resp, _ := get("/metrics", ""); resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("/metrics without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	if resp, _ := get("/metrics", f.alice); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/metrics with an MCP token: %d", resp.StatusCode)
+	}
+	if resp, body := get("/metrics", scraper); resp.StatusCode != http.StatusOK || !strings.Contains(body, "porthole_") {
+		t.Errorf("/metrics with the admin token: %d", resp.StatusCode)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if resp, _ := get(path, ""); resp.StatusCode == http.StatusUnauthorized {
+			t.Errorf("%s asked for a token", path)
+		}
+	}
+}
