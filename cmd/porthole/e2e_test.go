@@ -783,7 +783,7 @@ func TestFailuresAreToolErrorsWithASentence(t *testing.T) {
 		{"a query Temporal refuses", "count_workflows", map[string]any{"query": "StartTime > 'not a time'"}, "malformed"},
 		{"a custom attribute nobody allowed", "count_workflows", map[string]any{"query": temporaltest.CustomSearchAttribute + " STARTS_WITH 'P'"}, "not allowed"},
 		{"an oversized page size", "list_workflows", map[string]any{"pageSize": 1000}, "at most 100"},
-		{"a forged page token", "list_workflows", map[string]any{"nextPageToken": "!!not-a-token!!"}, "malformed"},
+		{"a forged page token", "list_workflows", map[string]any{"nextPageToken": "!!not-a-token!!"}, "not issued by porthole for this call"},
 	}
 	for name, session := range map[string]*mcp.ClientSession{"http": cs, "stdio": stdio} {
 		for _, tc := range cases {

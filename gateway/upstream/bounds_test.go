@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/porthole-dev/porthole/gateway/upstream/hostiletest"
@@ -281,7 +283,33 @@ func TestWhatAnUpstreamSendsUnaskedEndsTheSessionPastItsBound(t *testing.T) {
 		{"a ping of 64 KiB", TransportStdio, "params of more than", hostiletest.Server{Mode: hostiletest.ModePing, Size: 64 << 10}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, u, _ := startSet(t, hostileUpstream(t, c.transport, c.srv), os.LookupEnv)
+			// Pinned from the definition itself, not by reading it
+			// from the upstream: what it sends unasked could end that
+			// reading first.
+			var tool mcp.Tool
+			if err := json.Unmarshal([]byte(hostiletest.Tool), &tool); err != nil {
+				t.Fatal(err)
+			}
+			pin, err := Digest(&tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := hostileUpstream(t, c.transport, c.srv)
+			e.Tools = []Pin{{Name: "blob", SHA256: pin}}
+			r := &Roster{Upstreams: []Entry{e}}
+			if err := r.Upstreams[0].check(); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Resolve(os.LookupEnv); err != nil {
+				t.Fatal(err)
+			}
+			set, err := NewSet(r, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set.Start(context.Background())
+			t.Cleanup(set.Close)
+			u := set.Upstreams()[0]
 			waitFor(t, "the upstream to be marked down for "+c.reason, func() bool {
 				return strings.Contains(u.Status().Reason, c.reason)
 			})
