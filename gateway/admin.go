@@ -116,6 +116,10 @@ func (g *Server) WatchTokens(s *tokens.Store) {
 		}
 		return 1
 	}))
+	g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "porthole_tokens_expiring",
+		Help: "Static tokens in force that expire within 14 days (each is also logged once a day): replace them before their holders are refused.",
+	}, func() float64 { return float64(s.ExpiringWithin(time.Now(), tokens.Expiring)) }))
 }
 
 // readinessProblem says why porthole cannot serve as configured: its audit

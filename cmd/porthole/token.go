@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,16 +11,17 @@ import (
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
-const tokenUsage = "porthole token new --name NAME [--expires 90d] --tokens-file FILE, or porthole token list --tokens-file FILE"
+const tokenUsage = "porthole token new --name NAME [--expires 90d|never] --tokens-file FILE, or porthole token list --tokens-file FILE"
 
 const tokenNewSummary = `Make a new token for the principal NAME, append NAME and the token's SHA-256
-(and, with --expires, when it expires) to the tokens file (created with mode
+and when it expires to the tokens file (created with mode
 0600 if missing), and print the token once on stdout. porthole keeps only the
 digest: a lost token cannot be recovered, only replaced.
 
 --expires is a whole number of hours or days, such as 12h or 90d, at most
 100 years: the token is refused from that long after now, to the second, and
-the file says when in UTC. Without --expires the token never expires.
+the file says when in UTC. Without --expires the token expires in 90 days;
+--expires never makes one that never does.
 Minutes, and every other unit, are refused: 5m reads as five months as
 easily as five minutes, and weeks and years are whole days (7d, 365d).`
 
@@ -47,7 +47,7 @@ func runTokenNew(args []string, stdout, stderr io.Writer) error {
 	var name, file, expires string
 	s := newSettings("token new", tokenNewSummary, stderr)
 	s.fs.StringVar(&name, "name", "", "the principal's name, as it will appear in logs and audit records")
-	s.fs.StringVar(&expires, "expires", "", "how long the token is valid: 12h or 90d (default: it never expires)")
+	s.fs.StringVar(&expires, "expires", defaultLifetime, "how long the token is valid: 12h or 90d, or never")
 	s.string(&file, "tokens-file", "PORTHOLE_TOKENS_FILE", "", "the tokens file to append to")
 	if err := s.parse(args); err != nil {
 		return err
@@ -56,9 +56,10 @@ func runTokenNew(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: both --name and --tokens-file are required", errUsage)
 	}
 	var at time.Time
-	// An --expires given empty (a script's unset variable) is refused,
-	// never read as "never expires".
-	if flagSet(s.fs, "expires") {
+	// Only the word never makes a token that never expires: an --expires
+	// given empty (a script's unset variable) is refused, never read as
+	// that, nor as the default.
+	if expires != "never" {
 		lifetime, err := parseLifetime(expires)
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
@@ -78,12 +79,9 @@ func runTokenNew(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
+// defaultLifetime is a new token's lifetime when --expires is not given:
+// a bearer secret that never expires outlives the reason it was made.
+const defaultLifetime = "90d"
 
 // maxLifetime bounds --expires so that the expiry is a time the tokens
 // file can hold; a token meant to outlive it should not expire at all.
@@ -114,7 +112,7 @@ func parseLifetime(v string) (time.Duration, error) {
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n > int64(maxLifetime/per) {
-		return 0, fmt.Errorf("--expires %s is more than 100 years; leave it out for a token that does not expire", v)
+		return 0, fmt.Errorf("--expires %s is more than 100 years; --expires never makes a token that does not expire", v)
 	}
 	return time.Duration(n) * per, nil
 }

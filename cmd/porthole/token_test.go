@@ -51,16 +51,35 @@ func TestTokenNewExpiresWritesAnExpiryTheStoreReads(t *testing.T) {
 	}
 }
 
-func TestTokenNewWithoutExpiresWritesATokenThatNeverExpires(t *testing.T) {
+// A bearer secret that never expires outlives the reason it was made: a
+// token expires in 90 days unless the operator says otherwise, and one
+// that never expires takes the word never.
+func TestTokenNewExpiresIn90DaysByDefault(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "tokens")
 	var stdout, stderr bytes.Buffer
+	before := time.Now().UTC()
 	if code := run([]string{"token", "new", "--name", "alice", "--tokens-file", file}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+	set, err := tokens.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := set.Entries()[0]
+	if want := before.Add(90 * 24 * time.Hour); e.Expires.Before(want.Add(-time.Second)) || e.Expires.After(want.Add(time.Minute)) {
+		t.Fatalf("a token made without --expires expires at %s; want 90 days from now (%s)", e.Expires, want)
+	}
+	if !strings.Contains(stderr.String(), "it expires at ") {
+		t.Errorf("stderr %q does not say when the token expires", stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"token", "new", "--name", "bob", "--expires", "never", "--tokens-file", file}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
 	raw, _ := os.ReadFile(file)
-	if fields := strings.Fields(string(raw)); len(fields) != 2 {
-		t.Fatalf("the file holds %q; want a name and a digest only", raw)
+	if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); len(strings.Fields(lines[1])) != 2 {
+		t.Fatalf("--expires never wrote %q; want a name and a digest only", lines[1])
 	}
 	if !strings.Contains(stderr.String(), "it never expires") {
 		t.Errorf("stderr %q does not say the token never expires", stderr.String())

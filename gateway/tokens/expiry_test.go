@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // at is a time in the expiry's layout, for the tables.
@@ -203,5 +204,50 @@ func TestAPortholeBeforeExpiriesRefusesALineWithOne(t *testing.T) {
 	_, _, err := parseBeforeExpiries(strings.NewReader(string(withExpiry)))
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("a file with an expiry, before expiries: %v; want refused at line 2", err)
+	}
+}
+
+// A token within 14 days of its expiry is told once a day, each, in the
+// operations log, and counted for the metric; one further off, one that
+// never expires and one already expired are neither.
+func TestATokenNearItsExpiryIsToldOncePerDay(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "tokens")
+	lines := "soon " + Digest("a") + " expires=" + now.Add(3*24*time.Hour).Format(time.RFC3339) + "\n" +
+		"later " + Digest("b") + " expires=" + now.Add(30*24*time.Hour).Format(time.RFC3339) + "\n" +
+		"gone " + Digest("c") + " expires=" + now.Add(-time.Hour).Format(time.RFC3339) + "\n" +
+		"forever " + Digest("d") + "\n"
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.InfoLevel)
+	s, err := OpenStore(path, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := func() []string {
+		var names []string
+		for _, e := range logs.TakeAll() {
+			if e.Message == "a token expires soon: make its holder a new one" {
+				names = append(names, e.ContextMap()["principal"].(string))
+			}
+		}
+		return names
+	}
+	s.TellExpiring(now)
+	if got := told(); len(got) != 1 || got[0] != "soon" {
+		t.Fatalf("told of %v; want soon alone", got)
+	}
+	s.TellExpiring(now.Add(23 * time.Hour))
+	if got := told(); len(got) != 0 {
+		t.Fatalf("told again within the day: %v", got)
+	}
+	s.TellExpiring(now.Add(24 * time.Hour))
+	if got := told(); len(got) != 1 {
+		t.Fatalf("a day later, told of %v; want soon again", got)
+	}
+	if n := s.ExpiringWithin(now, Expiring); n != 1 {
+		t.Fatalf("ExpiringWithin = %d; want 1", n)
 	}
 }

@@ -32,6 +32,9 @@ type Store struct {
 
 	mu  sync.Mutex
 	sum [sha256.Size]byte
+
+	toldMu sync.Mutex
+	told   map[string]time.Time // principal to when its coming expiry was last told
 }
 
 // The problems a reload can leave, as Problem says them.
@@ -130,6 +133,45 @@ func (s *Store) Watch(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 			_, _ = s.Reload()
+			s.TellExpiring(time.Now())
 		}
 	}
+}
+
+// Expiring is how soon before its expiry a token is told of, each day,
+// and counted (ExpiringWithin).
+const Expiring = 14 * 24 * time.Hour
+
+// TellExpiring logs, at most once a day for each principal, a token that
+// expires within Expiring of now: replacing a token is the operator's to
+// do before its holder is refused.
+func (s *Store) TellExpiring(now time.Time) {
+	s.toldMu.Lock()
+	defer s.toldMu.Unlock()
+	if s.told == nil {
+		s.told = map[string]time.Time{}
+	}
+	for _, e := range s.Current().Entries() {
+		if e.Expires.IsZero() || e.Expired(now) || e.Expires.Sub(now) > Expiring {
+			continue
+		}
+		if last, ok := s.told[e.Name]; ok && now.Sub(last) < 24*time.Hour {
+			continue
+		}
+		s.told[e.Name] = now
+		s.log.Warn("a token expires soon: make its holder a new one", zap.String("principal", e.Name),
+			zap.Time("expires", e.Expires), zap.Duration("in", e.Expires.Sub(now).Round(time.Hour)))
+	}
+}
+
+// ExpiringWithin counts the tokens of the set in force that have not
+// expired at now and expire within d of it.
+func (s *Store) ExpiringWithin(now time.Time, d time.Duration) int {
+	n := 0
+	for _, e := range s.Current().Entries() {
+		if !e.Expires.IsZero() && !e.Expired(now) && e.Expires.Sub(now) <= d {
+			n++
+		}
+	}
+	return n
 }
