@@ -52,6 +52,14 @@ type Verification struct {
 // OK reports whether the chain holds.
 func (v *Verification) OK() bool { return v.Problem == nil }
 
+// ProvenComplete reports whether the chain holds and every record of the
+// series, to its last, is proven present and unchanged by a signed,
+// witnessed checkpoint: what a scheduled check that nothing was cut from
+// the trail asks.
+func (v *Verification) ProvenComplete() bool {
+	return v.OK() && v.ProvenTo != 0 && v.LastRecord <= v.ProvenTo
+}
+
 // LinksOnlyAfterCheckpoints reports whether records after the latest
 // checkpoint were checked by their links only: no HMAC key was given, so
 // whoever can edit the files could have rewritten them.

@@ -368,15 +368,28 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case asJSON:
-		return sum.WriteJSON(stdout)
+		err = sum.WriteJSON(stdout)
 	case htmlOut != "":
-		if err := writeHTMLReport(htmlOut, sum, files, vf.evidence); err != nil {
-			return err
+		if err = writeHTMLReport(htmlOut, sum, files, vf.evidence); err == nil {
+			fmt.Fprintf(stdout, "wrote %s (it holds personal data: keep it as the audit log is kept)\n", htmlOut)
 		}
-		fmt.Fprintf(stdout, "wrote %s (it holds personal data: keep it as the audit log is kept)\n", htmlOut)
-		return nil
+	default:
+		err = sum.WriteTable(stdout)
 	}
-	return sum.WriteTable(stdout)
+	if err != nil {
+		return err
+	}
+	// The report is written either way; the exit status says whether
+	// every series is proven complete, for a scheduled check.
+	if vf.requireComplete {
+		for _, s := range sum.Series {
+			if !s.Verification.ProvenComplete() {
+				fmt.Fprintf(stderr, "porthole: NOT COMPLETE: no signed checkpoint proves the series of %s to its last record; --require-complete exits 3\n", strings.Join(s.Verification.Files, ", "))
+				return errNotComplete
+			}
+		}
+	}
+	return nil
 }
 
 // screenedQuery is a recorded query as porthole sent it to Temporal:

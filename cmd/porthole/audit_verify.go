@@ -22,11 +22,17 @@ func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 // errChainBroken makes verify exit 1 without a usage message.
 var errChainBroken = fmt.Errorf("the audit chain is broken")
 
+// errNotComplete makes verify and report, with --require-complete, exit 3
+// without a usage message: the chain holds, but a signed checkpoint does
+// not prove every series complete to its last record.
+var errNotComplete = fmt.Errorf("the audit trail is not proven complete")
+
 // verifyFlags are the keys and checkpoints a verifier is given: verify and
 // report take the same flags.
 type verifyFlags struct {
 	keyFiles, publicKeys, checkpointFiles fileList
 	from                                  string
+	requireComplete                       bool
 	// evidence names what options read, a line each, for a page's header.
 	evidence []string
 }
@@ -36,6 +42,7 @@ func (v *verifyFlags) register(s *settings) {
 	s.fs.Var(&v.publicKeys, "public-key", "a public key (from porthole audit keygen) of a key that signed checkpoints; once per key")
 	s.fs.Var(&v.checkpointFiles, "checkpoints", "a file of witnessed checkpoints (the witness file, or lines collected from the operations log); the series must reach the latest")
 	s.fs.StringVar(&v.from, "from-checkpoint", "", "verify from the record a signed checkpoint of this sequence number names, not from the log's genesis")
+	s.fs.BoolVar(&v.requireComplete, "require-complete", false, "exit 3 unless every series is proven complete to its last record by a signed checkpoint (--public-key, --checkpoints): for a scheduled check that nothing was cut from the end")
 }
 
 // options reads the keys and checkpoints named, with $PORTHOLE_AUDIT_KEY_FILE
@@ -85,6 +92,10 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "OK: %d records in %d files, seq %d to %d\n", v.Records, len(v.Files), v.FirstSeq, v.LastSeq)
 	for _, line := range v.Basis() {
 		fmt.Fprintln(stdout, "  "+line)
+	}
+	if vf.requireComplete && !v.ProvenComplete() {
+		fmt.Fprintf(stdout, "NOT COMPLETE: no signed checkpoint proves the series to its last record (seq %d); --require-complete exits 3\n", v.LastRecord)
+		return errNotComplete
 	}
 	return nil
 }

@@ -42,7 +42,8 @@ func main() {
 }
 
 // run executes one command and returns the process exit code: 0 on success,
-// 2 for a usage error, 1 for anything else.
+// 2 for a usage error, 3 for an audit trail that verifies but is not proven
+// complete (--require-complete), 1 for anything else.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -76,6 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errChainBroken):
 		return 1
+	case errors.Is(err, errNotComplete):
+		return 3
 	case errors.Is(err, errUsage):
 		fmt.Fprintln(stderr, "porthole:", err)
 		return 2
