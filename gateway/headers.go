@@ -29,7 +29,7 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("Cache-Control", cc)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 }
 
 // secureWriter sets the security headers once more as the header is

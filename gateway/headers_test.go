@@ -19,7 +19,7 @@ func wantSecurityHeaders(t *testing.T, what string, resp *http.Response) {
 		"Cache-Control":           "no-store",
 		"X-Content-Type-Options":  "nosniff",
 		"Referrer-Policy":         "no-referrer",
-		"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+		"Content-Security-Policy": "default-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 	} {
 		got := resp.Header.Get(name)
 		if name == "Cache-Control" && got == "no-store, no-transform" {
