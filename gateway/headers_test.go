@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/porthole-dev/porthole/gateway/oauth"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -68,22 +67,7 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 	resp, _ = send(t, http.MethodGet, unconfigured.URL+"/readyz", nil, "")
 	wantSecurityHeaders(t, "an unconfigured admin listener's /readyz", resp)
 
-	li := newLocalIssuer(t)
-	const resource = "http://127.0.0.1/mcp"
-	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := mustServer(t, &fakeReader{})
-	none, _ := tokens.Parse(strings.NewReader(""))
-	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
-		OAuth: &OAuthOptions{Validator: v, Resource: resource, AuthorizationServers: []string{li.srv.URL}, Scopes: []string{"porthole:read"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	resp, _ = send(t, http.MethodGet, srv.URL+"/.well-known/oauth-protected-resource/mcp", nil, "")
+	resp, _ = send(t, http.MethodGet, newOAuthFront(t).srv.URL+"/.well-known/oauth-protected-resource/mcp", nil, "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the protected resource metadata: %d", resp.StatusCode)
 	}

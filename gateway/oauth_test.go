@@ -62,33 +62,49 @@ func (li *localIssuer) tokenExpiring(t testing.TB, resource, scope string, exp t
 	return s
 }
 
-func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
-	t.Parallel()
-	li := newLocalIssuer(t)
-	const resource = "http://127.0.0.1/mcp"
-	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
+// oauthResource is the resource the OAuth fronts of these tests serve.
+const oauthResource = "http://127.0.0.1/mcp"
+
+// oauthFront is a front that takes OAuth tokens of a local issuer and no
+// static token, auditing to a file.
+type oauthFront struct {
+	issuer    *localIssuer
+	server    *Server
+	srv       *httptest.Server
+	log       *audit.Log
+	auditPath string
+}
+
+func newOAuthFront(t *testing.T) *oauthFront {
+	t.Helper()
+	o := &oauthFront{issuer: newLocalIssuer(t), auditPath: filepath.Join(t.TempDir(), "audit.log")}
+	v, err := oauth.New(oauth.Config{Resource: oauthResource, Issuers: []oauth.Issuer{{URL: o.issuer.srv.URL, Alias: "corp"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	v.Refresh(context.Background())
-	path := filepath.Join(t.TempDir(), "audit.log")
-	log, err := audit.Open(audit.Config{Path: path, Key: []byte(strings.Repeat("k", 32))})
-	if err != nil {
+	if o.log, err = audit.Open(audit.Config{Path: o.auditPath, Key: []byte(strings.Repeat("k", 32))}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewServer(&fakeReader{}, Options{Namespace: "default", Audit: log})
-	if err != nil {
+	if o.server, err = NewServer(&fakeReader{}, Options{Namespace: "default", Audit: o.log}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(g.Close)
+	t.Cleanup(o.server.Close)
 	none, _ := tokens.Parse(strings.NewReader(""))
-	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
-		OAuth: &OAuthOptions{Validator: v, Resource: resource, AuthorizationServers: []string{li.srv.URL}, Scopes: []string{"porthole:read"}}})
+	h, err := o.server.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
+		OAuth: &OAuthOptions{Validator: v, Resource: oauthResource, AuthorizationServers: []string{o.issuer.srv.URL}, Scopes: []string{"porthole:read"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	o.srv = httptest.NewServer(h)
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
+	t.Parallel()
+	o := newOAuthFront(t)
+	li, resource, srv, log, path := o.issuer, oauthResource, o.srv, o.log, o.auditPath
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 
 	// The metadata, without a token.
@@ -144,31 +160,8 @@ func TestOAuthTokensAreAdmittedChallengedAndRecorded(t *testing.T) {
 // past the leeway gets porthole's own challenged 401.
 func TestAJWTWithinTheLeewayIsDecidedOnce(t *testing.T) {
 	t.Parallel()
-	li := newLocalIssuer(t)
-	const resource = "http://127.0.0.1/mcp"
-	v, err := oauth.New(oauth.Config{Resource: resource, Issuers: []oauth.Issuer{{URL: li.srv.URL, Alias: "corp"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Refresh(context.Background())
-	path := filepath.Join(t.TempDir(), "audit.log")
-	log, err := audit.Open(audit.Config{Path: path, Key: []byte(strings.Repeat("k", 32))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewServer(&fakeReader{}, Options{Namespace: "default", Audit: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	none, _ := tokens.Parse(strings.NewReader(""))
-	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return none },
-		OAuth: &OAuthOptions{Validator: v, Resource: resource, AuthorizationServers: []string{li.srv.URL}, Scopes: []string{"porthole:read"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	o := newOAuthFront(t)
+	li, resource, srv, g, log, path := o.issuer, oauthResource, o.srv, o.server, o.log, o.auditPath
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	resp, body := post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.tokenExpiring(t, resource, "porthole:read", time.Now().Add(-10*time.Second))}}, call)
 	if resp.StatusCode != 200 {
