@@ -309,7 +309,7 @@ func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
 		v = s
 	} else {
 		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || n > 1<<53 || n < -(1<<53) {
+		if err != nil || n > 1<<53-1 || n < -(1<<53-1) {
 			return jsonrpc.ID{}, false
 		}
 		v = float64(n)

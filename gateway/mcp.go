@@ -414,6 +414,8 @@ func (g *Server) fail(ctx context.Context, req *mcp.CallToolRequest, tool string
 		sentence = "Temporal is throttling reads of namespace " + ns + "; retry in a few seconds."
 	case errors.Is(err, read.ErrUnavailable):
 		sentence = "Temporal did not answer, so nothing was read; retry later."
+	case errors.Is(err, errTokenTooLong):
+		sentence = "Temporal's page token for the next page is longer than porthole can hand out sealed; read smaller pages (pageSize) or narrow the query."
 	case errors.Is(err, read.ErrHidden):
 		sentence = "porthole does not show the workflows Temporal keeps hidden in namespace " + ns + " (schedulers, batch operations, worker deployments); describe_schedule, describe_batch_operation and describe_worker_deployment say what porthole discloses of them."
 	case errors.Is(err, read.ErrDenied):

@@ -19,14 +19,20 @@ type pagingReader struct {
 	*fakeReader
 	mu     sync.Mutex
 	handed []string
+	// tokenSize, when set, is the size of Temporal's token in bytes.
+	tokenSize int
 }
 
 func (p *pagingReader) GetWorkflowHistory(_ context.Context, req read.HistoryRequest) (*read.History, error) {
 	p.mu.Lock()
 	p.handed = append(p.handed, req.NextPageToken)
 	p.mu.Unlock()
+	token := []byte("branch of " + req.WorkflowID)
+	if p.tokenSize > 0 {
+		token = []byte(strings.Repeat("t", p.tokenSize))
+	}
 	return &read.History{Observation: read.Observation{Namespace: "default"}, WorkflowID: req.WorkflowID, Events: []read.HistoryEvent{},
-		NextPageToken: base64.RawURLEncoding.EncodeToString([]byte("branch of " + req.WorkflowID))}, nil
+		NextPageToken: base64.RawURLEncoding.EncodeToString(token)}, nil
 }
 
 func historyPage(t *testing.T, cs *mcp.ClientSession, workflowID, token string) (read.History, string) {
@@ -82,5 +88,23 @@ func TestAPageTokenOpensOnlyForTheWorkflowItWasIssuedFor(t *testing.T) {
 	defer r.mu.Unlock()
 	if len(r.handed) != 2 || r.handed[0] != "" || r.handed[1] != raw {
 		t.Fatalf("Temporal was handed %q; want the first page's request and the one token porthole issued for order-a", r.handed)
+	}
+}
+
+// A token of Temporal's too long to hand out sealed within what porthole
+// takes back (policy.MaxPageTokenLen) fails the page with a sentence that
+// says what to do, not as a failure of porthole's; one just short of it
+// is handed out.
+func TestATokenTooLongToHandOutSealedSaysSo(t *testing.T) {
+	t.Parallel()
+	for size, fits := range map[int]bool{3039: true, 3040: false} {
+		cs := connect(t, mustServer(t, &pagingReader{fakeReader: &fakeReader{}, tokenSize: size}))
+		page, refused := historyPage(t, cs, "order-a", "")
+		switch {
+		case fits && (refused != "" || len(page.NextPageToken) > 4096):
+			t.Errorf("a token of %d bytes: %q, sealed to %d characters", size, refused, len(page.NextPageToken))
+		case !fits && !strings.Contains(refused, "longer than porthole can hand out sealed; read smaller pages"):
+			t.Errorf("a token of %d bytes: %q; want the sentence", size, refused)
+		}
 	}
 }

@@ -28,19 +28,20 @@ func (k *secretKeySettings) register(s *settings) {
 }
 
 // readSecretKey reads a secret key file: 32 bytes, or 64 hex digits with
-// an optional newline (openssl rand -hex 32).
-func readSecretKey(setting, path string) ([]byte, error) {
+// an optional newline (openssl rand -hex 32). It returns the key and the
+// file as it was read.
+func readSecretKey(setting, path string) (key, file []byte, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errUsage, setting, err)
+		return nil, nil, fmt.Errorf("%w: %s: %v", errUsage, setting, err)
 	}
 	if len(b) == pagetoken.SecretSize {
-		return b, nil
+		return b, b, nil
 	}
 	if h, err := hex.DecodeString(strings.TrimSpace(string(b))); err == nil && len(h) == pagetoken.SecretSize {
-		return h, nil
+		return h, b, nil
 	}
-	return nil, fmt.Errorf("%w: %s: %s holds %d bytes; it must hold %d random bytes or %d hex digits (head -c 32 /dev/urandom, or openssl rand -hex 32)", errUsage, setting, path, len(b), pagetoken.SecretSize, 2*pagetoken.SecretSize)
+	return nil, nil, fmt.Errorf("%w: %s: %s holds %d bytes; it must hold %d random bytes or %d hex digits (head -c 32 /dev/urandom, or openssl rand -hex 32)", errUsage, setting, path, len(b), pagetoken.SecretSize, 2*pagetoken.SecretSize)
 }
 
 // secrets reads the secret key files named, refusing an audit key in
@@ -53,20 +54,48 @@ func (k *secretKeySettings) secrets(auditKey []byte) (current, previous []byte, 
 		}
 		return nil, nil, nil
 	}
-	if current, err = readSecretKey("PORTHOLE_SECRET_KEY_FILE", k.file); err != nil {
+	var currentFile, previousFile []byte
+	if current, currentFile, err = readSecretKey("PORTHOLE_SECRET_KEY_FILE", k.file); err != nil {
 		return nil, nil, err
 	}
 	if k.previousFile != "" {
-		if previous, err = readSecretKey("PORTHOLE_PREVIOUS_SECRET_KEY_FILE", k.previousFile); err != nil {
+		if previous, previousFile, err = readSecretKey("PORTHOLE_PREVIOUS_SECRET_KEY_FILE", k.previousFile); err != nil {
 			return nil, nil, err
 		}
 	}
-	for _, s := range [][]byte{current, previous} {
-		if s != nil && auditKey != nil && (bytes.Equal(s, auditKey) || bytes.Equal([]byte(hex.EncodeToString(s)), auditKey)) {
-			return nil, nil, fmt.Errorf("%w: a secret key file holds the audit key: reviewers are handed the audit key; give the secret key 32 random bytes of its own", errUsage)
+	if auditKey != nil {
+		for _, s := range [][]byte{current, currentFile, previous, previousFile} {
+			if sameKey(s, auditKey) {
+				return nil, nil, fmt.Errorf("%w: a secret key file holds the audit key: reviewers are handed the audit key; give the secret key 32 random bytes of its own", errUsage)
+			}
 		}
 	}
 	return current, previous, nil
+}
+
+// sameKey reports whether a and b hold the same key in any of the forms
+// a key file may take: as written, trimmed of white space, or as the bytes
+// its hex digits (of either case) spell.
+func sameKey(a, b []byte) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	forms := func(x []byte) [][]byte {
+		t := bytes.TrimSpace(x)
+		out := [][]byte{x, t}
+		if h, err := hex.DecodeString(string(t)); err == nil {
+			out = append(out, h)
+		}
+		return out
+	}
+	for _, x := range forms(a) {
+		for _, y := range forms(b) {
+			if len(x) > 0 && bytes.Equal(x, y) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sealer is the page-token sealer of the secrets read, or, without one, a

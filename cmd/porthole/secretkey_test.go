@@ -96,6 +96,9 @@ func TestTheSecretKeyFileIsCheckedAtStart(t *testing.T) {
 		{"64 hex digits and a newline", secretKeySettings{file: write("hex", hexKey+"\n")}, nil, ""},
 		{"16 bytes", secretKeySettings{file: write("short", strings.Repeat("k", 16))}, nil, "it must hold 32 random bytes or 64 hex digits"},
 		{"the audit key", secretKeySettings{file: write("audit", hexKey+"\n")}, []byte(hexKey), "holds the audit key"},
+		{"the audit key in upper-case hex", secretKeySettings{file: write("audit-upper", strings.ToUpper(hexKey)+"\n")}, []byte(hexKey), "holds the audit key"},
+		{"the audit key's 32 raw bytes, which begin with white space", secretKeySettings{file: write("audit-raw", " "+strings.Repeat("r", 31))}, []byte(strings.Repeat("r", 31)), "holds the audit key"},
+		{"the audit key as the previous secret", secretKeySettings{file: write("current", strings.Repeat("c", 32)), previousFile: write("audit-prev", hexKey)}, []byte(hexKey), "holds the audit key"},
 		{"a previous key without a current one", secretKeySettings{previousFile: write("prev", strings.Repeat("k", 32))}, nil, "needs PORTHOLE_SECRET_KEY_FILE"},
 	} {
 		_, _, err := c.settings.secrets(c.auditKey)

@@ -107,16 +107,20 @@ func (s *strictScanner) envelope() (Envelope, error) {
 		return env, refuseKey("unknown member %q in a JSON-RPC request", s.decodeString(s.unknown))
 	}
 	env.ID = json.RawMessage(s.member(memberID))
+	// An id that is not a string, null or a safe integer is never echoed,
+	// whatever else the request is refused for: the answer's id is null,
+	// as JSON-RPC says where a request's id cannot be read.
+	idOK := validID(env.ID)
+	if !idOK {
+		env.ID = nil
+	}
 	version, method, params := s.member(memberJSONRPC), s.member(memberMethod), s.member(memberParams)
 	switch {
 	case len(version) == 0 || version[0] != '"' || s.decodeString(s.top[memberJSONRPC]) != "2.0":
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case len(method) == 0 || method[0] != '"' || len(method) == 2:
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
-	case !validID(env.ID):
-		// The id is not echoed: the answer's id is null, as JSON-RPC says
-		// where a request's id cannot be read.
-		env.ID = nil
+	case !idOK:
 		return env, refuse(jsonrpc.CodeInvalidRequest, badID)
 	}
 	env.Method = s.decodeString(s.top[memberMethod])

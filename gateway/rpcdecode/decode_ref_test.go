@@ -54,20 +54,24 @@ func decodeReference(body []byte) (Envelope, error) {
 		_ = json.Unmarshal(m, &raw.Method)
 	}
 	env.ID = raw.ID
+	idOK := true
+	if len(raw.ID) > 0 && raw.ID[0] != '"' && string(raw.ID) != "null" {
+		// A number must be an integer that every JSON reader holds
+		// exactly; anything else (true, an object) is refused too, and
+		// never echoed.
+		n, err := json.Number(raw.ID).Int64()
+		if idOK = err == nil && n <= 1<<53-1 && n >= -(1<<53-1); !idOK {
+			env.ID = nil
+		}
+	}
 	switch {
 	case raw.JSONRPC != "2.0":
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case raw.Method == nil || *raw.Method == "":
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
 	}
-	if len(raw.ID) > 0 && raw.ID[0] != '"' && string(raw.ID) != "null" {
-		// A number must be an integer that every JSON reader holds
-		// exactly; anything else (true, an object) is refused too.
-		n, err := json.Number(raw.ID).Int64()
-		if err != nil || n > 1<<53-1 || n < -(1<<53-1) {
-			env.ID = nil
-			return env, refuse(jsonrpc.CodeInvalidRequest, `"id" must be a string or an integer from -9007199254740991 to 9007199254740991`)
-		}
+	if !idOK {
+		return env, refuse(jsonrpc.CodeInvalidRequest, `"id" must be a string or an integer from -9007199254740991 to 9007199254740991`)
 	}
 	env.Method = *raw.Method
 	if p := bytes.TrimSpace(raw.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {

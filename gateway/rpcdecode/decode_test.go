@@ -74,6 +74,10 @@ func TestAnIDThatIsNoSafeIntegerIsRefused(t *testing.T) {
 		`1.5`: false, `1.0`: false, `1e3`: false, `1E3`: false, `9007199254740992`: false, `-9007199254740992`: false,
 		`12345678901234567890`: false, `true`: false, `[1]`: false, `{}`: false,
 	} {
+		// Refused for something else first, an id is not echoed either.
+		if env, err := Decode([]byte(`{"jsonrpc":"1.0","id":` + id + `,"method":"m"}`)); err == nil || (!ok && env.ID != nil) {
+			t.Errorf("id %s with a wrong jsonrpc: %v, read as %q; want a refusal that does not echo it", id, err, env.ID)
+		}
 		env, err := Decode([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`))
 		switch {
 		case ok && (err != nil || string(env.ID) != id):
