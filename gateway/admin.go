@@ -193,11 +193,15 @@ func (g *Server) writeUpstreamStatus(w io.Writer) {
 }
 
 // RequireAdminTokens makes /metrics (and the profiler, when served) answer
-// only a request bearing a token of current, a tokens file of its own:
+// only a request bearing a token of s, a tokens file of its own:
 // the metrics name principals, tools and upstreams. /healthz and /readyz
 // stay open, for probes that send nothing. Call it before AdminHandler.
-func (g *Server) RequireAdminTokens(current func() *tokens.Set) {
-	g.adminTokens = current
+func (g *Server) RequireAdminTokens(s *tokens.Store) {
+	g.adminTokens = s.Current
+	g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "porthole_admin_tokens_expiring",
+		Help: "Admin tokens in force that expire within 14 days (each is also logged once a day): replace them before /metrics refuses the scraper.",
+	}, func() float64 { return float64(s.ExpiringWithin(time.Now(), tokens.Expiring)) }))
 }
 
 // requireAdminToken admits a request to what it guards only with a token

@@ -85,11 +85,11 @@ func TestMetricsRequireAnAdminTokenWhenConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := tokens.Load(adminFile)
+	store, err := tokens.OpenStore(adminFile, nopLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.server.RequireAdminTokens(func() *tokens.Set { return set })
+	f.server.RequireAdminTokens(store)
 	admin := httptest.NewServer(f.server.AdminHandler())
 	t.Cleanup(admin.Close)
 	get := func(path, token string) (*http.Response, string) {

@@ -383,6 +383,12 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	// every series is proven complete, for a scheduled check.
 	if vf.requireComplete {
 		for _, s := range sum.Series {
+			if !s.Verification.OK() {
+				// Reported with --unverified: a broken series is broken
+				// (exit 1), not merely unproven.
+				fmt.Fprintf(stderr, "porthole: BROKEN: the series of %s does not verify; --require-complete exits 1\n", strings.Join(s.Verification.Files, ", "))
+				return errChainBroken
+			}
 			if !s.Verification.ProvenComplete() {
 				fmt.Fprintf(stderr, "porthole: NOT COMPLETE: no signed checkpoint proves the series of %s to its last record; --require-complete exits 3\n", strings.Join(s.Verification.Files, ", "))
 				return errNotComplete

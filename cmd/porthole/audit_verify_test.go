@@ -75,6 +75,9 @@ func TestVerifyRequireCompleteFailsUnlessEverySeriesIsProven(t *testing.T) {
 	if code, out := verify("verify", append([]string{"--require-complete"}, proven...)...); code != 1 {
 		t.Errorf("verify --require-complete of a broken chain: exit %d; want 1\n%s", code, out)
 	}
+	if code, out := verify("report", append([]string{"--require-complete", "--unverified"}, proven...)...); code != 1 {
+		t.Errorf("report --unverified --require-complete of a broken chain: exit %d; want 1\n%s", code, out)
+	}
 }
 
 // readSigningKeyPEM writes a private key PEM and reads it as serve does.

@@ -521,7 +521,7 @@ func TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere(t *testing.T) {
 // of two names does) and could put the audit records back on stderr.
 func TestChartRefusesEnvThatWouldMoveTheTrail(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"PORTHOLE_AUDIT_LOG", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "PORTHOLE_AUDIT_CHECKPOINT_FILE"} {
+	for _, name := range []string{"PORTHOLE_AUDIT_LOG", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "PORTHOLE_AUDIT_CHECKPOINT_FILE", "PORTHOLE_ADMIN_TOKENS_FILE", "PORTHOLE_ADMIN_PPROF"} {
 		_, stderr, err := helmTemplate(t, withAuditKeys("env."+name+"=stderr")...)
 		if err == nil || !strings.Contains(stderr, "env."+name+" is set") {
 			t.Errorf("env.%s: rendered (%v) or said something else: %s", name, err, stderr)

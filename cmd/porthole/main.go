@@ -25,7 +25,7 @@ const usage = `porthole: a read-only MCP gateway to one Temporal namespace
 Usage:
   porthole serve [flags]       serve MCP over HTTP at POST /mcp (bearer tokens required)
   porthole stdio [flags]       serve MCP over stdin/stdout for a local client (principal "local")
-  porthole token new --name NAME [--expires 90d] --tokens-file FILE
+  porthole token new --name NAME [--expires 90d|never] --tokens-file FILE
                                make a token, append its digest to FILE, print the token once
   porthole token list --tokens-file FILE
                                list the principals of FILE and when their tokens expire

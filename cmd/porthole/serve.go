@@ -162,6 +162,12 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Read at start, before anything dials: a file that cannot be read is
+	// refused as any other setting is.
+	admins, err := fs.openAdminTokens(log)
+	if err != nil {
+		return err
+	}
 	if httpOpts.OAuth, err = oa.options(ctx, log); err != nil {
 		return err
 	}
@@ -185,7 +191,25 @@ func runServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer closeAll()
+	if admins != nil {
+		go admins.Watch(ctx, fs.tokensReload)
+		go reloadOnHangup(ctx, admins)
+		g.RequireAdminTokens(admins)
+	}
 	return fs.serveMCP(ctx, g, httpOpts, store, c.cfg.Namespace, log)
+}
+
+// openAdminTokens reads the admin tokens file; the store is nil when none
+// is named. Its log lines name it, apart from the tokens file's.
+func (f *frontSettings) openAdminTokens(log *zap.Logger) (*tokens.Store, error) {
+	if f.adminTokensFile == "" {
+		return nil, nil
+	}
+	store, err := tokens.OpenStore(f.adminTokensFile, log.With(zap.String("tokensFile", "admin")))
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading PORTHOLE_ADMIN_TOKENS_FILE: %v", errUsage, err)
+	}
+	return store, nil
 }
 
 // allowsHostOf reports whether the Host of rawURL is among the allowed
@@ -264,14 +288,6 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 	}
 	if store != nil && !f.noAuth {
 		g.WatchTokens(store)
-	}
-	if f.adminTokensFile != "" {
-		admins, err := tokens.OpenStore(f.adminTokensFile, log)
-		if err != nil {
-			return fmt.Errorf("%w: reading PORTHOLE_ADMIN_TOKENS_FILE: %v", errUsage, err)
-		}
-		go admins.Watch(ctx, f.tokensReload)
-		g.RequireAdminTokens(admins.Current)
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {

@@ -58,14 +58,14 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 {{- end -}}
 {{- range $name := include "porthole.auditEnvNames" . | splitList " " -}}
 {{- if hasKey $.Values.env $name -}}
-{{- fail (printf "env.%s is set, but the chart sets %s for the audit trail (a value from env would override it, and could put the audit records back in the operations log): use auditKeySecret, auditSigningKeySecret and audit instead" $name $name) -}}
+{{- fail (printf "env.%s is set, but the chart sets %s for the audit trail or the admin listener's token (a value from env would override it, and could put the audit records back in the operations log or open /metrics and the profiler): use auditKeySecret, auditSigningKeySecret, audit and adminTokensSecret instead" $name $name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The variables the chart owns for the audit trail. */}}
+{{/* The variables the chart owns for the audit trail and the admin listener's token. */}}
 {{- define "porthole.auditEnvNames" -}}
-PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE
+PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
 {{- end -}}
 
 {{/* Where the audit volumes are mounted in the pod. */}}
