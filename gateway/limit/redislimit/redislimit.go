@@ -80,6 +80,12 @@ func New(o Options) (*Store, error) {
 		// The URL may hold a password: the error names the scheme only.
 		return nil, fmt.Errorf("the Redis URL does not parse (it must be redis:// or rediss://host:port, with an optional user, password and database): %s", urlShape(o.URL))
 	}
+	if opt.TLSConfig != nil && opt.TLSConfig.InsecureSkipVerify {
+		// Security: go-redis honours skip_verify=true in a rediss:// URL,
+		// which would send the password, and take the limits' state,
+		// from whoever answers at that address.
+		return nil, errors.New("the Redis URL turns off the check of Redis's certificate (skip_verify): porthole refuses it; give Redis a certificate the system's roots vouch for")
+	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
 	// A failed command is not retried: limit.Shared decides what a failure
 	// means, within one timeout.

@@ -312,3 +312,21 @@ func TestARedisThatRefusesWritesNeitherPassesTheProbeNorFreesGuessing(t *testing
 		t.Fatalf("state with a read-only Redis: up %v, %q", up, problem)
 	}
 }
+
+// A rediss:// URL that turns off the check of Redis's certificate would
+// send the password, and take the limits' state, from whoever answers at
+// that address: it is refused; a rediss:// URL that checks is taken.
+func TestARedisURLThatSkipsTheCertificateCheckIsRefused(t *testing.T) {
+	t.Parallel()
+	l := limit.Default()
+	for url, refused := range map[string]bool{
+		"rediss://user:pw@redis.example:6380/0?skip_verify=true": true,
+		"rediss://user:pw@redis.example:6380/0":                  false,
+		"redis://redis.example:6379/0":                           false,
+	} {
+		_, err := New(Options{URL: url, Prefix: "p", Limits: l, FailedAuthBurst: 1, FailedAuthEvery: time.Second})
+		if refused != (err != nil) || (refused && !strings.Contains(err.Error(), "skip_verify")) {
+			t.Errorf("%s: %v; want refused %v", url, err, refused)
+		}
+	}
+}
