@@ -557,7 +557,7 @@ func lastSeq(lines [][]byte) uint64 {
 // of calls already recorded, checkpoints, the close) are written while the
 // disk has room. Denials are refused too because unauthenticated clients
 // decide how many there are: from many addresses they could fill the space
-// kept for the rest (found by review).
+// kept for the rest.
 func (l *Log) Write(ctx context.Context, rec Record) error {
 	if (rec.Kind == KindCall || rec.Kind == KindDenial || rec.Kind == KindDenials) && l.health.has(problemLowSpace) {
 		l.stats.lowSpace.Add(1)
@@ -672,7 +672,7 @@ func (l *Log) tick() {
 		l.dirty, l.syncLost = true, true
 	}
 	// An fsync that neither returns nor fails (a hung network disk) held
-	// no record up and raised nothing (found by review): past the timeout
+	// no record up and raised nothing: past the timeout
 	// it is a problem of its own, until it returns.
 	if l.syncing.Load() {
 		if started := time.Unix(0, l.syncStarted.Load()); time.Since(started) > l.cfg.Timeout {

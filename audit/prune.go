@@ -80,7 +80,7 @@ func firstSeq(path string) uint64 {
 }
 
 // escapeGlob escapes what filepath.Glob reads as a pattern in a path: a
-// log in a directory named trail[1] had no rotated files (found by review).
+// log in a directory named trail[1] had no rotated files.
 func escapeGlob(path string) string {
 	var b strings.Builder
 	for _, r := range path {

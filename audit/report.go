@@ -146,7 +146,7 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 	}
 	s.Verified = s.Problem == nil
 	// Security: a script reading "verified" alone took a tail a forger
-	// could have written for verified (found by review of #27).
+	// could have written for verified.
 	for _, sv := range s.Series {
 		s.LinksOnly = s.LinksOnly || sv.ReadByLinksOnly()
 	}
@@ -172,7 +172,7 @@ type summarizer struct {
 	principals map[string]*PrincipalSummary
 	// tools indexes each principal's tools: a client may name any tool,
 	// and a scan of a principal's list for each call was quadratic in
-	// them (found by review).
+	// them.
 	tools   map[toolKey]*ToolSummary
 	denials map[string]*DenialSummary
 	// open are the calls counted whose result was not yet read.
@@ -243,7 +243,7 @@ func (z *summarizer) call(e Entry) {
 	ps.Calls++
 	// The earliest and the latest, not the first and last read: the
 	// series of several replicas are read one after the other, each in
-	// its own order of time (found by review).
+	// its own order of time.
 	if e.Time.Before(ps.FirstSeen) {
 		ps.FirstSeen = e.Time
 	}
@@ -264,8 +264,7 @@ func (z *summarizer) call(e Entry) {
 // dropRow forgets the row of an open call that the page left out.
 // Security: a row the page does not keep must not stay reachable from the
 // calls still open (a call without a result stays open to the end), or
-// what the report holds would grow with the calls, not with the rows kept
-// (found by review).
+// what the report holds would grow with the calls, not with the rows kept.
 func (z *summarizer) dropRow(left *Row) {
 	if left == nil {
 		return

@@ -89,7 +89,7 @@ const (
 )
 
 // cutName cuts a name at n bytes, as cutText does, saying so: a row and a
-// table's cell show no more of any one name (found by review: a forged
+// table's cell show no more of any one name (a forged
 // log's 64 KB names made a page of megabytes from twenty calls).
 func cutName(s string, n int) string {
 	if len(s) <= n {
@@ -328,8 +328,7 @@ func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
 	// A row shows at most MaxArgs arguments, as porthole writes them, and
 	// rowArgsBytes of their names and values; the rest are counted.
 	// Security: arguments with empty names and values cost no bytes, and
-	// a forged line of them made one row of a million (found by review:
-	// a 167 MiB page from an 11 MiB log).
+	// a forged line of them would make one row of a million.
 	shown := 0
 	for i, a := range e.Args {
 		if len(r.Args) == MaxArgs {
@@ -363,8 +362,7 @@ func (d *detailer) result(at time.Time, call *Row, e Entry) {
 func (d *detailer) denial(e Entry) (left *Row) {
 	// A summary is drawn at the time of its record, the time the filter
 	// admitted it by, not at its last denial: drawn there, a summary
-	// admitted by --until could stand past the range the page states
-	// (found by review).
+	// admitted by --until could stand past the range the page states.
 	if e.Kind == KindDenial {
 		d.tl.bucket(e.Time).Outcomes[e.Outcome]++
 	} else {

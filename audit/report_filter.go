@@ -22,7 +22,7 @@ type Filter struct {
 	// Normalize, when set, gives another reading of an argument's value
 	// that an ArgFilter also matches: porthole sends Temporal a visibility
 	// query printed from its parse, where 'or\der-123' is 'order-123', so
-	// a query is matched as Temporal read it too (found by review).
+	// a query is matched as Temporal read it too.
 	Normalize func(name, value string) string `json:"-"`
 }
 

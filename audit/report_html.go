@@ -104,7 +104,7 @@ type toolRow struct {
 // maxTableRows bounds each summary table of a page, as MaxRows bounds its
 // records. Security: a client may name any tool, and each client address
 // has its own denial rows, so without it the page grew with what clients
-// chose to send (found by review); the counts and the text report keep
+// chose to send; the counts and the text report keep
 // every row.
 const maxTableRows = 1000
 
@@ -230,7 +230,7 @@ func (s *Summary) verdict() verdict {
 		// Security: without an HMAC key, the records after the latest
 		// checkpoint, or a series no checkpoint proves, rest on their
 		// links alone, which a forger recomputes; "Verified" would vouch
-		// for them (found by review, twice).
+		// for them.
 		v.Class, v.Headline = "bad", parts
 		v.Warning = "NOT verified past the latest signed checkpoint: records after it were checked by their links only, and anyone could have written them."
 		if slices.ContainsFunc(s.Series, func(sv *Series) bool { return sv.OK() && sv.ReadByLinksOnly() && sv.ProvenTo == 0 }) {
@@ -242,7 +242,7 @@ func (s *Summary) verdict() verdict {
 		v.Class, v.Headline = "good", fmt.Sprintf("Verified: %d series, one per chain, each on its own.", len(s.Series))
 	}
 	// The notes a page shows are bounded over all its series, not each's
-	// (found by review: a forger without the key can make many series).
+	// (a forger without the key can make many series).
 	notesLeft := maxPageNotes
 	for i, sv := range s.Series {
 		sh := seriesVerdict{Head: fmt.Sprintf("series %d: %s", i+1, sv.extent())}

@@ -100,7 +100,7 @@ func (s *Summary) linksOnly() bool {
 // beside others that were proven; "" when none was.
 //
 // Security: a series read by its links alone beside a proven one was
-// headed "verified" (found by review: a pruned series whose latest
+// headed "verified" (a pruned series whose latest
 // checkpoint is before its first record, rewritten by a forger).
 func (s *Summary) linksOnlyParts() string {
 	var parts []string

@@ -469,7 +469,7 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *checkedLine, cu
 		// Security: the reason and the chains below are the records',
 		// which in a log read by its links alone anyone could have
 		// written, and `audit verify` prints notes and problems to a
-		// terminal: quoted unless plain (found by review of #27).
+		// terminal: quoted unless plain.
 		w.v.Notes = append(w.v.Notes, fmt.Sprintf("%s:%d: a new chain starts at seq %d: %s", path, n, e.Seq, safe(e.Reason)))
 	}
 	if !w.started {
@@ -533,8 +533,7 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 	if e.Chain != "" && !isChainID(e.Chain) {
 		// Security: a chain id reaches the verdict, verify's output and
 		// the report's header; one a forger wrote (links only) could
-		// carry terminal escapes or bidi overrides, so it is not echoed
-		// (found by review).
+		// carry terminal escapes or bidi overrides, so it is not echoed.
 		return &Problem{path, n, "the record names a chain that is not a chain id porthole makes (32 hex digits): it was forged or corrupted"}
 	}
 	if e.Chain != "" {

@@ -362,7 +362,7 @@ func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) 
 // content, nothing else set. json.Marshal would check and compact the
 // structured content, and the text block's JSON, once each, byte by byte
 // (a large share of porthole's CPU for a page of history events:
-// docs/performance.md, #26). The structured content is porthole's own rendering (json.Marshal, then the
+// docs/performance.md). The structured content is porthole's own rendering (json.Marshal, then the
 // redactor, which re-marshals the string literals it changes, or withAge),
 // compact and valid by construction; what compaction would change (space
 // outside a string, an HTML character, U+2028 or U+2029) is still looked
@@ -432,7 +432,7 @@ func plainCompact(b []byte) bool {
 // encodeModernAnswer is encodeAnswer for a 2026-07-28 call: a tool
 // result carries the server's name in its _meta (unless the tool put one
 // there) and, when the tool's handler made it (handled), resultType
-// "complete", as the go-sdk writes them (found by review: a refusal made
+// "complete", as the go-sdk writes them (a refusal made
 // by the receiving middleware has none); an error is the same as before.
 func encodeModernAnswer(id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.Implementation, handled bool) ([]byte, error) {
 	r, ok := res.(*mcp.CallToolResult)

@@ -81,7 +81,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx, span := g.callSpan(ctx, method, call, ri, req)
 		defer span.End()
 		// The trace is the call span's: over stdio it is the call's own
-		// root (found by review: stdio records named none).
+		// root (stdio records named none).
 		call.TraceID = g.traceID(ctx)
 		write := g.linkSpan(ctx, "porthole audit write")
 		werr := g.audit.Write(ctx, call)
@@ -97,7 +97,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), traceField(ctx), zap.Error(werr))
 			// A record the sink took too long for may still land; its
 			// result then says the call was not made, so that no reader
-			// counts it as a call that was (found by review). The write
+			// counts it as a call that was. The write
 			// is tried once, detached; if the sink is down it is lost
 			// with the call record.
 			refused := resultOf(call, 0, audit.OutcomeInternal)
@@ -319,8 +319,7 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 	// A denial after authentication (rate limited, an OAuth token without
 	// a scope every call needs, a refused body, a 503) names the
 	// principal, and for an OAuth token who it named: a reviewer asks who
-	// was refused, not only from where (the 403's record named nobody,
-	// found by review).
+	// was refused, not only from where.
 	key := "addr:" + ci.ClientAddr
 	if name, ok := r.Context().Value(principalKey{}).(string); ok {
 		key, rec.Principal = "principal:"+name, name

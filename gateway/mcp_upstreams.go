@@ -78,7 +78,7 @@ func (g *Server) syncUpstreamTools() {
 	if len(gone) > 0 {
 		// The direct path (servedHandler) stops calling a withdrawn tool
 		// no later than the go-sdk does: the map without it is stored
-		// first (found by review). A tool whose pinned definition
+		// first. A tool whose pinned definition
 		// changed keeps its old handler there until the new map is
 		// stored below, a moment after the go-sdk has the new one; both
 		// definitions were pinned, and Upstream.Call checks the tool.

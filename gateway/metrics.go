@@ -122,7 +122,7 @@ func (m *metrics) toolLabel(tool, method string) string {
 // principalLabel is a principal as the metrics name it: a static one as
 // it is (the tokens file bounds them), an OAuth caller as its issuer's
 // namespace alone (oauth:<alias>), since an issuer may let anyone sign up
-// and one series per caller would grow without bound (found by review).
+// and one series per caller would grow without bound.
 func principalLabel(principal string) string {
 	if rest, ok := strings.CutPrefix(principal, "oauth:"); ok {
 		alias, _, _ := strings.Cut(rest, ":")

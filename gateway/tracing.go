@@ -55,7 +55,7 @@ func (g *Server) traced(h http.Handler) http.Handler {
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			// Known methods and route names only: a method or a path a
 			// client made up would make a span name (and a backend's
-			// index) per request (found by review).
+			// index) per request.
 			method := "HTTP"
 			switch r.Method {
 			case http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodHead, http.MethodOptions:
@@ -82,7 +82,7 @@ func (l linkSpan) End() {
 
 // SetInt sets an int attribute when there is a span. Not variadic: a
 // variadic call passed on to the interface would allocate its slice even
-// with tracing off (found by review).
+// with tracing off.
 func (l linkSpan) SetInt(key string, v int) {
 	if l.s != nil {
 		l.s.SetAttributes(attribute.Int(key, v))
@@ -97,7 +97,7 @@ func (l linkSpan) SetString(key, v string) {
 }
 
 // SetOutcome says how the call ended: its audit outcome, and an error
-// status for anything but ok (found by review: a refused call looked like
+// status for anything but ok (a refused call looked like
 // a served one).
 func (l linkSpan) SetOutcome(outcome string) {
 	if l.s == nil {
@@ -210,7 +210,7 @@ func (g *Server) callSpan(ctx context.Context, method string, call audit.Record,
 
 // metaOf is the _meta of a tools/call or tools/list, or nil. The params of
 // a tools/list sent without any are a nil pointer in a non-nil interface,
-// whose GetMeta panics (found by review: one such request, as the
+// whose GetMeta panics (one such request, as the
 // TypeScript and Python SDKs send it, ended the process).
 func metaOf(req mcp.Request) map[string]any {
 	switch p := req.GetParams().(type) {

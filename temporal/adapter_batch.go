@@ -109,7 +109,7 @@ func (a *Adapter) DescribeBatchOperation(ctx context.Context, ref read.BatchOper
 		return nil, classify(err)
 	}
 	// Temporal answers for any workflow id of the namespace, batch or not,
-	// with its state and times (found by review): an answer that names no
+	// with its state and times: an answer that names no
 	// operation is no batch operation, and a principal granted only this
 	// tool learns nothing of other workflows.
 	if resp.GetOperationType() == enumspb.BATCH_OPERATION_TYPE_UNSPECIFIED {

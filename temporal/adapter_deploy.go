@@ -81,7 +81,7 @@ func (a *Adapter) DescribeWorkerDeployment(ctx context.Context, ref read.WorkerD
 		switch {
 		case errors.Is(err, read.ErrNotFound):
 			// Deleted since the deployment was read: listed, its task
-			// queues unread (found by review: the whole answer said the
+			// queues unread (the whole answer said the
 			// deployment did not exist).
 			out.TaskQueuesUnread++
 			continue
@@ -167,7 +167,7 @@ func (c conv) routing(r *deploymentpb.RoutingConfig) read.DeploymentRouting {
 
 // routes names the current and ramping versions. A ramp is on when a
 // version ramps or the percentage is set: a ramp to unversioned workers has
-// no ramping version (found by review: it read as no ramp at all).
+// no ramping version (it read as no ramp at all).
 func (c conv) routes(current, ramping *deploymentpb.WorkerDeploymentVersion, percentage float32) read.Routes {
 	r := read.Routes{
 		CurrentBuildID:    c.ident(current.GetBuildId()),

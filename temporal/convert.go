@@ -124,7 +124,7 @@ func (c conv) pendingNexusOperation(p *workflowpb.PendingNexusOperationInfo, tex
 // callback keeps a callback's trigger, state, attempts and times. What it
 // calls (a URL and its headers) is never read, and neither is its last
 // failure or blocked reason: Temporal writes the HTTP client's error there,
-// which quotes the whole URL, query included (found by review: a callback
+// which quotes the whole URL, query included (a callback
 // URL's access token reached the client).
 func (c conv) callback(cb *workflowpb.CallbackInfo) read.Callback {
 	trigger := "unknown"

@@ -18,7 +18,7 @@ import (
 // reviewer's `--html audit.log*` hands the live log's name to --html (the
 // glob's first name), so the live log would be replaced by the page, and,
 // on a running gateway, unlinked while porthole appends to it, losing every
-// later record (found by review). So the path must end in .html, must not
+// later record. So the path must end in .html, must not
 // be any log given (by name, symlink or hard link), and may name an
 // existing file only when it is an earlier page.
 func checkHTMLOut(out string, logs []string) error {

@@ -196,7 +196,7 @@ func (s redactedSpan) Links() []sdktrace.Link {
 
 // Status keeps the code and drops the description: otelgrpc writes
 // Temporal's error message there, which quotes what the client asked for
-// ("workflow not found for ID: <the argument>"; found by review), and no
+// ("workflow not found for ID: <the argument>"), and no
 // redactor knows an argument.
 func (s redactedSpan) Status() sdktrace.Status {
 	st := s.ReadOnlySpan.Status()

@@ -130,7 +130,7 @@ func (l *Buckets) principal(name string) *rate.Limiter {
 // dropFull drops the buckets that are full again: a full bucket is a new
 // one, so nothing is lost, and the principals of OAuth issuers (anyone an
 // issuer lets sign up) cannot grow the map without bound by calling once
-// each (found by review). What remains are principals that called within
+// each. What remains are principals that called within
 // a burst's refill time.
 func (l *Buckets) dropFull() {
 	now := l.now()

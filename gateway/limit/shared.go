@@ -256,7 +256,7 @@ func (s *Shared) fallback(err error, op string) *Local {
 // Security: the question is asked on a context the caller cannot end, only
 // the timeout can: a client that half-closes its side still reads its
 // answer, and a failed authentication it could keep from being counted
-// by hanging up would be one more free guess (found by review). So a
+// by hanging up would be one more free guess. So a
 // store that does not answer within the timeout is the store's failure,
 // whatever the caller did.
 func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) error) error {
@@ -275,7 +275,7 @@ func (s *Shared) ask(ctx context.Context, op string, f func(context.Context) err
 	if err == nil {
 		// A read (blocked, vouched) does not close the count of failures in a
 		// row: a store that answers reads and refuses writes fails every
-		// write, and must open the breaker (found by review).
+		// write, and must open the breaker.
 		if op != "blocked" && op != "vouched" {
 			s.failing.Store(0)
 		}
@@ -302,7 +302,7 @@ func (s *Shared) problem() string {
 // trip opens the breaker and starts the probe that closes it, under the
 // lock the probe closes it under: a failure of a question begun before
 // the probe closed the breaker opens it again with a probe of its own,
-// never without one (found by review: it stayed open for good).
+// never without one (it stayed open for good).
 func (s *Shared) trip(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -91,7 +91,7 @@ func (v *Validator) askIntrospection(ctx context.Context, in *Introspection, tok
 		return nil, fmt.Errorf("%w: the introspection endpoint says it is not active (expired or revoked)", ErrInvalidToken)
 	}
 	// Security: the answer is the endpoint's issuer's, never another
-	// trusted issuer's (found by review: one authorization server could
+	// trusted issuer's (one authorization server could
 	// vouch for another's principals).
 	iss, _ := a["iss"].(string)
 	k, ok := v.issuers[iss]

@@ -25,7 +25,7 @@ const StandardHeadersSince = "2026-07-28"
 // Decode accepted.
 //
 // A refusal names the header, never its value or the body's: a value cut
-// to fit a sentence could end inside a secret (found by review: half a
+// to fit a sentence could end inside a secret (half a
 // token reached the audit log), and the client knows what it sent.
 //
 // Security: porthole's links read the body (the rate limiter charges the

@@ -157,7 +157,7 @@ func (q Quoter) clean(s string, limit int, keepLines bool) string {
 	// the wire. One that was escaped is redacted first, as one that is
 	// cut is: an escape written before a token (\u200B, \u0000) ends in a
 	// word character, and a detector that needs a word boundary before
-	// its token no longer finds it at the wire (found by review).
+	// its token no longer finds it at the wire.
 	if !cut && len(out) == len(s) || q.redactor == nil {
 		return out
 	}
@@ -231,7 +231,7 @@ func clean(s string, max int, keepLines bool) (out string, cut bool, consumed in
 		// A run of characters kept as they are (printable ASCII, and tabs
 		// and newlines in quoted text) is copied whole: an upstream's
 		// answer of many lines is mostly such runs, and each of their
-		// bytes went through the rune-by-rune checks below (#26). It is
+		// bytes went through the rune-by-rune checks below. It is
 		// cut where the loop below would cut it, at the first byte that
 		// passes max. FuzzCleanIsTheRuneByRuneClean holds the two alike.
 		if j := keptRun(s, i, keepLines); j > i {
@@ -325,7 +325,7 @@ func isHidden(r rune) bool {
 	case unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
 		// Invisible but not format characters: the combining grapheme
 		// joiner U+034F, variation selectors, the Hangul fillers U+3164
-		// and U+FFA0. "port\u034fhole" shows as porthole (found by review).
+		// and U+FFA0. "port\u034fhole" shows as porthole.
 		return true
 	}
 	return false

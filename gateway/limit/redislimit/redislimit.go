@@ -135,7 +135,7 @@ func (s *Store) Close() error { return s.rdb.Close() }
 // does: the failure script records a failure of a probe key that is full
 // again within a millisecond. A Redis that answers PING but refuses
 // writes (a read-only replica after a failover, a full Redis with
-// noeviction) or scripts does not pass (found by review: the breaker
+// noeviction) or scripts does not pass (the breaker
 // closed on PING and opened again on the next calls, over and over).
 func (s *Store) Probe(ctx context.Context) error {
 	_, err := failureScript.Run(ctx, s.rdb, []string{s.probe}, "take", 1, 1000).Int64()
