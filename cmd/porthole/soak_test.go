@@ -133,10 +133,14 @@ func readyz(admin string) int {
 	return resp.StatusCode
 }
 
-func rssMiB(pid int) float64 {
+func rssMiB(pid int) float64 { return statusMiB(pid, "VmRSS") }
+
+// statusMiB is a field of /proc/PID/status given in kB (VmRSS, VmHWM), in
+// MiB; 0 when it cannot be read.
+func statusMiB(pid int, field string) float64 {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, field+":") {
 			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
 			return kb / 1024
 		}

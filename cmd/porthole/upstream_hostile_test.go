@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,18 +23,11 @@ import (
 // vmHWMMiB is a process's peak resident set (VmHWM), in MiB.
 func vmHWMMiB(t *testing.T, pid int) float64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
+	mib := statusMiB(pid, "VmHWM")
+	if mib == 0 {
+		t.Fatal("no VmHWM in /proc/PID/status")
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
-			return kb / 1024
-		}
-	}
-	t.Fatal("no VmHWM in /proc/PID/status")
-	return 0
+	return mib
 }
 
 // Hostile upstreams of each transport answer every call with 256 MiB (as
