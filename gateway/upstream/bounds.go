@@ -258,17 +258,18 @@ func (b boundedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 // request is held, decoded, until its answer is written, and an upstream
 // that stops reading (a child that leaves its stdin unread) keeps them all.
 const (
-	maxRequestsAtOnce   = 16      // a burst of requests
+	maxRequestBurst     = 16      // requests in a burst
 	requestsPerSecond   = 1       // after a burst
 	maxRequestParamSize = 4 << 10 // a ping's params are empty
 )
 
 // boundRequests ends the session of an upstream that sends porthole more
-// requests than maxRequestsAtOnce, then more than requestsPerSecond, or a
-// request whose params pass maxRequestParamSize. Notifications pass: they
-// are handled as they are read, and hold nothing after.
+// requests than a burst of maxRequestBurst refilled at requestsPerSecond
+// (a token bucket over the requests received), or a request whose params
+// pass maxRequestParamSize. Notifications pass: they are handled as they
+// are read, and hold nothing after.
 func boundRequests(passed *breach) mcp.Middleware {
-	limit := rate.NewLimiter(requestsPerSecond, maxRequestsAtOnce)
+	limit := rate.NewLimiter(requestsPerSecond, maxRequestBurst)
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "notifications/") {
@@ -276,7 +277,7 @@ func boundRequests(passed *breach) mcp.Middleware {
 			}
 			var err error
 			if !limit.Allow() {
-				err = fmt.Errorf("%w: more than %d requests of porthole at once, or more than %d a second after", ErrTooLarge, maxRequestsAtOnce, requestsPerSecond)
+				err = fmt.Errorf("%w: requests of porthole past a burst of %d, then %d a second", ErrTooLarge, maxRequestBurst, requestsPerSecond)
 			} else if b, _ := json.Marshal(req.GetParams()); len(b) > maxRequestParamSize {
 				err = fmt.Errorf("%w: a request of porthole with params of more than %d bytes", ErrTooLarge, maxRequestParamSize)
 			}

@@ -279,7 +279,7 @@ func TestWhatAnUpstreamSendsUnaskedEndsTheSessionPastItsBound(t *testing.T) {
 		srv                     hostiletest.Server
 	}{
 		{"a standalone stream's event", TransportStreamable, "maxMessageBytes", hostiletest.Server{Mode: hostiletest.ModeAnswer, Size: 8 << 20, Standalone: true}},
-		{"pings without end", TransportStdio, "requests of porthole", hostiletest.Server{Mode: hostiletest.ModePing, Size: 16}},
+		{"pings without end", TransportStdio, "requests of porthole past a burst of 16", hostiletest.Server{Mode: hostiletest.ModePing, Size: 16}},
 		{"a ping of 64 KiB", TransportStdio, "params of more than", hostiletest.Server{Mode: hostiletest.ModePing, Size: 64 << 10}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
