@@ -110,7 +110,7 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	// An id that is not a string, null or a safe integer is never echoed,
 	// whatever else the request is refused for: the answer's id is null,
 	// as JSON-RPC says where a request's id cannot be read.
-	idOK := validID(env.ID)
+	idOK := ValidID(env.ID)
 	if !idOK {
 		env.ID = nil
 	}
@@ -121,7 +121,7 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	case len(method) == 0 || method[0] != '"' || len(method) == 2:
 		return env, refuse(jsonrpc.CodeInvalidRequest, `"method" must be a non-empty string (responses are not accepted)`)
 	case !idOK:
-		return env, refuse(jsonrpc.CodeInvalidRequest, badID)
+		return env, refuse(jsonrpc.CodeInvalidRequest, BadID)
 	}
 	env.Method = s.decodeString(s.top[memberMethod])
 	if len(params) > 0 && params[0] != '{' && string(params) != "null" {
@@ -143,20 +143,20 @@ func (s *strictScanner) envelope() (Envelope, error) {
 	return env, nil
 }
 
-// badID is the refusal of an id that is not a string, null, or an integer
+// BadID is the refusal of an id that is not a string, null, or an integer
 // of at most 2^53-1 in magnitude.
-const badID = `"id" must be a string or an integer from -9007199254740991 to 9007199254740991`
+const BadID = `"id" must be a string or an integer from -9007199254740991 to 9007199254740991`
 
 // maxSafeID is the largest integer every JSON reader holds exactly (2^53-1).
 const maxSafeID = 1<<53 - 1
 
-// validID reports whether a scanned id is absent, a string, null, or an
+// ValidID reports whether a scanned id is absent, a string, null, or an
 // integer within maxSafeID: the scan has checked it is valid JSON, so its
 // first byte tells a string from a number. Security: an id with a fraction
 // or an exponent, or past 2^53, is read by the go-sdk (and by many
 // clients) as another number, so its answer would go out under an id the
 // client never sent (1.5 answered as 1).
-func validID(id []byte) bool {
+func ValidID(id []byte) bool {
 	if len(id) == 0 || id[0] == '"' || string(id) == "null" {
 		return true
 	}
