@@ -976,3 +976,44 @@ func TestAReloadedPolicyTakesEffectAndAMissingOneGrantsNothing(t *testing.T) {
 		t.Fatalf("/readyz with the policy file gone: %d %q", resp.StatusCode, body)
 	}
 }
+
+// Request smuggling needs two readers to disagree on where a request ends.
+// porthole's server takes Transfer-Encoding over Content-Length, and
+// refuses what could be read two ways: conflicting lengths, a transfer
+// coding other than chunked, a header name with space before its colon.
+// HTTP/2 reaches porthole only through the ingress, which frames it.
+func TestAmbiguousRequestFramingIsReadOneWayOrRefused(t *testing.T) {
+	g, _ := newTestServer(t, &fakeReader{})
+	h, _ := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	srv := NewHTTPServer(h, nopLogger())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + ln.Addr().String()
+	const head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n"
+	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(listToolsBody), listToolsBody)
+	for _, c := range []struct {
+		what, headers, body string
+		want                int
+	}{
+		// Read by its chunks: read by its Content-Length, the body would
+		// be "{\"js" and refused as malformed.
+		{"Content-Length beside chunked", "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", chunked, http.StatusOK},
+		{"two Content-Lengths that differ", fmt.Sprintf("Content-Length: %d\r\nContent-Length: 4\r\n", len(listToolsBody)), listToolsBody, http.StatusBadRequest},
+		{"a list of Content-Lengths", fmt.Sprintf("Content-Length: %d, 4\r\n", len(listToolsBody)), listToolsBody, http.StatusBadRequest},
+		{"a signed Content-Length", fmt.Sprintf("Content-Length: +%d\r\n", len(listToolsBody)), listToolsBody, http.StatusBadRequest},
+		{"a transfer coding other than chunked", "Transfer-Encoding: gzip, chunked\r\n", chunked, http.StatusNotImplemented},
+		{"chunked twice", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", chunked, http.StatusNotImplemented},
+		{"space before the colon", "Transfer-Encoding : chunked\r\n", chunked, http.StatusBadRequest},
+		// A folded line is unfolded to one space (RFC 9112 5.2) and read
+		// by its chunks.
+		{"a folded Transfer-Encoding", "Transfer-Encoding:\r\n chunked\r\n", chunked, http.StatusOK},
+	} {
+		if got := rawRequest(t, url, head+c.headers+"\r\n"+c.body); got != c.want {
+			t.Errorf("%s: %d; want %d", c.what, got, c.want)
+		}
+	}
+}

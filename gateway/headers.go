@@ -13,7 +13,9 @@ import (
 // listener all serve them. They are set again when the answer's header is
 // written, over what an inner handler set (the go-sdk sets its own
 // Cache-Control); a "no-transform" it asked for, which keeps proxies from
-// buffering an event stream, is kept.
+// buffering an event stream, is kept. An event stream's Content-Type
+// gains the charset its events are written in (UTF-8, the only one the
+// format allows), so every text answer names its charset.
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setSecurityHeaders(w.Header())
@@ -30,6 +32,9 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+	if h.Get("Content-Type") == "text/event-stream" {
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	}
 }
 
 // secureWriter sets the security headers once more as the header is

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -113,4 +115,59 @@ func TestMetricsRequireAnAdminTokenWhenConfigured(t *testing.T) {
 			t.Errorf("%s asked for a token", path)
 		}
 	}
+}
+
+// Every answer with a body names its media type, and every text type its
+// charset: JSON (RFC 8259 fixes it as UTF-8 and defines no parameter),
+// plain-text refusals and probes, and the legacy event stream.
+func TestEveryAnswerNamesItsTypeAndCharset(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{FailedAuthBurst: 1 << 20, LegacySSE: true})
+	auth := http.Header{"Authorization": {"Bearer " + f.alice}}
+	check := func(what string, resp *http.Response) {
+		t.Helper()
+		ct := resp.Header.Get("Content-Type")
+		mt, params, err := mime.ParseMediaType(ct)
+		switch {
+		case err != nil:
+			t.Errorf("%s (%d): Content-Type %q: %v", what, resp.StatusCode, ct, err)
+		case mt == "application/json":
+		case strings.HasPrefix(mt, "text/") && strings.EqualFold(params["charset"], "utf-8"):
+		default:
+			t.Errorf("%s (%d): Content-Type %q names no UTF-8 charset", what, resp.StatusCode, ct)
+		}
+	}
+	for what, req := range map[string]struct {
+		header http.Header
+		body   string
+	}{
+		"a tool list":               {auth, listToolsBody},
+		"a refusal without a token": {nil, listToolsBody},
+		"a malformed body":          {auth, "{"},
+	} {
+		resp, _ := send(t, http.MethodPost, f.url+"/mcp", req.header, req.body)
+		check(what, resp)
+	}
+	resp, _ := send(t, http.MethodGet, f.url+"/nowhere", nil, "")
+	check("a path that is not served", resp)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+f.alice)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the legacy event stream", stream)
+	stream.Body.Close()
+
+	admin := httptest.NewServer(f.server.AdminHandler())
+	t.Cleanup(admin.Close)
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/nowhere"} {
+		resp, _ := send(t, http.MethodGet, admin.URL+path, nil, "")
+		check("the admin listener's "+path, resp)
+	}
+	resp, _ = send(t, http.MethodGet, newOAuthFront(t).srv.URL+"/.well-known/oauth-protected-resource/mcp", nil, "")
+	check("the protected resource metadata", resp)
 }
