@@ -115,6 +115,10 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 					g.admitOAuth(w, r, inner, oa, id)
 					return
 				}
+				if errors.Is(err, oauth.ErrWithdrawalsUnknown) {
+					g.oauthUnavailable(w, r, err)
+					return
+				}
 				held = err
 			}
 			// The per-address limits count an IPv6 address as its network
@@ -163,6 +167,10 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 							failures.Vouch(r.Context(), oauth.Digest(token), d)
 						}
 						g.admitOAuth(w, r, inner, oa, id)
+						return
+					}
+					if errors.Is(err, oauth.ErrWithdrawalsUnknown) {
+						g.oauthUnavailable(w, r, err)
 						return
 					}
 					if errors.Is(err, oauth.ErrIntrospectionBusy) {
@@ -217,6 +225,16 @@ func (g *Server) introspectionBusy(w http.ResponseWriter, r *http.Request, err e
 	g.metrics.rateLimited("introspection")
 	g.denied(r, audit.OutcomeUnavailable, http.StatusServiceUnavailable, err.Error())
 	w.Header().Set("Retry-After", "1")
+	http.Error(w, "porthole cannot check this access token now; retry shortly", http.StatusServiceUnavailable)
+}
+
+// oauthUnavailable answers a valid token porthole cannot accept now
+// because the withdrawals file cannot be read: a fault of porthole's, so
+// 503 and no failed authentication counted against the address.
+func (g *Server) oauthUnavailable(w http.ResponseWriter, r *http.Request, err error) {
+	g.metrics.authFailed("withdrawals-unknown")
+	g.denied(r, audit.OutcomeUnavailable, http.StatusServiceUnavailable, err.Error())
+	w.Header().Set("Retry-After", "5")
 	http.Error(w, "porthole cannot check this access token now; retry shortly", http.StatusServiceUnavailable)
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"go.uber.org/zap"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -75,10 +76,13 @@ type oauthFront struct {
 	auditPath string
 }
 
-func newOAuthFront(t *testing.T) *oauthFront {
+func newOAuthFront(t *testing.T) *oauthFront { return newOAuthFrontWith(t, nil) }
+
+// newOAuthFrontWith is newOAuthFront with the validator's withdrawals.
+func newOAuthFrontWith(t *testing.T, withdrawals *oauth.Withdrawals) *oauthFront {
 	t.Helper()
 	o := &oauthFront{issuer: newLocalIssuer(t), auditPath: filepath.Join(t.TempDir(), "audit.log")}
-	v, err := oauth.New(oauth.Config{Resource: oauthResource, Issuers: []oauth.Issuer{{URL: o.issuer.srv.URL, Alias: "corp"}}})
+	v, err := oauth.New(oauth.Config{Resource: oauthResource, Issuers: []oauth.Issuer{{URL: o.issuer.srv.URL, Alias: "corp"}}, Withdrawals: withdrawals})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +209,35 @@ func TestFailuresFromASharedAddressDoNotLockOutAnOAuthCaller(t *testing.T) {
 	}
 	if resp, body := post(t, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + li.token(t, resource, "porthole:read")}}, call); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a valid OAuth token from the blocked address: %d %s", resp.StatusCode, body)
+	}
+}
+
+// While the withdrawals file cannot be read, a valid OAuth token is refused
+// with 503 (porthole's fault, retried), never counted as a failed
+// authentication: an address full of valid callers is not blocked by it.
+func TestAnUnreadableWithdrawalsFileRefusesWith503AndBlocksNoAddress(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "withdrawn")
+	os.WriteFile(path, []byte("# none\n"), 0o600)
+	w, err := oauth.OpenWithdrawals(path, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOAuthFrontWith(t, w)
+	good := http.Header{"Authorization": {"Bearer " + o.issuer.token(t, oauthResource, "porthole:read")}}
+	if resp, body := post(t, o.srv.URL+"/mcp", good, listToolsBody); resp.StatusCode != 200 {
+		t.Fatalf("with the file readable: %d %s", resp.StatusCode, body)
+	}
+	os.Remove(path)
+	w.Reload()
+	for i := 0; i < 30; i++ { // three times the default failed-authentication burst
+		if resp, _ := post(t, o.srv.URL+"/mcp", good, listToolsBody); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("call %d with the file gone: %d", i, resp.StatusCode)
+		}
+	}
+	os.WriteFile(path, []byte("# none\n"), 0o600)
+	w.Reload()
+	if resp, _ := post(t, o.srv.URL+"/mcp", good, listToolsBody); resp.StatusCode != 200 {
+		t.Fatalf("with the file back: %d", resp.StatusCode)
 	}
 }

@@ -106,3 +106,30 @@ func TestGrantsByScopeAndClaimReachOAuthCallers(t *testing.T) {
 		t.Error("a scope granting an unknown tool was accepted")
 	}
 }
+
+// A second factor is required by granting tools only by the claim in which
+// the issuer says how its caller signed in: a token of any other sign-in,
+// or that says nothing, is granted nothing.
+func TestASecondFactorIsRequiredByGrantingOnlyByItsClaim(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFile([]byte(`{"claims":{"acr":{"urn:example:mfa":{"tools":["*"]}},"amr":{"otp":{"tools":["*"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f.Grants()
+	for what, c := range map[string]struct {
+		claims map[string][]string
+		want   bool
+	}{
+		"acr that names the second factor":   {map[string][]string{"acr": {"urn:example:mfa"}}, true},
+		"amr that holds otp among others":    {map[string][]string{"amr": {"pwd", "otp"}}, true},
+		"acr of a password alone":            {map[string][]string{"acr": {"urn:example:pwd"}}, false},
+		"amr of a password alone":            {map[string][]string{"amr": {"pwd"}}, false},
+		"no acr or amr at all":               {map[string][]string{"groups": {"sre"}}, false},
+		"the value in a claim of other name": {map[string][]string{"level": {"urn:example:mfa"}}, false},
+	} {
+		if got := g.AllowsCaller(Caller{Principal: "oauth:corp:alice", Claims: c.claims}, "list_workflows"); got != c.want {
+			t.Errorf("%s: granted %v, want %v", what, got, c.want)
+		}
+	}
+}

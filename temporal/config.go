@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"go.opentelemetry.io/otel/trace"
 	"net"
 	"net/netip"
@@ -146,7 +147,8 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	if !c.usesTLS() {
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
+	cfg := tlsclient.Config()
+	cfg.ServerName = c.ServerName
 	if c.CertFile != "" {
 		if c.keyPEM == nil {
 			if err := c.LoadClientCertificate(); err != nil {

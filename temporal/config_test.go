@@ -5,13 +5,16 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +139,17 @@ func TestPlaintextBeyondLoopbackIsTold(t *testing.T) {
 		if got := tc.cfg.PlaintextBeyondLoopback(); got != tc.want {
 			t.Errorf("%+v: PlaintextBeyondLoopback = %v, want %v", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+// The Temporal link offers porthole's TLS versions and suites: forward
+// secrecy and authenticated encryption only.
+func TestTheTemporalLinkOffersOnlyPortholesSuites(t *testing.T) {
+	cfg, err := Config{TLS: true}.tlsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MinVersion != tls.VersionTLS12 || !slices.Equal(cfg.CipherSuites, tlsclient.Suites) {
+		t.Errorf("min version %x, suites %v", cfg.MinVersion, cfg.CipherSuites)
 	}
 }

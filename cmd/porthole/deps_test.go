@@ -133,8 +133,9 @@ var leafImports = map[string][]string{
 	module + "/audit":             {},
 	module + "/temporal/read":     {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
-		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/policy", module + "/redact/quote"},
+		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/gateway/tlsclient", module + "/policy", module + "/redact/quote"},
 	module + "/gateway/pagetoken": {},
+	module + "/gateway/tlsclient": {},
 }
 
 // homes say where the code of a kind lives, and that nothing else imports

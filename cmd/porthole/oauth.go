@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,8 @@ type oauthSettings struct {
 	introspectionID   string
 	introspectionFile string
 	introspectionIss  string
+	withdrawnFile     string
+	minRSABits        int
 	secret            string // read from introspectionFile
 }
 
@@ -34,6 +37,8 @@ func (o *oauthSettings) register(s *settings) {
 	s.string(&o.introspectionURL, "oauth-introspection-url", "PORTHOLE_OAUTH_INTROSPECTION_URL", "", "RFC 7662 endpoint asked about tokens that are not JWTs")
 	s.string(&o.introspectionID, "oauth-introspection-client-id", "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_ID", "", "porthole's client id at the introspection endpoint")
 	s.string(&o.introspectionIss, "oauth-introspection-issuer", "PORTHOLE_OAUTH_INTROSPECTION_ISSUER", "", "the issuer (alias or URL) the introspection endpoint answers for; needed with several issuers, the one issuer by default")
+	s.string(&o.withdrawnFile, "oauth-withdrawn-file", "PORTHOLE_OAUTH_WITHDRAWN_FILE", "", "file of OAuth principals whose tokens issued before a time, or of single tokens by jti, are refused before their exp (docs/oauth.md); polled like the tokens file")
+	numeric(s, &o.minRSABits, "oauth-min-rsa-bits", "PORTHOLE_OAUTH_MIN_RSA_BITS", oauth.DefaultMinRSABits, false, "the least modulus of an issuer's RSA signing key porthole verifies with: 3072 (128 bits of security); 2048 accepts the keys most identity providers serve, at 112 bits")
 	s.string(&o.introspectionFile, "oauth-introspection-client-secret-file", "PORTHOLE_OAUTH_INTROSPECTION_CLIENT_SECRET_FILE", "", "file holding porthole's client secret at the introspection endpoint (redacted everywhere)")
 }
 
@@ -54,14 +59,17 @@ func (o *oauthSettings) readSecret() (string, error) {
 // options builds the front's OAuth options, or nil without an issuer, and
 // keeps the issuers' keys fresh until ctx ends: fetched at start, and every
 // minute after (an issuer down at start is taken up once it answers; its
-// tokens are refused meanwhile, and static tokens keep working).
-func (o *oauthSettings) options(ctx context.Context, log *zap.Logger) (*gateway.OAuthOptions, error) {
+// tokens are refused meanwhile, and static tokens keep working). The
+// withdrawals file is read every reload.
+func (o *oauthSettings) options(ctx context.Context, reload time.Duration, log *zap.Logger) (*gateway.OAuthOptions, error) {
 	if o.issuers == "" {
 		// A setting that means something only with an issuer, set
 		// without one, is a configuration the operator did not finish.
 		for _, s := range []struct{ name, value, unset string }{
 			{"PORTHOLE_OAUTH_INTROSPECTION_URL", o.introspectionURL, ""}, {"PORTHOLE_PUBLIC_URL", o.publicURL, ""},
 			{"PORTHOLE_OAUTH_SCOPES", o.scopes, "porthole:read"}, {"PORTHOLE_OAUTH_PRINCIPAL_CLAIM", o.principalClaim, "sub"},
+			{"PORTHOLE_OAUTH_WITHDRAWN_FILE", o.withdrawnFile, ""},
+			{"PORTHOLE_OAUTH_MIN_RSA_BITS", strconv.Itoa(o.minRSABits), strconv.Itoa(oauth.DefaultMinRSABits)},
 		} {
 			if s.value != s.unset {
 				return nil, fmt.Errorf("%w: %s is set without PORTHOLE_OAUTH_ISSUER", errUsage, s.name)
@@ -70,9 +78,20 @@ func (o *oauthSettings) options(ctx context.Context, log *zap.Logger) (*gateway.
 		return nil, nil
 	}
 	issuers, _ := oauth.ParseIssuers(o.issuers)
-	cfg := oauth.Config{Resource: o.publicURL, Issuers: issuers, PrincipalClaim: o.principalClaim}
+	cfg := oauth.Config{Resource: o.publicURL, Issuers: issuers, PrincipalClaim: o.principalClaim, MinRSABits: o.minRSABits}
+	if o.minRSABits < oauth.DefaultMinRSABits {
+		log.Warn("issuers' RSA keys are accepted from PORTHOLE_OAUTH_MIN_RSA_BITS bits, under the 3072 that give 128 bits of security", zap.Int("bits", o.minRSABits))
+	}
 	if o.introspectionURL != "" {
 		cfg.Introspection = &oauth.Introspection{URL: o.introspectionURL, ClientID: o.introspectionID, ClientSecret: o.secret, Issuer: o.introspectionIss}
+	}
+	if o.withdrawnFile != "" {
+		w, err := oauth.OpenWithdrawals(o.withdrawnFile, log)
+		if err != nil {
+			return nil, fmt.Errorf("%w: PORTHOLE_OAUTH_WITHDRAWN_FILE: %v", errUsage, err)
+		}
+		cfg.Withdrawals = w
+		go w.Watch(ctx, reload)
 	}
 	v, err := oauth.New(cfg)
 	if err != nil {

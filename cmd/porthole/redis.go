@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -87,6 +88,11 @@ func (r *redisSettings) options(ctx context.Context, o *gateway.HTTPOptions, nam
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if host, ok := redislimit.PlaintextHost(r.url); ok && !loopback(host) {
+		// Said at every start: the limits' state, and the password, cross
+		// a network unencrypted.
+		log.Warn("WARNING: the connection to Redis at "+host+" is plaintext (redis://) and the address is not loopback; use rediss://", zap.String("redisHost", host))
+	}
 	o.Shared = &gateway.SharedLimits{Store: store, Timeout: r.timeout}
 	if r.failure == "local" {
 		o.Shared.FallbackReplicas = r.replicas
@@ -99,4 +105,11 @@ func (r *redisSettings) options(ctx context.Context, o *gateway.HTTPOptions, nam
 		log.Info("rate limits and failed-auth counts are shared in Redis", zap.String("keyPrefix", prefix), zap.String("failure", r.failure))
 	}
 	return func() { store.Close() }, nil
+}
+
+// loopback reports whether host names this machine: localhost, or a
+// loopback address.
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }

@@ -168,7 +168,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if httpOpts.OAuth, err = oa.options(ctx, log); err != nil {
+	if httpOpts.OAuth, err = oa.options(ctx, fs.tokensReload, log); err != nil {
 		return err
 	}
 	if httpOpts.OAuth != nil && !fs.allowsHostOf(oa.publicURL) {

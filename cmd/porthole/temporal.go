@@ -187,6 +187,11 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		}
 		c.log.Warn("WARNING: the connection to Temporal at "+cfg.Address+" is plaintext and the address is not loopback; "+why, zap.String("temporalAddress", cfg.Address))
 	}
+	if c.roster != nil {
+		for _, name := range c.roster.PlaintextBeyondLoopback() {
+			c.log.Warn("WARNING: the upstream "+name+" is reached over plain http at an address that is not loopback; use https", zap.String("upstream", name))
+		}
+	}
 	if c.pageTokens, err = t.secretKey.sealer(secretKey, previousKey, c.log); err != nil {
 		return nil, err
 	}

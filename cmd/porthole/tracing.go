@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,8 +17,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/porthole-dev/porthole/gateway"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"github.com/porthole-dev/porthole/redact"
 )
 
@@ -76,6 +81,72 @@ func otlpProtocol() string {
 	return os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 }
 
+// otlpEnv is the traces' own OTEL_EXPORTER_OTLP_TRACES_<name>, or else
+// OTEL_EXPORTER_OTLP_<name>.
+func otlpEnv(name string) string {
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_" + name); v != "" {
+		return v
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_" + name)
+}
+
+// otlpTLS decides, as the OTLP exporters read the OTEL_* variables, whether
+// traces travel over TLS: an endpoint whose scheme is http or unix does
+// not, any other (or none named) does, and OTEL_EXPORTER_OTLP_INSECURE
+// overrides either, each traces-only variable after the general one. Over
+// TLS, the configuration is porthole's versions and suites
+// (gateway/tlsclient) with the CA and client certificate the variables
+// name, which the exporter reads only when given no configuration of
+// porthole's; in plaintext, it is nil, and host is the endpoint's host.
+func otlpTLS() (cfg *tls.Config, host string, err error) {
+	secure := true
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		v := os.Getenv(name)
+		u, err := url.Parse(v)
+		if v == "" || err != nil {
+			continue
+		}
+		scheme := strings.ToLower(u.Scheme)
+		secure = scheme != "http" && scheme != "unix"
+		host = u.Hostname()
+		if !strings.Contains(v, "://") {
+			if u, err := url.Parse("//" + v); err == nil {
+				host = u.Hostname()
+			}
+		}
+		if scheme == "unix" {
+			host = ""
+		}
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TRACES_INSECURE"} {
+		if v := os.Getenv(name); v != "" {
+			secure = !strings.EqualFold(v, "true")
+		}
+	}
+	if !secure {
+		return nil, host, nil
+	}
+	cfg = tlsclient.Config()
+	if ca := otlpEnv("CERTIFICATE"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: the OTLP collector's CA (OTEL_EXPORTER_OTLP_CERTIFICATE): %v", errUsage, err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, "", fmt.Errorf("%w: the OTLP collector's CA file %s holds no PEM certificate", errUsage, ca)
+		}
+	}
+	if cert, key := otlpEnv("CLIENT_CERTIFICATE"), otlpEnv("CLIENT_KEY"); cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: porthole's client certificate for the OTLP collector (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY): %v", errUsage, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, "", nil
+}
+
 // startTracing makes the tracer provider the OTEL_* variables describe, or
 // returns nil when they ask for none: then porthole makes no span at all.
 // Spans go through red, the redactor of everything else that leaves,
@@ -87,10 +158,22 @@ func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor
 	}
 	protocol := otlpProtocol()
 	var exp sdktrace.SpanExporter
-	switch protocol {
-	case "", "http/protobuf":
+	tlsCfg, plainHost, err := otlpTLS()
+	if err != nil {
+		return nil, nil, err
+	}
+	if plainHost != "" && !loopback(plainHost) {
+		// Said at every start: spans name tools, workflows and timings.
+		log.Warn("WARNING: traces are exported to "+plainHost+" in plaintext and the address is not loopback; use an https:// endpoint", zap.String("otlpHost", plainHost))
+	}
+	switch {
+	case (protocol == "" || protocol == "http/protobuf") && tlsCfg != nil:
+		exp, err = otlptracehttp.New(ctx, otlptracehttp.WithTLSClientConfig(tlsCfg))
+	case protocol == "" || protocol == "http/protobuf":
 		exp, err = otlptracehttp.New(ctx)
-	case "grpc":
+	case protocol == "grpc" && tlsCfg != nil:
+		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithTLSCredentials(credentials.NewTLS(tlsCfg)))
+	case protocol == "grpc":
 		exp, err = otlptracegrpc.New(ctx)
 	default:
 		return nil, nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%q: porthole exports with http/protobuf (the default) or grpc", errUsage, protocol)

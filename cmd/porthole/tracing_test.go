@@ -1,6 +1,9 @@
 package main
 
 import (
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,5 +37,46 @@ func TestSpanAttributesAreRedactedAndCopiedOnlyWhenChanged(t *testing.T) {
 	}
 	if got, changed := redactAttr(red, attribute.KeyValue{Key: "m", Value: attribute.MapValue(attribute.String("k", secret))}); !changed || strings.Contains(got.Value.String(), secret) {
 		t.Fatalf("a map value was exported: %v", got)
+	}
+}
+
+// An OTLP collector reached over TLS, as the exporter decides it from the
+// OTEL_* variables, is offered porthole's TLS versions and suites, with the
+// CA the variables name; one reached in plaintext gets no TLS
+// configuration, and its host is named for the warning.
+func TestTheOTLPLinkOffersOnlyPortholesSuites(t *testing.T) {
+	for _, c := range []struct {
+		endpoint, insecure string
+		wantTLS            bool
+		wantHost           string
+	}{
+		{"https://collector.example.com:4318", "", true, ""},
+		{"HTTPS://collector.example.com:4318", "", true, ""},
+		{"collector.example.com:4317", "", true, ""},
+		{"dns:///collector.example.com:4317", "", true, ""},
+		{"", "", true, ""},
+		{"http://127.0.0.1:4318", "", false, "127.0.0.1"},
+		{"http://collector.example.com:4318", "false", true, ""},
+		{"https://collector.example.com:4318", "true", false, "collector.example.com"},
+		{"otel-collector.monitoring:4317", "true", false, "otel-collector.monitoring"},
+		{"unix:///run/otel.sock", "", false, ""},
+	} {
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
+		t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", c.insecure)
+		cfg, host, err := otlpTLS()
+		switch {
+		case err != nil:
+			t.Errorf("%q, insecure %q: %v", c.endpoint, c.insecure, err)
+		case (cfg != nil) != c.wantTLS || host != c.wantHost:
+			t.Errorf("%q, insecure %q: TLS %v, host %q; want TLS %v, host %q", c.endpoint, c.insecure, cfg != nil, host, c.wantTLS, c.wantHost)
+		case cfg != nil && !slices.Equal(cfg.CipherSuites, tlsclient.Suites):
+			t.Errorf("%q: suites %v", c.endpoint, cfg.CipherSuites)
+		}
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector.example.com:4318")
+	t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", filepath.Join(t.TempDir(), "absent.pem"))
+	if _, _, err := otlpTLS(); err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_CERTIFICATE") {
+		t.Errorf("an unreadable collector CA: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package oauth
 import (
 	"errors"
 	"fmt"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"net"
 	"net/http"
 	"net/url"
@@ -69,7 +70,17 @@ type Config struct {
 	Client *http.Client
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+	// Withdrawals, when set, refuses the tokens it lists before their exp.
+	Withdrawals *Withdrawals
+	// MinRSABits is the least modulus of an issuer's RSA key: 3072 (128
+	// bits of security) by default, 2048 (112 bits) at the least.
+	MinRSABits int
 }
+
+// DefaultMinRSABits is the least RSA modulus porthole verifies with
+// unless told otherwise: 3072 bits give 128 bits of security, 2048 only
+// 112.
+const DefaultMinRSABits = 3072
 
 // Bounds on what porthole holds or reads for OAuth.
 const (
@@ -123,6 +134,12 @@ func (c *Config) check() error {
 	}
 	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
 		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be https (http only on a loopback address)", ErrConfig, c.Resource)
+	}
+	switch {
+	case c.MinRSABits == 0:
+		c.MinRSABits = DefaultMinRSABits
+	case c.MinRSABits < 2048:
+		return fmt.Errorf("%w: PORTHOLE_OAUTH_MIN_RSA_BITS %d is under 2048", ErrConfig, c.MinRSABits)
 	}
 	if len(c.Issuers) == 0 {
 		return fmt.Errorf("%w: PORTHOLE_OAUTH_ISSUER names no issuer", ErrConfig)
@@ -178,7 +195,9 @@ func (c *Config) check() error {
 		}
 	}
 	if c.Client == nil {
-		c.Client = &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tlsclient.Config()
+		c.Client = &http.Client{Transport: t, Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -33,12 +33,13 @@ import (
 // runs (one at a time), so a slow issuer holds up no token of a known key.
 type issuerKeys struct {
 	Issuer
-	mu        sync.Mutex // guards the fields below but keys
-	jwksURI   string
-	attempted time.Time // when the last fetch an unknown kid asked for began
-	fetching  bool
-	problem   string // why the issuer's tokens are refused now, or ""
-	keys      atomic.Pointer[keySet]
+	minRSABits int
+	mu         sync.Mutex // guards the fields below but keys
+	jwksURI    string
+	attempted  time.Time // when the last fetch an unknown kid asked for began
+	fetching   bool
+	problem    string // why the issuer's tokens are refused now, or ""
+	keys       atomic.Pointer[keySet]
 }
 
 // keySet is the keys of the last fetch that succeeded, and when.
@@ -92,7 +93,7 @@ func (k *issuerKeys) refresh(client *http.Client, now time.Time) {
 	k.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
-	set, uri, err := fetchKeys(ctx, client, k.URL, uri)
+	set, uri, err := fetchKeys(ctx, client, k.URL, uri, k.minRSABits)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.fetching = false
@@ -109,7 +110,7 @@ func (k *issuerKeys) refresh(client *http.Client, now time.Time) {
 
 // fetchKeys reads the metadata (when jwksURI is not known yet) and the
 // keys.
-func fetchKeys(ctx context.Context, client *http.Client, issuer, jwksURI string) (map[string]jwk, string, error) {
+func fetchKeys(ctx context.Context, client *http.Client, issuer, jwksURI string, minRSABits int) (map[string]jwk, string, error) {
 	if jwksURI == "" {
 		uri, err := discover(ctx, client, issuer)
 		if err != nil {
@@ -127,14 +128,22 @@ func fetchKeys(ctx context.Context, client *http.Client, issuer, jwksURI string)
 		return nil, "", fmt.Errorf("its key set holds %d keys; porthole holds at most %d", len(set.Keys), MaxKeys)
 	}
 	keys := map[string]jwk{}
+	short := 0
 	for _, raw := range set.Keys {
 		kid, key, err := parseJWK(raw)
 		if err != nil {
 			continue // a key porthole cannot use (encryption, another type) is no key of its
 		}
+		if rsaKey, ok := key.key.(*rsa.PublicKey); ok && rsaKey.N.BitLen() < minRSABits {
+			short++
+			continue
+		}
 		keys[kid] = key
 	}
 	if len(keys) == 0 {
+		if short > 0 {
+			return nil, "", fmt.Errorf("its key set holds no key porthole can verify with: its RSA keys are under %d bits (PORTHOLE_OAUTH_MIN_RSA_BITS=2048 accepts 2048-bit keys, at 112 bits of security)", minRSABits)
+		}
 		return nil, "", errors.New("its key set holds no key porthole can verify with (RS256, ES256, EdDSA)")
 	}
 	return keys, jwksURI, nil

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -33,8 +34,13 @@ type Identity struct {
 	// Claims are the token's claims whose values are strings or arrays of
 	// strings, for grants by claim (a token is at most MaxTokenBytes).
 	Claims map[string][]string
-	// Expiry is the token's exp.
-	Expiry time.Time
+	// Expiry is the token's exp; IssuedAt its iat, if it has one.
+	Expiry, IssuedAt time.Time
+	// keys, kid, alg and pub are the issuer's keys and the key a JWT was
+	// verified with: an identity is held only while that key is.
+	keys     *issuerKeys
+	kid, alg string
+	pub      crypto.PublicKey
 }
 
 // HasScope reports whether the token was granted scope.
@@ -73,7 +79,7 @@ func New(cfg Config) (*Validator, error) {
 	v := &Validator{cfg: cfg, issuers: map[string]*issuerKeys{}, introLimit: rate.NewLimiter(IntrospectionRate-IntrospectionReservedRate, IntrospectionBurst-IntrospectionReservedBurst),
 		introReserved: rate.NewLimiter(IntrospectionReservedRate, IntrospectionReservedBurst)}
 	for _, is := range cfg.Issuers {
-		v.issuers[is.URL] = &issuerKeys{Issuer: is, problem: fmt.Sprintf("the OAuth issuer %s has not been reached yet", is.URL)}
+		v.issuers[is.URL] = &issuerKeys{Issuer: is, minRSABits: cfg.MinRSABits, problem: fmt.Sprintf("the OAuth issuer %s has not been reached yet", is.URL)}
 	}
 	algs := make([]string, 0, len(allowedAlgs))
 	for a := range allowedAlgs {
@@ -176,10 +182,30 @@ func (v *Validator) validate(ctx context.Context, token string, h how) (*Identit
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: it is longer than %d bytes", ErrInvalidToken, MaxTokenBytes)
 	}
+	id, err := v.decide(ctx, token, h)
+	if err != nil {
+		return nil, err
+	}
+	if v.cfg.Withdrawals != nil {
+		if err := v.cfg.Withdrawals.check(id); err != nil {
+			return nil, err
+		}
+	}
+	return id, nil
+}
+
+// decide finds who token names: held, introspected or verified.
+func (v *Validator) decide(ctx context.Context, token string, h how) (*Identity, error) {
 	key := tokenKey(token)
 	now := v.cfg.Now()
 	if id := v.valid.get(key, now); id != nil {
-		return id, nil
+		// Held only while its issuer still publishes the key it was
+		// verified with, the same key under the same kid: a key the
+		// issuer withdrew takes its tokens along.
+		if pub, ok := id.keys.key(id.kid, id.alg, now); ok && sameKey(pub, id.pub) {
+			return id, nil
+		}
+		v.valid.delete(key)
 	}
 	if strings.Count(token, ".") != 2 {
 		if id := v.intro.get(key, now); id != nil {
@@ -257,7 +283,19 @@ func (v *Validator) validateJWT(token string, offline bool) (*Identity, error) {
 	if _, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return pub, nil }, slices.Concat(v.opts, []jwt.ParserOption{jwt.WithIssuer(iss)})...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	return v.identity(k.Issuer, claims)
+	id, err := v.identity(k.Issuer, claims)
+	if err != nil {
+		return nil, err
+	}
+	id.keys, id.kid, id.alg, id.pub = k, h.Kid, h.Alg, pub
+	return id, nil
+}
+
+// sameKey reports whether two public keys are one (RSA, ECDSA and Ed25519
+// keys all have Equal).
+func sameKey(a, b crypto.PublicKey) bool {
+	k, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(b)
 }
 
 // senderBound reports whether claims bind the token to a key its sender
@@ -347,14 +385,21 @@ func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
 			}
 		}
 	}
-	switch exp := c["exp"].(type) {
-	case float64:
-		id.Expiry = time.Unix(int64(exp), 0)
-	case json.Number:
-		n, _ := exp.Int64()
-		id.Expiry = time.Unix(n, 0)
-	}
+	id.Expiry, id.IssuedAt = unixClaim(c["exp"]), unixClaim(c["iat"])
 	return id, nil
+}
+
+// unixClaim reads a NumericDate claim; the zero time if it is none.
+func unixClaim(x any) time.Time {
+	switch x := x.(type) {
+	case float64:
+		return time.Unix(int64(x), 0)
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return time.Unix(n, 0)
+		}
+	}
+	return time.Time{}
 }
 
 // tokenKey is what the caches hold a token by: its digest, never itself.

@@ -38,7 +38,7 @@ type testIssuer struct {
 
 func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := rsa.GenerateKey(rand.Reader, 3072)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestTokensPortholeMustRefuse(t *testing.T) {
 	t.Parallel()
 	ti := newTestIssuer(t)
 	v := newValidator(t, ti)
-	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	other, _ := rsa.GenerateKey(rand.Reader, 3072)
 	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": ti.srv.URL, "sub": "alice", "aud": resource, "exp": time.Now().Add(time.Hour).Unix()})
 	hs.Header["kid"] = ti.kid
 	hsToken, _ := hs.SignedString([]byte("the issuer's public key as an HMAC secret"))

@@ -128,6 +128,19 @@ func (r *Roster) resolve(lookup func(string) (string, bool)) ([]resolution, erro
 	return res, nil
 }
 
+// PlaintextBeyondLoopback names the HTTP entries of a resolved roster
+// reached over plain http at an address that is not loopback: what they
+// answer crosses a network unencrypted.
+func (r *Roster) PlaintextBeyondLoopback() []string {
+	var names []string
+	for i, x := range r.resolved {
+		if u, err := url.Parse(x.endpoint); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+			names = append(names, r.Upstreams[i].Name)
+		}
+	}
+	return names
+}
+
 // Secrets are what a resolved roster holds that porthole must never send or
 // log: credentials (each HTTP entry's token, and a URL read from a
 // variable, which may carry a key), and the values of the variables stdio

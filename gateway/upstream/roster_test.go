@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,32 @@ func TestPinningSaysWhatStaysWithheld(t *testing.T) {
 		if w := want[c.Tool.Name]; w == "" && c.Withheld != "" || !strings.Contains(c.Withheld, w) {
 			t.Errorf("%s: withheld %q, want %q", c.Tool.Name, c.Withheld, w)
 		}
+	}
+}
+
+// The entries reached over plain http beyond loopback are named, for the
+// warning porthole gives at every start.
+func TestPlaintextUpstreamsBeyondLoopbackAreNamed(t *testing.T) {
+	t.Parallel()
+	r, err := ParseRoster([]byte(`
+upstreams:
+  - name: tls
+    url: https://mcp.example.com/mcp
+    tools: [{name: a}]
+  - name: here
+    url: http://127.0.0.1:9000/mcp
+    tools: [{name: b}]
+  - name: there
+    url: http://mcp.internal:9000/mcp
+    tools: [{name: c}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Resolve(func(string) (string, bool) { return "", false }); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.PlaintextBeyondLoopback(); !slices.Equal(got, []string{"there"}) {
+		t.Errorf("named %v; want [there]", got)
 	}
 }

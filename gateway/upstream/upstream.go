@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"io"
 	"maps"
 	"net"
@@ -623,7 +624,10 @@ func (u *Upstream) httpClient(passed *breach) *http.Client {
 	return &http.Client{
 		Transport: bearer{token: u.token, upstream: u.Entry.Name, origin: origin, next: boundedBodies{u: u, passed: passed, next: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: u.Entry.Timeout,
-			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16,
+			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 16, TLSClientConfig: tlsclient.Config(),
+			// A transport given a TLS configuration speaks HTTP/2 only
+			// when asked to.
+			ForceAttemptHTTP2: true,
 		}}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -631,5 +632,15 @@ func TestAnUpstreamToolCannotBorrowAReadExemption(t *testing.T) {
 		if _, err := u.Call(context.Background(), name, nil); !errors.Is(err, ErrWithheld) {
 			t.Errorf("the upstream's %s was called: %v", name, err)
 		}
+	}
+}
+
+// An upstream over https is reached offering porthole's TLS versions and
+// suites only.
+func TestAnUpstreamLinkOffersOnlyPortholesSuites(t *testing.T) {
+	u := &Upstream{Entry: Entry{Name: "r", Timeout: 5 * time.Second}, endpoint: "https://upstream.example.com/mcp"}
+	tr := u.httpClient(nil).Transport.(bearer).next.(boundedBodies).next.(*http.Transport)
+	if tr.TLSClientConfig == nil || !slices.Equal(tr.TLSClientConfig.CipherSuites, tlsclient.Suites) || !tr.ForceAttemptHTTP2 {
+		t.Errorf("TLS configuration %#v", tr.TLSClientConfig)
 	}
 }

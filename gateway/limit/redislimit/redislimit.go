@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"net/url"
 	"strings"
 	"sync"
@@ -85,6 +86,9 @@ func New(o Options) (*Store, error) {
 		// which would send the password, and take the limits' state,
 		// from whoever answers at that address.
 		return nil, errors.New("the Redis URL turns off the check of Redis's certificate (skip_verify): porthole refuses it; give Redis a certificate the system's roots vouch for")
+	}
+	if opt.TLSConfig != nil {
+		tlsclient.Restrict(opt.TLSConfig)
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
 	// A failed command is not retried: limit.Shared decides what a failure
@@ -285,4 +289,14 @@ func (s *Store) failures(ctx context.Context, op, addr string) (time.Duration, e
 		return 0, quiet(err)
 	}
 	return time.Duration(wait) * time.Microsecond, nil
+}
+
+// PlaintextHost is the host of a redis:// URL (no TLS), and whether the URL
+// is one; a rediss:// URL, or one that does not parse, is not.
+func PlaintextHost(rawURL string) (string, bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "redis" {
+		return "", false
+	}
+	return u.Hostname(), true
 }

@@ -2,6 +2,8 @@ package redislimit
 
 import (
 	"context"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,6 +329,22 @@ func TestARedisURLThatSkipsTheCertificateCheckIsRefused(t *testing.T) {
 		_, err := New(Options{URL: url, Prefix: "p", Limits: l, FailedAuthBurst: 1, FailedAuthEvery: time.Second})
 		if refused != (err != nil) || (refused && !strings.Contains(err.Error(), "skip_verify")) {
 			t.Errorf("%s: %v; want refused %v", url, err, refused)
+		}
+	}
+}
+
+// A rediss:// link offers porthole's TLS versions and suites only.
+func TestTheRedisLinkOffersOnlyPortholesSuites(t *testing.T) {
+	s := newStore(t, "rediss://127.0.0.1:1/0", limit.Limits{PerPrincipal: 1, PerPrincipalBurst: 1, Global: 1, GlobalBurst: 1})
+	if cfg := s.rdb.Options().TLSConfig; cfg == nil || !slices.Equal(cfg.CipherSuites, tlsclient.Suites) {
+		t.Errorf("TLS configuration %#v", cfg)
+	}
+}
+
+func TestPlaintextHostIsTheHostOfARedisURL(t *testing.T) {
+	for raw, want := range map[string]string{"redis://:pw@redis.internal:6379/0": "redis.internal", "rediss://redis.internal:6380": "", "%": ""} {
+		if got, ok := PlaintextHost(raw); got != want || ok != (want != "") {
+			t.Errorf("PlaintextHost(%q) = %q, %v", raw, got, ok)
 		}
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"math/big"
 )
 
-// newKey makes a signing key. 2048 bits is what an authorization server
-// commonly serves, and what RS256 verifiers are built for.
+// newKey makes a signing key of 3072 bits, the least porthole verifies
+// with by default.
 func newKey() (*rsa.PrivateKey, error) {
-	return rsa.GenerateKey(rand.Reader, 2048)
+	return rsa.GenerateKey(rand.Reader, 3072)
 }
 
 // jwk is an RSA key in JSON Web Key form (RFC 7517, RFC 7518 §6.3).
