@@ -17,7 +17,7 @@ type asvsRow struct {
 }
 
 var (
-	asvsRowRE   = regexp.MustCompile(`^\| (V\d+\.\d+\.\d+) \| ([12]) \| (met|met by document|not applicable|gap) \| (.*) \| (.+) \|$`)
+	asvsRowRE   = regexp.MustCompile(`^\| (V\d+\.\d+\.\d+) \| ([12]) \| (met|met by document|not applicable) \| (.*) \| (.+) \|$`)
 	asvsTestRE  = regexp.MustCompile("^`([a-z0-9_/-]+)\\.(Test[A-Za-z0-9_]+)`$")
 	asvsDocRE   = regexp.MustCompile("^`([A-Za-z0-9_./-]+\\.md)#([a-z0-9-]+)`$")
 	asvsHeading = regexp.MustCompile(`^#{1,6} (.+)$`)
@@ -64,8 +64,10 @@ func anchor(heading string) string {
 
 // TestTheASVSTableHasARowForEveryRequirement holds docs/asvs.md to the ids
 // and levels of ASVS 5.0.0's Level 1 and 2 requirements: a row for each, in
-// order, at its level; a met row names tests that exist, a row met by a
-// document names a section that exists, and every row says how or why.
+// order, at its level, and each met, met by a document or not applicable
+// (a row of any other status is no row); a met row names tests that exist
+// (and may name sections beside them), a row met by a document names
+// sections that exist, and every row says how or why.
 func TestTheASVSTableHasARowForEveryRequirement(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("testdata/asvs/asvs-5.0.0-l1-l2.txt")
@@ -96,27 +98,27 @@ func TestTheASVSTableHasARowForEveryRequirement(t *testing.T) {
 		}
 		items := strings.Split(r.evidence, ", ")
 		switch r.status {
-		case "met":
+		case "met", "met by document":
+			named := 0
 			for _, it := range items {
-				m := asvsTestRE.FindStringSubmatch(it)
-				if m == nil {
-					t.Errorf("docs/asvs.md:%d: %s: %q is not `dir.TestName`", r.line, r.id, it)
+				if m := asvsTestRE.FindStringSubmatch(it); m != nil && r.status == "met" {
+					named++
+					if !testExists(t, tests, m[1], m[2]) {
+						t.Errorf("docs/asvs.md:%d: %s names %s.%s, which no test file of %s holds", r.line, r.id, m[1], m[2], m[1])
+					}
 					continue
 				}
-				if !testExists(t, tests, m[1], m[2]) {
-					t.Errorf("docs/asvs.md:%d: %s names %s.%s, which no test file of %s holds", r.line, r.id, m[1], m[2], m[1])
-				}
-			}
-		case "met by document":
-			for _, it := range items {
 				m := asvsDocRE.FindStringSubmatch(it)
 				if m == nil {
-					t.Errorf("docs/asvs.md:%d: %s: %q is not `FILE.md#anchor`", r.line, r.id, it)
+					t.Errorf("docs/asvs.md:%d: %s: %q is not `dir.TestName` (for a met row) or `FILE.md#anchor`", r.line, r.id, it)
 					continue
 				}
 				if !headingExists(t, headings, m[1], m[2]) {
 					t.Errorf("docs/asvs.md:%d: %s names %s#%s, which is no heading of that file", r.line, r.id, m[1], m[2])
 				}
+			}
+			if r.status == "met" && named == 0 {
+				t.Errorf("docs/asvs.md:%d: %s is met and names no test", r.line, r.id)
 			}
 		default:
 			if r.evidence != "—" {
