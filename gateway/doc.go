@@ -11,29 +11,22 @@
 // package temporal/read and nothing else of Temporal, and a dependency test
 // holds it to that.
 //
-// # The path of one HTTP call
+// # The path of one call
 //
-//	POST /mcp -> recover -> request id -> client address (trusted proxies only)
-//	  -> wire redaction (wraps the writer) -> Host/Origin allowlist (403)
-//	  -> bearer authentication (401; failed attempts limited per address, 429)
-//	  -> strict JSON-RPC decoding (one object, no duplicate or case-variant
-//	     keys, size cap 413) -> rate limits (per principal, per tool cost,
-//	     global; 429 + Retry-After) -> MCP server (go-sdk, stateless, JSON;
-//	     a plain tools/call of porthole's own tools, or in the forms
-//	     before 2026-07-28 of an upstream's tool served now, is answered
-//	     by answerPlainCalls, through the same middleware and handler)
-//	  -> audit call record (fail closed) -> grants -> argument bounds and
-//	     query screening (policy) -> coalescing cache -> read.Reader
-//	  -> payload-free result -> audit result record -> JSON -> redaction
-//
-// [Server.Handler] documents why each link sits where it does. The files
-// read in the same order: front1 to front8 are the HTTP front's links, mcp1
-// to mcp6 the MCP layer's (docs/architecture.md lists them). Mechanisms that
-// need nothing of the gateway are leaf packages: rpcdecode (strict
-// decoding), tokens (the tokens file and bearer parsing), limit (the
-// buckets and the failed-auth limiter). Only POST
-// /mcp is served. GET and DELETE on /mcp answer 405 (a stateless server has
-// no stream to resume and no session to end); every other path is 404, and
+// [Server.Handler] assembles the HTTP front and lists its links in the order
+// a request passes them, with why each sits where it does; [NewServer]
+// lists the MCP layer's receiving middleware (follow the request, audit,
+// grants) in order, and the tool handlers in tools.go do the rest (argument
+// bounds and query screening, the cache, the read, rendering). Each link is
+// a file named by what it holds: recover.go, requestinfo.go,
+// clientaddr.go, redaction.go, hostorigin.go, auth.go and auth_oauth.go,
+// decode.go, ratelimit.go, refusals.go, then follow.go, audit.go,
+// grants.go, tools.go, cache.go and render.go, each with its tests beside
+// it. Mechanisms that need nothing of the gateway are leaf packages:
+// rpcdecode (strict decoding), tokens (the tokens file and bearer parsing),
+// limit (the buckets and the failed-auth limiter). Only POST /mcp is
+// served. GET and DELETE on /mcp answer 405 (a stateless server has no
+// stream to resume and no session to end); every other path is 404, and
 // the admin paths (/healthz, /readyz, /metrics) live on a listener of their
 // own ([Server.AdminHandler]). stdio takes the same path from the MCP server
 // on, as principal "local".
