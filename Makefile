@@ -216,7 +216,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzQuotedSizeIsWhatTheRecordWrites ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzHeadersAgreeWithTheGoSDK ./gateway/rpcdecode/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzModernMetaTheGoSDKAccepts ./gateway/ $(FUZZTIME)
-	GO=$(GO) .ci/fuzz-target FuzzMarshalToolResultIsTheGoSDKs ./gateway/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzMarshalToolResultIsTheGoSDKs ./gateway/fastpath/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzOnlyWhatTheIssuerSignedIsAccepted ./gateway/oauth/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzKeysAndIssuersParseOrRefuse ./gateway/oauth/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzScreenQuery ./policy/ $(FUZZTIME)

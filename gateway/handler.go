@@ -102,10 +102,10 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //     bounded by the cap and only authenticated principals reach it.
 //  7. rateLimit: per principal, per tool cost, and global (429 +
 //     Retry-After).
-//  8. auditRefusals and the MCP server: grants, audit, tools. A plain
-//     tools/call of one of porthole's own tools, or in the forms before
-//     2026-07-28 of an upstream's tool served now, is answered by
-//     answerPlainCalls, through the same receiving middleware and
+//  8. auditRefusals and the MCP server: grants, audit, tools. A plain or
+//     modern call of an own tool, or a plain call of a served tool, is
+//     answered directly by the fast path (gateway/fastpath, whose doc
+//     defines these words), through the same receiving middleware and
 //     handler, without the go-sdk's per-request session; every other
 //     request goes to the go-sdk's transport.
 //
@@ -141,16 +141,9 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	})
 	r := chi.NewRouter()
 	r.Use(securityHeaders, g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
-	sdk := http.Handler(streamable)
-	if seen := g.paths.toSDK; seen != nil {
-		sdk = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			seen.Add(1)
-			streamable.ServeHTTP(w, r)
-		})
-	}
-	calls := g.answerPlainCalls(sdk)
-	if g.paths.sdkOnly {
-		calls = sdk
+	calls := http.Handler(streamable)
+	if !g.opts.GoSDKOnly {
+		calls = g.directCalls().Handler(streamable)
 	}
 	r.Method(http.MethodPost, "/mcp", guard(calls))
 	if opts.OAuth != nil {

@@ -1,11 +1,11 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/porthole-dev/porthole/gateway/fastpath"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
 
@@ -75,7 +75,7 @@ const maxRenderedBytes = 16 << 10
 // withAgeOr is the rendering b of out's value with age written in, or,
 // for JSON of another shape, out marshalled and redacted anew.
 func (g *Server) withAgeOr(b []byte, redactions int, out any, age float64) ([]byte, int, error) {
-	if aged, ok := withAge(b, age); ok {
+	if aged, ok := fastpath.WithAge(b, age); ok {
 		return aged, redactions, nil
 	}
 	return g.marshalRedacted(out)
@@ -100,31 +100,4 @@ func (g *Server) marshalRedacted(out any) ([]byte, int, error) {
 	}
 	b, n := g.redactor.JSON(b)
 	return b, n, nil
-}
-
-// withAge writes "ageSeconds" into a result's JSON where encoding/json puts
-// it: every result embeds read.Observation first, so its members open the
-// object, and ageSeconds follows observedAt. The first `,"observedAt":"` is
-// that member: inside a string literal every quote is escaped, so the
-// sequence cannot occur there. ok is false for JSON of another shape.
-func withAge(b []byte, age float64) (aged []byte, ok bool) {
-	const key = `,"observedAt":"`
-	i := bytes.Index(b, []byte(key))
-	if i < 0 || !bytes.HasPrefix(b, []byte(`{"namespace":"`)) {
-		return nil, false
-	}
-	j := bytes.IndexByte(b[i+len(key):], '"')
-	if j < 0 {
-		return nil, false
-	}
-	at := i + len(key) + j + 1
-	num, err := json.Marshal(age)
-	if err != nil {
-		return nil, false
-	}
-	aged = make([]byte, 0, len(b)+len(`,"ageSeconds":`)+len(num))
-	aged = append(aged, b[:at]...)
-	aged = append(aged, `,"ageSeconds":`...)
-	aged = append(aged, num...)
-	return append(aged, b[at:]...), true
 }

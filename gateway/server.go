@@ -39,6 +39,11 @@ type Options struct {
 	// Namespace is named in error sentences; it is the namespace the reader
 	// is pinned to.
 	Namespace string
+	// GoSDKOnly sends every request of an HTTP front through the go-sdk's
+	// transport: none is answered directly (gateway/fastpath). The fast
+	// path is on unless this is set; the tests that hold its answers to
+	// the go-sdk's run both ways.
+	GoSDKOnly bool
 	// Version is reported as the MCP server's version.
 	Version string
 	// Build, when set, is reported as the porthole_build_info metric.
@@ -105,10 +110,10 @@ type Server struct {
 	// asks for.
 	adminTokens func() *tokens.Set
 	// impl is how the server names itself; a 2026-07-28 result carries it
-	// (answerPlainCalls writes it as the go-sdk would).
+	// (the fast path writes it as the go-sdk would).
 	impl *mcp.Implementation
 	// ownTools is the handler of each of porthole's own tools, by name, for
-	// the calls answered without the go-sdk's transport (answerPlainCalls).
+	// the calls the fast path (gateway/fastpath) answers directly.
 	ownTools map[string]mcp.ToolHandler
 	// ownToolsChain is the receiving middleware around callOwnTool, which
 	// calls an upstream's tool served now too (servedHandler).
@@ -126,10 +131,6 @@ type Server struct {
 	flushDone chan struct{}
 	closeOnce sync.Once
 	closed    atomic.Bool // denials after Close are written one by one
-	// paths is the seam between porthole's answers to plain calls and the
-	// go-sdk's transport, for the tests that compare the two; Handler
-	// reads it when it builds a front.
-	paths pathSeam
 	// toolSizes keeps each tool definition's measure (*mcp.Tool to
 	// toolSize). A definition does not change once registered; an
 	// upstream tool whose definition changes is registered anew, and
@@ -150,14 +151,6 @@ type Server struct {
 	tracer  trace.Tracer
 	mu      sync.Mutex
 	closers []func()
-}
-
-// pathSeam routes a front's calls: sdkOnly sends every request through the
-// go-sdk's transport, none answered by answerPlainCalls, and toSDK, when
-// set, counts the requests that reach the go-sdk.
-type pathSeam struct {
-	sdkOnly bool
-	toSDK   *atomic.Int64
 }
 
 // ErrNoAudit is returned by NewServer without an Auditor.
@@ -245,8 +238,8 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		g.upServed.Store(&map[string]servedTool{})
 		g.metrics.watchUpstreams(set, opts.Roster.ServedNames())
 	}
-	// The same middleware runs around the calls porthole answers without
-	// the go-sdk's transport (answerPlainCalls), in the same order: the first
+	// The same middleware runs around the calls the fast path
+	// (gateway/fastpath) answers directly, in the same order: the first
 	// is the outermost. Those calls have no go-sdk session (a request's
 	// Session is nil), so no middleware may use one. The MCP server is not
 	// handed out, so nothing can add middleware or tools to one path only.

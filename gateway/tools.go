@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/porthole-dev/porthole/gateway/fastpath"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -112,7 +113,7 @@ type tool struct {
 // schemaJSON is a schema as the go-sdk would write it: marshalled without
 // HTML escaping, as the go-sdk's encoder writes every message.
 func schemaJSON(s *jsonschema.Schema) json.RawMessage {
-	b, err := marshalUnescaped(s)
+	b, err := fastpath.MarshalUnescaped(s)
 	if err != nil {
 		panic(fmt.Sprintf("marshalling a derived schema: %v", err))
 	}

@@ -136,6 +136,7 @@ var leafImports = map[string][]string{
 		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/gateway/tlsclient", module + "/policy", module + "/redact/quote"},
 	module + "/gateway/pagetoken": {},
 	module + "/gateway/tlsclient": {},
+	module + "/gateway/fastpath":  {"github.com/modelcontextprotocol/go-sdk", module + "/gateway/rpcdecode"},
 }
 
 // homes say where the code of a kind lives, and that nothing else imports

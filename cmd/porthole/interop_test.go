@@ -105,7 +105,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(lastJSON(out)), &call) != nil || call.StructuredContent.Workflow.Status != "Running" {
 		t.Fatalf("inspector tools/call: %v\n%s", err, out)
 	}
-	// The call was answered by porthole's own path (answerPlainCalls), which
+	// The call was answered directly by porthole's fast path (gateway/fastpath), which
 	// this client is the third-party check of.
 	if n := metric(t, adminOf(t, p), "porthole_direct_calls_total"); n != 1 {
 		t.Errorf("porthole answered %v of the inspector's calls directly, want 1", n)

@@ -86,7 +86,7 @@ func decodeReference(body []byte) (Envelope, error) {
 			return env, refuse(jsonrpc.CodeInvalidRequest, `tools/call needs "params" with a string "name"`)
 		}
 		env.Tool = *name
-		// What a direct answer (the gateway's answerPlainCalls) reads: the arguments as sent,
+		// What a direct answer (the gateway's fast path, gateway/fastpath) reads: the arguments as sent,
 		// and whether params hold "name" and at most "arguments".
 		env.Plain = true
 		for k := range members {
@@ -151,7 +151,7 @@ func referenceStrictValue(dec *json.Decoder, depth int) error {
 // FuzzDecodeAgreesWithReference: the one-pass decoder accepts what
 // the reference accepts and refuses what it refuses, with the same JSON-RPC
 // code, and reads the same id, method, tool, arguments, and plainness of a
-// call (what the gateway's answerPlainCalls relies on). Where a body is refused
+// call (what the gateway's fast path relies on). Where a body is refused
 // for several reasons the two may name different ones; where the reference
 // names an unknown member it picks one at random.
 func FuzzDecodeAgreesWithReference(f *testing.F) {

@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,20 +12,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/fastpath"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/rpcdecode"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/policy"
-	"github.com/porthole-dev/porthole/redact"
-	"github.com/porthole-dev/porthole/temporal/read"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -46,8 +43,9 @@ func modernHeader() http.Header {
 }
 
 // TestPlainCallsAnswerAsTheGoSDKWould sends each request twice, once to a
-// front that answers plain calls itself (answerPlainCalls) and once to one
-// that sends everything through the go-sdk's transport, and requires the
+// server whose fast path answers calls directly (gateway/fastpath) and
+// once to one that sends everything through the go-sdk's transport
+// (Options.GoSDKOnly), and requires the
 // same status, headers, bytes and audit records from both. The cases that
 // qualify are shown to be answered directly (the go-sdk never sees them),
 // so the test compares the two paths, not the go-sdk with itself; the ones
@@ -75,27 +73,37 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditor := &fakeAuditor{}
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: auditor, Grants: pf.Grants(), CacheTTL: -1, Roster: roster})
-	if err != nil {
-		t.Fatal(err)
+	type side struct {
+		g       *Server
+		h       http.Handler
+		auditor *fakeAuditor
 	}
-	t.Cleanup(g.StartUpstreams(context.Background()))
-	temporaltest.Eventually(t, 20*time.Second, "the upstream's tools served", func() bool {
-		return g.servedHandler("up__lookup") != nil && g.servedHandler("up__picture") != nil
-	})
-	var toSDK atomic.Int64 // requests the direct front handed to the go-sdk
-	handler := func(sdkOnly bool, seen *atomic.Int64) http.Handler {
-		g.paths = pathSeam{sdkOnly: sdkOnly, toSDK: seen}
-		defer func() { g.paths = pathSeam{} }()
+	build := func(sdkOnly bool) side {
+		auditor := &fakeAuditor{}
+		g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: auditor, Grants: pf.Grants(), CacheTTL: -1, Roster: roster, GoSDKOnly: sdkOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(g.StartUpstreams(context.Background()))
+		temporaltest.Eventually(t, 20*time.Second, "the upstream's tools served", func() bool {
+			return g.servedHandler("up__lookup") != nil && g.servedHandler("up__picture") != nil
+		})
 		h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
 			Limits: limit.Limits{PerPrincipal: 1e6, PerPrincipalBurst: 1e6, Global: 1e6, GlobalBurst: 1e6}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h
+		return side{g, h, auditor}
 	}
-	direct, sdk := handler(false, &toSDK), handler(true, nil)
+	direct, sdk := build(false), build(true)
+	g := direct.g
+	answeredDirectly := func(s side) float64 {
+		var m dto.Metric
+		if err := s.g.metrics.direct.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
 
 	const (
 		call     = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`
@@ -169,7 +177,7 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	}
 	// Every version answered directly is one the go-sdk serves: each is
 	// compared here.
-	for v := range plainVersions {
+	for _, v := range fastpath.PlainVersions() {
 		if v != "" {
 			cases = append(cases, struct {
 				name, body, token string
@@ -179,8 +187,8 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			}{name: "protocol " + v, body: call, header: http.Header{"Mcp-Protocol-Version": {v}}, direct: true})
 		}
 	}
-	if len(plainVersions) < 5 {
-		t.Errorf("answered directly under %d protocol versions; the go-sdk v1.8.0 serves four before 2026-07-28", len(plainVersions)-1)
+	if len(fastpath.PlainVersions()) < 5 {
+		t.Errorf("answered directly under %d protocol versions; the go-sdk v1.8.0 serves four before 2026-07-28", len(fastpath.PlainVersions())-1)
 	}
 	// callOwnTool refuses a tool it finds no handler for (an upstream's,
 	// withdrawn after the receiving middleware let its call through) with
@@ -209,7 +217,8 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 	})
 	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	for _, c := range cases {
-		send := func(h http.Handler) (int, http.Header, string, []audit.Record) {
+		send := func(side side) (int, http.Header, string, []audit.Record) {
+			h, auditor := side.h, side.auditor
 			req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(c.body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
@@ -258,20 +267,15 @@ func TestPlainCallsAnswerAsTheGoSDKWould(t *testing.T) {
 			for k, v := range c.header {
 				req.Header[k] = v
 			}
-			env, err := rpcdecode.Decode([]byte(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _, ok := g.plainCallOf(req.WithContext(context.WithValue(req.Context(), envelopeKey{}, env)))
-			if ok != c.direct {
-				t.Fatalf("answered directly: %v, want %v", ok, c.direct)
-			}
-			before := toSDK.Load()
+			before := answeredDirectly(direct)
 			ds, dh, db, da := send(direct)
-			if went := toSDK.Load() > before; went == c.direct {
-				t.Fatalf("handed to the go-sdk: %v, want %v", went, !c.direct)
+			if went := answeredDirectly(direct) > before; went != c.direct {
+				t.Fatalf("answered directly: %v, want %v", went, c.direct)
 			}
 			ss, sh, sb, sa := send(sdk)
+			if answeredDirectly(sdk) != 0 {
+				t.Fatal("a server with GoSDKOnly answered a call directly")
+			}
 			if ds != ss || db != sb {
 				t.Fatalf("direct: %d %s\ngo-sdk: %d %s", ds, db, ss, sb)
 			}
@@ -311,11 +315,10 @@ func FuzzModernMetaTheGoSDKAccepts(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: &fakeAuditor{}, CacheTTL: -1})
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: &fakeAuditor{}, CacheTTL: -1, GoSDKOnly: true})
 	if err != nil {
 		f.Fatal(err)
 	}
-	g.paths = pathSeam{sdkOnly: true}
 	sdk, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
 		Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
 	if err != nil {
@@ -331,7 +334,7 @@ func FuzzModernMetaTheGoSDKAccepts(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, ok := modernMeta(env.Params); !ok {
+		if !fastpath.TakesModernMeta(env.Params) {
 			return
 		}
 		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
@@ -347,124 +350,4 @@ func FuzzModernMetaTheGoSDKAccepts(f *testing.F) {
 			t.Fatalf("porthole takes _meta {%s} as a 2026-07-28 call's; the go-sdk answers %d %s", meta, rec.Code, rec.Body.String())
 		}
 	})
-}
-
-// toolResultCases are results marshalToolResult writes itself and results
-// it hands to the go-sdk, with the text and structured content it meets.
-func toolResultCases(text string, structured []byte) []*mcp.CallToolResult {
-	raw := json.RawMessage(structured)
-	one := func() []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: text}} }
-	return []*mcp.CallToolResult{
-		{Content: one(), StructuredContent: raw},
-		{Content: one(), StructuredContent: raw, IsError: true},
-		{Content: one()},
-		{Content: []mcp.Content{}, StructuredContent: raw},
-		{Content: append(one(), &mcp.TextContent{Text: "more"}), StructuredContent: raw},
-		{Content: one(), StructuredContent: map[string]any{"a": text}},
-		{Content: one(), StructuredContent: raw, Meta: mcp.Meta{"io.modelcontextprotocol/serverName": "porthole"}},
-		{Content: []mcp.Content{&mcp.TextContent{Text: text, Meta: mcp.Meta{"k": "v"}}}, StructuredContent: raw},
-		{Content: []mcp.Content{&mcp.TextContent{Text: text, Annotations: &mcp.Annotations{Priority: 1}}}, StructuredContent: raw},
-		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte(text), MIMEType: "image/png"}}, StructuredContent: raw},
-		{Content: []mcp.Content{(*mcp.TextContent)(nil)}, StructuredContent: raw},
-		{Content: one(), StructuredContent: json.RawMessage(nil)},
-	}
-}
-
-// rendered is a structured answer as porthole renders it: json.Marshal,
-// then the redactor.
-func rendered(t testing.TB, v any, secrets ...string) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	red, _ := redact.New(secrets...)
-	b, _ = red.JSON(b)
-	return b
-}
-
-// recovered is marshal's answer, or its panic as an error: the go-sdk's
-// MarshalJSON panics on a nil text block, and the direct path must do
-// what it does.
-func recovered(marshal func() ([]byte, error)) (b []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			b, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	return marshal()
-}
-
-// TestMarshalToolResultIsTheGoSDKs: the result written directly is the
-// go-sdk's bytes, for porthole's answers and for every other shape (which
-// it hands to the go-sdk).
-func TestMarshalToolResultIsTheGoSDKs(t *testing.T) {
-	t.Parallel()
-	hostile := "<script>&amp;\u2028\u2029\u202e\"\\\x00\x1f\xff\xfe é 😀 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl AKIAIOSFODNN7EXAMPLE"
-	for _, structured := range [][]byte{
-		rendered(t, map[string]any{"events": []string{hostile, "plain"}, "n": 3}),
-		rendered(t, map[string]any{"s": "a secret-value-here in it"}, "secret-value-here"),
-		[]byte(`{"a":"<b>"}`), // an HTML character the redactor might write
-		[]byte(`{"a":"` + "\u2028" + `"}`),
-		[]byte(`{}`),
-		// Not what porthole renders; handed to the go-sdk all the same.
-		[]byte(`{ "a" : 1 }`),
-		[]byte(`{"a":` + "\n" + `"b\"}"}`),
-		[]byte(`[1,2]`),
-		[]byte(`{"a":`),
-		[]byte(`"a"`),
-		[]byte(``),
-	} {
-		for _, text := range []string{string(structured), hostile, ""} {
-			for i, r := range toolResultCases(text, structured) {
-				want, werr := recovered(r.MarshalJSON)
-				got, gerr := recovered(func() ([]byte, error) { return marshalToolResult(r) })
-				if !bytes.Equal(got, want) || (werr == nil) != (gerr == nil) {
-					t.Errorf("case %d, structured %q, text %q:\n got %s (%v)\nwant %s (%v)", i, structured, text, got, gerr, want, werr)
-				}
-			}
-		}
-	}
-}
-
-// FuzzMarshalToolResultIsTheGoSDKs: for any string in porthole's rendered
-// answer and any text, the bytes are the go-sdk's.
-func FuzzMarshalToolResultIsTheGoSDKs(f *testing.F) {
-	f.Add("plain", "<&>\u2028", false)
-	f.Add("\xff\u202e\"", "", true)
-	f.Fuzz(func(t *testing.T, value, text string, isError bool) {
-		structured := rendered(t, map[string]any{"value": value, "list": []string{value, text}}, "hunter2-secret")
-		for _, r := range toolResultCases(text, structured) {
-			r.IsError = isError
-			want, werr := recovered(r.MarshalJSON)
-			got, gerr := recovered(func() ([]byte, error) { return marshalToolResult(r) })
-			if !bytes.Equal(got, want) || (werr == nil) != (gerr == nil) {
-				t.Fatalf("got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
-			}
-		}
-	})
-}
-
-// BenchmarkAnswerOfAHistoryPage: a page of 500 history events answered,
-// written by marshalToolResult beside the go-sdk's MarshalJSON (#26).
-func BenchmarkAnswerOfAHistoryPage(b *testing.B) {
-	h := &read.History{WorkflowID: "order-123", Events: make([]read.HistoryEvent, 500)}
-	for i := range h.Events {
-		h.Events[i] = read.HistoryEvent{EventID: int64(i + 1), EventType: "ActivityTaskScheduled", EventTime: time.Unix(1764547200, 0).UTC(),
-			ActivityID: fmt.Sprint(i), ActivityType: "ChargeCard", ScheduledEventID: int64(i), Attempt: 1}
-	}
-	structured := rendered(b, h)
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(structured)}}, StructuredContent: json.RawMessage(structured)}
-	for _, c := range []struct {
-		name    string
-		marshal func() ([]byte, error)
-	}{{"go-sdk", r.MarshalJSON}, {"direct", func() ([]byte, error) { return marshalToolResult(r) }}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(structured)))
-			for b.Loop() {
-				if _, err := c.marshal(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }
