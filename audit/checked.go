@@ -41,7 +41,7 @@ func (b *lineBatch) line(i int) []byte {
 // the memory a walk takes: each batch's bytes, and as much again in the
 // strings its checked records copy out of them, so about
 // 2 × batchesInFlight × (batchBytes + maxLineBytes), besides the two line
-// buffers of each (docs/performance.md has it measured). Not for a forged
+// buffers of each (docs/performance.md gives the figures). Not for a forged
 // line whose record decodes to more than its bytes (many empty arguments):
 // its checked record is held as decoded.
 const (

@@ -269,8 +269,7 @@ var ErrPruneNotWhole = errors.New("the files given are not the whole series")
 // the log it was rotated from (audit.log beside audit.log.<time>), or a
 // file rotated after it, that the files given leave out. (A glob of
 // audit.log.* leaves out audit.log: the pruned record went into the newest
-// rotated file and took the sequence number of the anchor after it; found
-// by review.)
+// rotated file and took the sequence number of the anchor after it.)
 func noSuccessor(files []string) error {
 	newest := files[len(files)-1]
 	given := map[string]bool{}

@@ -161,8 +161,8 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 // files in the same pass, to the end even past a break, with what the line
 // is as the walk checked it, with opts.Keys: the very bytes verified,
 // parsed and HMAC-checked once (report counts what it verified: read
-// twice, a file swapped between the reads was counted unverified, found by
-// review); c is lent for the call only. An error is a file that could not
+// twice, a file swapped between the reads would be counted unverified);
+// c is lent for the call only. An error is a file that could not
 // be read.
 func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count func(c *checkedLine)) (*Verification, error) {
 	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}

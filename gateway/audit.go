@@ -203,7 +203,7 @@ func (g *Server) writeResult(ctx context.Context, result audit.Record, consequen
 }
 
 // answerSize is what an answer puts on the wire and how many secrets were
-// redacted in it: as the handler that rendered it noted, or measured.
+// redacted in it: as the handler that rendered it noted, or counted here.
 func (g *Server) answerSize(notes *resultNotes, res mcp.Result) (bytes, redactions int) {
 	if notes.resultBytes > 0 {
 		return notes.resultBytes, notes.redactions
@@ -224,7 +224,7 @@ func resultOf(call audit.Record, d time.Duration, outcome audit.Outcome) audit.R
 // the redactor will replace in it. The wire redactor runs again where the
 // bytes leave (it is idempotent); this pass is what counts. A tool result's
 // text content is its structured content, marshalled once by the handler,
-// so only the text is measured.
+// so only the text is counted.
 func (g *Server) measure(res mcp.Result) (bytes, redactions int) {
 	switch r := res.(type) {
 	case nil:
@@ -242,7 +242,7 @@ func (g *Server) measure(res mcp.Result) (bytes, redactions int) {
 		return bytes, redactions
 	case *mcp.ListToolsResult:
 		// The list is the tools' fixed definitions, whose schemas are slow
-		// to marshal (milliseconds for the whole list): each is measured once,
+		// to marshal (milliseconds for the whole list): each is sized once,
 		// and the list is the envelope with an empty array plus each tool
 		// and a comma between two. Redaction works literal by literal, and
 		// every literal lies within one tool or the envelope, so its

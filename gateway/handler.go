@@ -176,7 +176,7 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	if opts.OAuth != nil && opts.DangerouslyServeWithoutAuthentication {
 		return opts, fmt.Errorf("gateway: OAuth and serving without authentication are both asked for: choose one")
 	}
-	// Security (from review): the legacy SSE transport hands calls on a
+	// Security: the legacy SSE transport hands calls on a
 	// stream the identity of the request that opened it, not of each POST,
 	// so an OAuth token's scopes and claims would outlive its expiry and a
 	// narrower token on later POSTs.

@@ -135,7 +135,7 @@ func (g *Server) legacySSE(opts HTTPOptions) (stream, messages http.Handler) {
 	return stream, messages
 }
 
-// processStart anchors sinceStart, so that activity is measured on the
+// processStart anchors sinceStart, so that activity is timed on the
 // monotonic clock: a step of the wall clock cannot close every stream.
 var processStart = time.Now()
 

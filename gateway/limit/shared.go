@@ -119,8 +119,8 @@ type SharedOptions struct {
 // [Failures] of this process with the full burst, and an address blocked
 // there is blocked whatever the store says. A store that answers the
 // read of a count but refuses to record a failure (a read-only replica,
-// a full Redis) would otherwise let a guesser fail without limit (found
-// by review); the local count never blocks an address the shared one
+// a full Redis) would otherwise let a guesser fail without limit; the
+// local count never blocks an address the shared one
 // would not, since its failures here are among the shared ones.
 type Shared struct {
 	o       SharedOptions

@@ -25,7 +25,7 @@ import (
 // the keys, fetched from its metadata, every minute by porthole's own
 // schedule and on an unknown kid.
 //
-// Security (from review): a fetch runs on a context of its own, never the
+// Security: a fetch runs on a context of its own, never the
 // request's, so that a client hanging up cannot fail it; only a fetch that
 // completed counts against the minute an unknown kid must wait, and the
 // schedule has its own turn, so strangers' made-up kids cannot keep a
