@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/porthole-dev/porthole/gateway/tokens"
 	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 func TestAdminListener(t *testing.T) {

@@ -7,9 +7,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
 	"github.com/porthole-dev/porthole/gateway/fastpath"
 	"github.com/porthole-dev/porthole/gateway/rpcdecode"
-	"go.uber.org/zap"
 )
 
 // directCalls connects the fast path (gateway/fastpath) to the server: its

@@ -5,12 +5,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
-	"go.opentelemetry.io/otel/trace"
 	"net"
 	"net/netip"
 	"os"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 
 	"github.com/porthole-dev/porthole/redact/quote"
 )

@@ -10,7 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 )
 
 func TestConfigValidateRefusesHalfFilledConfiguration(t *testing.T) {

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 
 	"go.opentelemetry.io/otel/attribute"
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/temporal/read"
 )

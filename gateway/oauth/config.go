@@ -3,13 +3,14 @@ package oauth
 import (
 	"errors"
 	"fmt"
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 )
 
 // ErrConfig is a configuration porthole refuses to start with.

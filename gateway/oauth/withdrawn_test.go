@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 
 	"github.com/golang-jwt/jwt/v5"
 	"go.uber.org/zap"

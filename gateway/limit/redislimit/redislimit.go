@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"

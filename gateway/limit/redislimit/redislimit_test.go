@@ -2,11 +2,12 @@ package redislimit
 
 import (
 	"context"
-	"github.com/porthole-dev/porthole/gateway/tlsclient"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 
 	"github.com/redis/go-redis/v9"
 
