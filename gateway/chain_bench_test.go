@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/baretest"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/oauth"
 	"github.com/porthole-dev/porthole/gateway/tokens"
@@ -209,26 +210,14 @@ func BenchmarkWholeChainCached(b *testing.B) { benchChain(b, time.Hour) }
 // go-sdk stateless server with a typed describe_workflow tool over the same
 // reader, no hardening. Its result is the bench's bare one, a few fields.
 func BenchmarkBareDescribe(b *testing.B) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	type in struct {
-		WorkflowID string `json:"workflowId"`
-		RunID      string `json:"runId,omitempty"`
-	}
-	type out struct {
-		WorkflowID   string    `json:"workflowId"`
-		RunID        string    `json:"runId"`
-		WorkflowType string    `json:"workflowType"`
-		Status       string    `json:"status"`
-		StartTime    time.Time `json:"startTime"`
-		Pending      int       `json:"pendingActivities"`
-	}
 	r := &describeReader{}
-	mcp.AddTool(s, &mcp.Tool{Name: "describe_workflow"}, func(ctx context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
-		d, err := r.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: i.WorkflowID, RunID: i.RunID})
+	s := baretest.Server(func(ctx context.Context, workflowID, runID string) (baretest.Workflow, error) {
+		d, err := r.DescribeWorkflow(ctx, read.WorkflowRef{WorkflowID: workflowID, RunID: runID})
 		if err != nil {
-			return nil, out{}, err
+			return baretest.Workflow{}, err
 		}
-		return nil, out{d.Workflow.WorkflowID, d.Workflow.RunID, d.Workflow.WorkflowType, string(d.Workflow.Status), *d.Workflow.StartTime, len(d.PendingActivities)}, nil
+		return baretest.Workflow{WorkflowID: d.Workflow.WorkflowID, RunID: d.Workflow.RunID, WorkflowType: d.Workflow.WorkflowType,
+			Status: string(d.Workflow.Status), StartTime: *d.Workflow.StartTime, Pending: len(d.PendingActivities)}, nil
 	})
 	serveBench(b, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}), "")
 }

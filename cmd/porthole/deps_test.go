@@ -102,6 +102,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/gateway/tracetest": "starts Jaeger",
 		// The hostile upstream of the bounds tests.
 		module + "/gateway/upstream/hostiletest": "is a hostile MCP server",
+		// The benches' baseline server.
+		module + "/gateway/baretest": "is an MCP server without porthole's hardening",
 		// The browser driver of the HTML report's test.
 		"github.com/chromedp/chromedp": "drives a browser, for the HTML report's test only",
 	}
