@@ -13,7 +13,7 @@ import (
 
 // BenchmarkVerify verifies, with its HMAC key, a 32 MB log of call and
 // result records of about 1 KB as porthole's writer writes them; MB/s is
-// of the log's bytes (docs/performance.md, #26).
+// of the log's bytes (docs/performance.md, Verifying and reporting a big trail).
 func BenchmarkVerify(b *testing.B) {
 	path := writeBenchTrail(b, 32<<20)
 	st, err := os.Stat(path)

@@ -78,7 +78,7 @@ porthole answers a plain tools/call of its own tools (and, in the forms
 before 2026-07-28, its upstreams') itself, through the MCP library's
 middleware and handler interfaces but without its stateless
 transport, which builds a server session for every request and decodes the
-body about ten times, each with a fresh 32 KiB buffer (gateway/plaincalls.go;
+body about ten times, each with a fresh 32 KiB buffer (gateway/fastpath;
 `+"`porthole_direct_calls_total`"+` counts them). That is most of the
 difference in CPU and garbage per call between porthole and bare below.
 

@@ -59,7 +59,7 @@ func (rep *scaleReport) markdown(svgName string) string {
 	if rep.opts.smallest {
 		what = "the smallest size of each curve only (`-smallest`)"
 	}
-	fmt.Fprintf(&b, `### How the cost grows with the work (#26, make bench-scale)
+	fmt.Fprintf(&b, `### How the cost grows with the work (make bench-scale)
 
 Measured by `+"`make bench-scale`"+` (`+"`porthole-bench scale`"+`) on %s, commit %s: %d cores
 (%s), %s, %s per side of each point in %d rounds (the principals curve in as many as makes each of its sides first equally often), the sides taking turns,
