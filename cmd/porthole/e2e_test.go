@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
@@ -1117,5 +1118,20 @@ func TestProcessListensOnSeesAListener(t *testing.T) {
 	}
 	if processListensOn(t, os.Getpid(), freePort(t)) {
 		t.Fatal("a port nobody here holds was seen as held")
+	}
+}
+
+// everyCall calls every tool porthole serves: a tool added to policy.Tools
+// without a call here would go untested end to end.
+func TestEveryCallCoversEveryTool(t *testing.T) {
+	t.Parallel()
+	var called []string
+	for _, c := range everyCall {
+		called = append(called, c.tool)
+	}
+	for _, tool := range policy.Tools {
+		if !slices.Contains(called, tool) {
+			t.Errorf("everyCall has no call of %s", tool)
+		}
 	}
 }
