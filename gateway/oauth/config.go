@@ -129,12 +129,8 @@ func ParseIssuers(s string) ([]Issuer, error) {
 
 // check validates the configuration and fills in defaults.
 func (c *Config) check() error {
-	u, err := url.Parse(c.Resource)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
-		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be the full URL of porthole's MCP endpoint, such as https://porthole.example.com/mcp", ErrConfig, c.Resource)
-	}
-	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
-		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be https (http only on a loopback address)", ErrConfig, c.Resource)
+	if err := c.checkResource(); err != nil {
+		return err
 	}
 	switch {
 	case c.MinRSABits == 0:
@@ -142,6 +138,42 @@ func (c *Config) check() error {
 	case c.MinRSABits < 2048:
 		return fmt.Errorf("%w: PORTHOLE_OAUTH_MIN_RSA_BITS %d is under 2048", ErrConfig, c.MinRSABits)
 	}
+	if err := c.checkIssuers(); err != nil {
+		return err
+	}
+	if c.PrincipalClaim == "" {
+		c.PrincipalClaim = "sub"
+	}
+	if err := c.checkIntrospection(); err != nil {
+		return err
+	}
+	if c.Client == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tlsclient.Config()
+		c.Client = &http.Client{Transport: t, Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// checkResource holds PORTHOLE_PUBLIC_URL to a full https URL (http only
+// on loopback).
+func (c *Config) checkResource() error {
+	u, err := url.Parse(c.Resource)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
+		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be the full URL of porthole's MCP endpoint, such as https://porthole.example.com/mcp", ErrConfig, c.Resource)
+	}
+	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("%w: PORTHOLE_PUBLIC_URL %q must be https (http only on a loopback address)", ErrConfig, c.Resource)
+	}
+	return nil
+}
+
+// checkIssuers holds each issuer to an https URL (http only on loopback)
+// and a unique alias fit for principal names, the host by default.
+func (c *Config) checkIssuers() error {
 	if len(c.Issuers) == 0 {
 		return fmt.Errorf("%w: PORTHOLE_OAUTH_ISSUER names no issuer", ErrConfig)
 	}
@@ -153,7 +185,7 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: the issuer %q is not an absolute URL without query or fragment", ErrConfig, is.URL)
 		}
 		// Security: keys fetched over plain HTTP could be anyone's.
-		if iu.Scheme != "https" && !(iu.Scheme == "http" && isLoopback(iu.Hostname())) {
+		if !httpsOrLoopback(iu) {
 			return fmt.Errorf("%w: the issuer %q must be https (http only on a loopback address)", ErrConfig, is.URL)
 		}
 		if is.Alias == "" {
@@ -167,43 +199,44 @@ func (c *Config) check() error {
 		}
 		seen[is.Alias], seen[is.URL] = true, true
 	}
-	if c.PrincipalClaim == "" {
-		c.PrincipalClaim = "sub"
-	}
-	if in := c.Introspection; in != nil {
-		iu, err := url.Parse(in.URL)
-		if err != nil || !iu.IsAbs() || iu.Scheme != "https" && !(iu.Scheme == "http" && isLoopback(iu.Hostname())) {
-			return fmt.Errorf("%w: the introspection URL %q must be https (http only on a loopback address)", ErrConfig, in.URL)
-		}
-		if in.ClientID == "" || in.ClientSecret == "" {
-			return fmt.Errorf("%w: introspection needs porthole's client id and secret", ErrConfig)
-		}
-		switch {
-		case in.Issuer == "" && len(c.Issuers) == 1:
-			in.Issuer = c.Issuers[0].URL
-		case in.Issuer == "":
-			return fmt.Errorf("%w: with several issuers, name the one the introspection endpoint answers for (PORTHOLE_OAUTH_INTROSPECTION_ISSUER)", ErrConfig)
-		default:
-			found := false
-			for _, is := range c.Issuers {
-				if in.Issuer == is.URL || in.Issuer == is.Alias {
-					in.Issuer, found = is.URL, true
-				}
-			}
-			if !found {
-				return fmt.Errorf("%w: the introspection issuer %q is none of the issuers", ErrConfig, in.Issuer)
-			}
-		}
-	}
-	if c.Client == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.TLSClientConfig = tlsclient.Config()
-		c.Client = &http.Client{Transport: t, Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 	return nil
+}
+
+// checkIntrospection holds the introspection endpoint, when set, to an
+// https URL (http only on loopback), porthole's credentials there, and
+// the one issuer it answers for, by URL or alias (the only issuer by
+// default).
+func (c *Config) checkIntrospection() error {
+	in := c.Introspection
+	if in == nil {
+		return nil
+	}
+	iu, err := url.Parse(in.URL)
+	if err != nil || !iu.IsAbs() || !httpsOrLoopback(iu) {
+		return fmt.Errorf("%w: the introspection URL %q must be https (http only on a loopback address)", ErrConfig, in.URL)
+	}
+	if in.ClientID == "" || in.ClientSecret == "" {
+		return fmt.Errorf("%w: introspection needs porthole's client id and secret", ErrConfig)
+	}
+	switch {
+	case in.Issuer == "" && len(c.Issuers) == 1:
+		in.Issuer = c.Issuers[0].URL
+		return nil
+	case in.Issuer == "":
+		return fmt.Errorf("%w: with several issuers, name the one the introspection endpoint answers for (PORTHOLE_OAUTH_INTROSPECTION_ISSUER)", ErrConfig)
+	}
+	for _, is := range c.Issuers {
+		if in.Issuer == is.URL || in.Issuer == is.Alias {
+			in.Issuer = is.URL
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the introspection issuer %q is none of the issuers", ErrConfig, in.Issuer)
+}
+
+// httpsOrLoopback holds for an https URL, or an http one on loopback.
+func httpsOrLoopback(u *url.URL) bool {
+	return u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname())
 }
 
 func isLoopback(host string) bool {

@@ -243,9 +243,7 @@ func decodeBounded(r io.Reader, v any) error {
 // parseJWK reads a signature key: RSA (2048 bits or more), EC P-256 or
 // Ed25519.
 func parseJWK(raw json.RawMessage) (string, jwk, error) {
-	var k struct {
-		Kty, Kid, Use, Alg, Crv, N, E, X, Y string
-	}
+	var k jwkFields
 	if err := json.Unmarshal(raw, &k); err != nil {
 		return "", jwk{}, err
 	}
@@ -255,40 +253,67 @@ func parseJWK(raw json.RawMessage) (string, jwk, error) {
 	if k.Alg != "" && allowedAlgs[k.Alg] == "" {
 		return "", jwk{}, fmt.Errorf("alg %q", k.Alg)
 	}
-	b64 := func(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "=")) }
-	out := jwk{alg: k.Alg}
+	var key crypto.PublicKey
+	var err error
 	switch k.Kty {
 	case "RSA":
-		n, err1 := b64(k.N)
-		e, err2 := b64(k.E)
-		if err := errors.Join(err1, err2); err != nil || len(e) == 0 || len(e) > 4 {
-			return "", jwk{}, errors.New("an RSA key that does not decode")
-		}
-		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
-		if pub.N.BitLen() < 2048 {
-			return "", jwk{}, errors.New("an RSA key under 2048 bits")
-		}
-		out.key = pub
+		key, err = k.rsaKey()
 	case "EC":
-		x, err1 := b64(k.X)
-		y, err2 := b64(k.Y)
-		if err := errors.Join(err1, err2); err != nil || k.Crv != "P-256" || len(x) != 32 || len(y) != 32 {
-			return "", jwk{}, errors.New("not a P-256 key")
-		}
-		// A point off the curve is refused.
-		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return "", jwk{}, errors.New("a point off the curve")
-		}
-		out.key = pub
+		key, err = k.p256Key()
 	case "OKP":
-		x, err := b64(k.X)
-		if err != nil || k.Crv != "Ed25519" || len(x) != ed25519.PublicKeySize {
-			return "", jwk{}, errors.New("not an Ed25519 key")
-		}
-		out.key = ed25519.PublicKey(x)
+		key, err = k.ed25519Key()
 	default:
-		return "", jwk{}, fmt.Errorf("key type %q", k.Kty)
+		err = fmt.Errorf("key type %q", k.Kty)
 	}
-	return k.Kid, out, nil
+	if err != nil {
+		return "", jwk{}, err
+	}
+	return k.Kid, jwk{alg: k.Alg, key: key}, nil
+}
+
+// jwkFields are the members of a JSON Web Key porthole reads.
+type jwkFields struct {
+	Kty, Kid, Use, Alg, Crv, N, E, X, Y string
+}
+
+// b64 decodes a key member: base64url, its padding tolerated.
+func b64(s string) ([]byte, error) {
+	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+}
+
+// rsaKey is the RSA key, 2048 bits or more (fetchKeys asks for more).
+func (k jwkFields) rsaKey() (*rsa.PublicKey, error) {
+	n, err1 := b64(k.N)
+	e, err2 := b64(k.E)
+	if err := errors.Join(err1, err2); err != nil || len(e) == 0 || len(e) > 4 {
+		return nil, errors.New("an RSA key that does not decode")
+	}
+	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+	if pub.N.BitLen() < 2048 {
+		return nil, errors.New("an RSA key under 2048 bits")
+	}
+	return pub, nil
+}
+
+// p256Key is the EC key, on P-256: a point off the curve is refused.
+func (k jwkFields) p256Key() (*ecdsa.PublicKey, error) {
+	x, err1 := b64(k.X)
+	y, err2 := b64(k.Y)
+	if err := errors.Join(err1, err2); err != nil || k.Crv != "P-256" || len(x) != 32 || len(y) != 32 {
+		return nil, errors.New("not a P-256 key")
+	}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return nil, errors.New("a point off the curve")
+	}
+	return pub, nil
+}
+
+// ed25519Key is the OKP key, Ed25519.
+func (k jwkFields) ed25519Key() (ed25519.PublicKey, error) {
+	x, err := b64(k.X)
+	if err != nil || k.Crv != "Ed25519" || len(x) != ed25519.PublicKeySize {
+		return nil, errors.New("not an Ed25519 key")
+	}
+	return ed25519.PublicKey(x), nil
 }

@@ -327,7 +327,7 @@ func peek(token string) (header, string, error) {
 // identity reads who the claims name.
 func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
 	str := func(name string) string { s, _ := c[name].(string); return s }
-	id := &Identity{Issuer: is.URL, Subject: str("sub"), ClientID: str("azp"), TokenID: str("jti"), Claims: map[string][]string{}}
+	id := &Identity{Issuer: is.URL, Subject: str("sub"), ClientID: str("azp"), TokenID: str("jti")}
 	if id.ClientID == "" {
 		id.ClientID = str("client_id")
 	}
@@ -355,38 +355,49 @@ func (v *Validator) identity(is Issuer, c map[string]any) (*Identity, error) {
 		return nil, fmt.Errorf("%w: its %s claim %q does not fit a principal name (letters, digits, '.', '_', '@' or '-', at most 64): choose another claim with PORTHOLE_OAUTH_PRINCIPAL_CLAIM", ErrInvalidToken, v.cfg.PrincipalClaim, value)
 	}
 	id.Principal = "oauth:" + is.Alias + ":" + segment + value
+	id.Scopes, id.Claims = scopes(c), stringClaims(c)
+	id.Expiry, id.IssuedAt = unixClaim(c["exp"]), unixClaim(c["iat"])
+	return id, nil
+}
+
+// scopes are the token's scopes: scope, a space-separated string, or else
+// scp, an array (Okta) or a space-separated string (Microsoft Entra).
+func scopes(c map[string]any) []string {
 	if s, ok := c["scope"].(string); ok {
-		id.Scopes = strings.Fields(s)
+		return strings.Fields(s)
 	}
-	// scp: an array (Okta), or a space-separated string (Microsoft Entra).
 	switch scp := c["scp"].(type) {
 	case string:
-		if id.Scopes == nil {
-			id.Scopes = strings.Fields(scp)
-		}
+		return strings.Fields(scp)
 	case []any:
-		if id.Scopes == nil {
-			for _, x := range scp {
-				if s, ok := x.(string); ok {
-					id.Scopes = append(id.Scopes, s)
-				}
+		var out []string
+		for _, x := range scp {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
 			}
 		}
+		return out
 	}
+	return nil
+}
+
+// stringClaims are the claims whose values are strings, or arrays holding
+// strings (the strings only), for grants by claim.
+func stringClaims(c map[string]any) map[string][]string {
+	out := map[string][]string{}
 	for name, x := range c {
 		switch x := x.(type) {
 		case string:
-			id.Claims[name] = []string{x}
+			out[name] = []string{x}
 		case []any:
 			for _, e := range x {
 				if s, ok := e.(string); ok {
-					id.Claims[name] = append(id.Claims[name], s)
+					out[name] = append(out[name], s)
 				}
 			}
 		}
 	}
-	id.Expiry, id.IssuedAt = unixClaim(c["exp"]), unixClaim(c["iat"])
-	return id, nil
+	return out
 }
 
 // unixClaim reads a NumericDate claim; the zero time if it is none.

@@ -302,6 +302,15 @@ func (e *Entry) check() error {
 	default:
 		return fieldError("transport", "must be stdio, sse or streamable; it was %q", e.Transport)
 	}
+	if err := e.checkTools(); err != nil {
+		return err
+	}
+	return e.checkBounds()
+}
+
+// checkTools holds the entry's tools to names that serve under its
+// prefix, each once, with pins as `porthole roster pin` writes them.
+func (e *Entry) checkTools() error {
 	if len(e.Tools) == 0 {
 		return fieldError("tools", "names no tools; porthole exposes only the tools an entry names")
 	}
@@ -319,6 +328,14 @@ func (e *Entry) check() error {
 		}
 		seen[p.Name] = true
 	}
+	return nil
+}
+
+// checkBounds fills in the default of each bound not set and refuses one
+// out of its range.
+//
+// Whole: one case per bound, each its default and its range, read as a table.
+func (e *Entry) checkBounds() error {
 	switch {
 	case e.Cost == 0:
 		e.Cost = 1
@@ -364,6 +381,8 @@ func (e *Entry) check() error {
 	return nil
 }
 
+// checkStdio holds a stdio entry to a command, and variables named, never
+// given, for its child.
 func (e *Entry) checkStdio() error {
 	for field, set := range map[string]bool{"url": e.URL != "", "urlEnv": e.URLEnv != "", "tokenFile": e.TokenFile != "", "tokenEnv": e.TokenEnv != ""} {
 		if set {
@@ -386,6 +405,8 @@ func (e *Entry) checkStdio() error {
 	return nil
 }
 
+// checkHTTP holds an sse or streamable entry to one URL, or the variable
+// holding it, and at most one source of its token.
 func (e *Entry) checkHTTP() error {
 	for field, set := range map[string]bool{"command": e.Command != "", "args": len(e.Args) > 0, "env": len(e.Env) > 0} {
 		if set {
