@@ -63,146 +63,185 @@ func (g *Server) requireBearer(current func() *tokens.Set, failures limit.Limite
 	}
 	sdk := auth.RequireBearerToken(verifier, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	return func(next http.Handler) http.Handler {
-		sdkInner := sdk(next)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			span := g.linkSpan(r.Context(), "porthole authenticate")
-			defer span.End()
-			inner := endFirst(span, sdkInner)
-			// A static token is looked up first: a map lookup of its
-			// digest costs no more than the block check. Security: a valid
-			// token is admitted whatever the failures from its address, so
-			// that strangers sharing an address with an agent (every client
-			// behind an ingress without trusted proxies) cannot lock it out
-			// by failing; only failures are counted and limited.
-			token, sent := tokens.Bearer(r.Header)
-			var refused error // why a sent token was refused as a static one
-			if sent {
-				name, err := current().Lookup(token, time.Now())
-				if err == nil {
-					inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, name)))
-					return
-				}
-				refused = err
-			}
-			if !sent {
-				// Security: a request with no bearer token in the form
-				// porthole accepts guesses nothing, so it is never counted
-				// as a failure nor blocked for others' failures: it always
-				// gets the 401 whose challenge names the protected resource
-				// metadata (RFC 9728), and costs no lookup. Every MCP
-				// connector starts with such a request, and hosted ones
-				// share a few egress addresses; were these counted, ten
-				// first contacts would turn the next connector's challenge
-				// into a 429 it cannot begin OAuth discovery from. The
-				// denial budget per address still bounds their records.
-				g.metrics.authFailed("no-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
-				unauthorized(w, false, oa)
+		return &bearerAuth{g: g, current: current, failures: failures, oa: oa, v6Prefix: v6Prefix, quota: quota, next: sdk(next)}
+	}
+}
+
+// bearerAuth is requireBearer's middleware: a static token is tried
+// first, then an OAuth token, and a request with neither is refused.
+type bearerAuth struct {
+	g        *Server
+	current  func() *tokens.Set
+	failures limit.Limiter
+	oa       *OAuthOptions
+	v6Prefix int
+	quota    *limit.Failures
+	next     http.Handler
+}
+
+func (b *bearerAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	span := b.g.linkSpan(r.Context(), "porthole authenticate")
+	defer span.End()
+	inner := endFirst(span, b.next)
+	token, sent := tokens.Bearer(r.Header)
+	if !sent {
+		// Security: a request with no bearer token in the form porthole
+		// accepts guesses nothing, so it is never counted as a failure
+		// nor blocked for others' failures: it always gets the 401 whose
+		// challenge names the protected resource metadata (RFC 9728), and
+		// costs no lookup. Every MCP connector starts with such a
+		// request, and hosted ones share a few egress addresses; were
+		// these counted, ten first contacts would turn the next
+		// connector's challenge into a 429 it cannot begin OAuth
+		// discovery from. The denial budget per address still bounds
+		// their records.
+		b.g.metrics.authFailed("no-token")
+		b.g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, "no bearer token in the form porthole accepts")
+		unauthorized(w, false, b.oa)
+		return
+	}
+	// A static token is looked up first: a map lookup of its digest costs
+	// no more than the block check. Security: a valid token is admitted
+	// whatever the failures from its address, so that strangers sharing
+	// an address with an agent (every client behind an ingress without
+	// trusted proxies) cannot lock it out by failing; only failures are
+	// counted and limited.
+	name, refused := b.current().Lookup(token, time.Now())
+	if refused == nil {
+		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, name)))
+		return
+	}
+	b.tryOAuth(w, r, inner, token, refused)
+}
+
+// tryOAuth decides on a token that is no valid static token (refused says
+// why): as an OAuth access token, where porthole takes them, or else
+// refused.
+func (b *bearerAuth) tryOAuth(w http.ResponseWriter, r *http.Request, inner http.Handler, token string, refused error) {
+	// An OAuth token porthole can decide on without the network (its
+	// identity held, or a JWT of a key held) is decided before the block
+	// too, for the same reason; one that needs a fetch or introspection
+	// waits until after it. Security: a static token (ph_), expired or
+	// unknown, is never offered to OAuth: it is a porthole secret, and
+	// introspection would send it to the authorization server.
+	offer := b.oa != nil && !errors.Is(refused, tokens.ErrExpiredToken) && !strings.HasPrefix(token, tokens.Prefix)
+	var held error
+	if offer {
+		id, err := b.oa.Validator.ValidateHeld(token)
+		if b.decided(w, r, inner, id, err) {
+			return
+		}
+		held = err
+	}
+	// The per-address limits count an IPv6 address as its network
+	// (limit.AddrKey): a /64 holds more addresses than any limit.
+	addr := limit.AddrKey(requestInfoFrom(r.Context()).ClientAddr, b.v6Prefix)
+	// Security: a token the introspection endpoint vouched for within
+	// oauth.RecentlyValid, in this replica or (through the shared limits)
+	// another, is no guess, so it is let past the block and the
+	// per-address quota, and asked about within the budget kept for such
+	// tokens: strangers flooding porthole with random tokens, from however
+	// many addresses, cannot make a caller whose held answer ran out wait
+	// behind them.
+	needsFetch := offer && errors.Is(held, oauth.ErrNeedsFetch)
+	recent := needsFetch && b.oa.Validator.WasRecentlyValid(token)
+	vouchedElsewhere := needsFetch && !recent && b.failures.Vouched(r.Context(), oauth.Digest(token))
+	recent = recent || vouchedElsewhere
+	if !recent && b.blocked(w, r, addr) {
+		return
+	}
+	reason := tokens.ErrUnknownToken.Error()
+	if offer {
+		err := held
+		if needsFetch {
+			var answered bool
+			if answered, err = b.fetch(w, r, inner, token, addr, recent, vouchedElsewhere); answered {
 				return
 			}
-			// An OAuth token porthole can decide on without the network (its
-			// identity held, or a JWT of a key held) is decided before the
-			// block too, for the same reason; one that needs a fetch or
-			// introspection waits until after it. Security: a static token
-			// (ph_), expired or unknown, is never offered to OAuth: it is
-			// a porthole secret, and introspection would send it to the
-			// authorization server.
-			offer := oa != nil && refused != nil && !errors.Is(refused, tokens.ErrExpiredToken) && !strings.HasPrefix(token, tokens.Prefix)
-			var held error
-			if offer {
-				id, err := oa.Validator.ValidateHeld(token)
-				if err == nil {
-					g.admitOAuth(w, r, inner, oa, id)
-					return
-				}
-				if errors.Is(err, oauth.ErrWithdrawalsUnknown) {
-					g.oauthUnavailable(w, r, err)
-					return
-				}
-				held = err
-			}
-			// The per-address limits count an IPv6 address as its network
-			// (limit.AddrKey): a /64 holds more addresses than any limit.
-			addr := limit.AddrKey(requestInfoFrom(r.Context()).ClientAddr, v6Prefix)
-			// Security: a token the introspection endpoint vouched for
-			// within oauth.RecentlyValid, in this replica or (through the
-			// shared limits) another, is no guess, so it is let past the
-			// block and the per-address quota, and asked about within the
-			// budget kept for such tokens: strangers flooding porthole with
-			// random tokens, from however many addresses, cannot make a
-			// caller whose held answer ran out wait behind them.
-			needsFetch := offer && errors.Is(held, oauth.ErrNeedsFetch)
-			recent := needsFetch && oa.Validator.WasRecentlyValid(token)
-			vouchedElsewhere := needsFetch && !recent && failures.Vouched(r.Context(), oauth.Digest(token))
-			recent = recent || vouchedElsewhere
-			if !recent {
-				blocked, after, err := failures.Blocked(r.Context(), addr)
-				if err != nil {
-					// The shared counts cannot be read: refused (503) as
-					// a call is, so that a guesser gains no unlimited
-					// window.
-					g.limitsUnavailable(w, r, nil, err)
-					return
-				}
-				if blocked {
-					// Too many failures from this address: refused before
-					// anything costlier than the lookup above (an
-					// issuer's keys, introspection) could be asked.
-					g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
-					return
-				}
-			}
-			reason := tokens.ErrUnknownToken.Error()
-			if offer {
-				err := held
-				if needsFetch {
-					if !recent && !quota.Allow(addr) {
-						g.introspectionBusy(w, r, errIntrospectionQuota)
-						return
-					}
-					var id *oauth.Identity
-					if id, err = oa.validate(r.Context(), token, vouchedElsewhere); err == nil {
-						// The other replicas learn it was vouched for.
-						if d := min(oauth.RecentlyValid, time.Until(id.Expiry)); d > 0 {
-							failures.Vouch(r.Context(), oauth.Digest(token), d)
-						}
-						g.admitOAuth(w, r, inner, oa, id)
-						return
-					}
-					if errors.Is(err, oauth.ErrWithdrawalsUnknown) {
-						g.oauthUnavailable(w, r, err)
-						return
-					}
-					if errors.Is(err, oauth.ErrIntrospectionBusy) {
-						g.introspectionBusy(w, r, err)
-						return
-					}
-				}
-				// The reason goes to the audit record and the operations
-				// log (redacted), never to the client.
-				reason = "an OAuth access token porthole refuses: " + strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
-			}
-			// One failure of a token that was sent and refused, which RFC
-			// 6750 signals with error="invalid_token". An expired static
-			// token is answered as an unknown one, but its record says so
-			// and names the principal: a reviewer wants to tell a stale
-			// agent from a stranger.
-			if err := failures.Failed(r.Context(), addr); err != nil {
-				// Still a 401; the failure went uncounted, which the
-				// breaker's log line and metrics already say.
-				g.log.Debug("a failed authentication was not counted", zap.Error(err))
-			}
-			switch {
-			case errors.Is(refused, tokens.ErrExpiredToken):
-				g.metrics.authFailed("expired-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, refused.Error())
-			default:
-				g.metrics.authFailed("unknown-token")
-				g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
-			}
-			unauthorized(w, true, oa)
-		})
+		}
+		// The reason goes to the audit record and the operations log
+		// (redacted), never to the client.
+		reason = "an OAuth access token porthole refuses: " + strings.TrimPrefix(err.Error(), oauth.ErrInvalidToken.Error()+": ")
 	}
+	b.refuse(w, r, addr, refused, reason)
+}
+
+// fetch decides on an OAuth token the network must be asked about (a key
+// to fetch, or introspection), within the address's quota unless the
+// token was recently valid; it reports whether it answered the request,
+// and otherwise why the token was refused.
+func (b *bearerAuth) fetch(w http.ResponseWriter, r *http.Request, inner http.Handler, token, addr string, recent, vouchedElsewhere bool) (answered bool, refusal error) {
+	if !recent && !b.quota.Allow(addr) {
+		b.g.introspectionBusy(w, r, errIntrospectionQuota)
+		return true, nil
+	}
+	id, err := b.oa.validate(r.Context(), token, vouchedElsewhere)
+	if err == nil {
+		// The other replicas learn it was vouched for.
+		if d := min(oauth.RecentlyValid, time.Until(id.Expiry)); d > 0 {
+			b.failures.Vouch(r.Context(), oauth.Digest(token), d)
+		}
+	}
+	return b.decided(w, r, inner, id, err), err
+}
+
+// decided answers a request whose OAuth token the validator decided on:
+// admitted, or refused for a fault of porthole's (503); it reports whether
+// it answered. A token refused as invalid is left to the caller.
+func (b *bearerAuth) decided(w http.ResponseWriter, r *http.Request, inner http.Handler, id *oauth.Identity, err error) bool {
+	switch {
+	case err == nil:
+		b.g.admitOAuth(w, r, inner, b.oa, id)
+	case errors.Is(err, oauth.ErrWithdrawalsUnknown):
+		b.g.oauthUnavailable(w, r, err)
+	case errors.Is(err, oauth.ErrIntrospectionBusy):
+		b.g.introspectionBusy(w, r, err)
+	default:
+		return false
+	}
+	return true
+}
+
+// blocked refuses a request from an address past its failed-attempt
+// limit (429), or when the shared counts cannot be read (503), and
+// reports whether it did.
+func (b *bearerAuth) blocked(w http.ResponseWriter, r *http.Request, addr string) bool {
+	blocked, after, err := b.failures.Blocked(r.Context(), addr)
+	switch {
+	case err != nil:
+		// The shared counts cannot be read: refused (503) as a call is,
+		// so that a guesser gains no unlimited window.
+		b.g.limitsUnavailable(w, r, nil, err)
+	case blocked:
+		// Too many failures from this address: refused before anything
+		// costlier than the lookup above (an issuer's keys,
+		// introspection) could be asked.
+		b.g.tooManyRequests(w, r, "failed-auth", after, nil, "too many failed authentications from this address")
+	default:
+		return false
+	}
+	return true
+}
+
+// refuse answers a token that was sent and refused with the one 401,
+// error="invalid_token" (RFC 6750), counting one failure of addr. An
+// expired static token is answered as an unknown one, but its record says
+// so and names the principal: a reviewer wants to tell a stale agent from
+// a stranger.
+func (b *bearerAuth) refuse(w http.ResponseWriter, r *http.Request, addr string, refused error, reason string) {
+	if err := b.failures.Failed(r.Context(), addr); err != nil {
+		// Still a 401; the failure went uncounted, which the breaker's
+		// log line and metrics already say.
+		b.g.log.Debug("a failed authentication was not counted", zap.Error(err))
+	}
+	if errors.Is(refused, tokens.ErrExpiredToken) {
+		b.g.metrics.authFailed("expired-token")
+		b.g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, refused.Error())
+	} else {
+		b.g.metrics.authFailed("unknown-token")
+		b.g.denied(r, audit.OutcomeUnauthenticated, http.StatusUnauthorized, reason)
+	}
+	unauthorized(w, true, b.oa)
 }
 
 // Each client address (limit.AddrKey) may have porthole ask the network

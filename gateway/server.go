@@ -109,40 +109,21 @@ type Server struct {
 	// adminTokens, when set (RequireAdminTokens), are the tokens /metrics
 	// asks for.
 	adminTokens func() *tokens.Set
-	// impl is how the server names itself; a 2026-07-28 result carries it
-	// (the fast path writes it as the go-sdk would).
-	impl *mcp.Implementation
-	// ownTools is the handler of each of porthole's own tools, by name, for
-	// the calls the fast path (gateway/fastpath) answers directly.
-	ownTools map[string]mcp.ToolHandler
-	// ownToolsChain is the receiving middleware around callOwnTool, which
-	// calls an upstream's tool served now too (servedHandler).
-	ownToolsChain mcp.MethodHandler
+	directTools
 	// tokensStore, when set (WatchTokens), is the tokens file whose
 	// problems /readyz tells.
 	tokensStore atomic.Pointer[tokens.Store]
 	// auditHealth, when the Auditor tells it, is its sink's health, for
 	// /readyz and the metrics.
 	auditHealth auditHealth
-	// denials bounds the denial records one client can cause; flushDone
-	// ends its flusher (Close).
-	denials   *audit.DenialBudget
-	flushStop chan struct{}
-	flushDone chan struct{}
-	closeOnce sync.Once
-	closed    atomic.Bool // denials after Close are written one by one
+	denialState
 	// toolSizes keeps each tool definition's measure (*mcp.Tool to
 	// toolSize). A definition does not change once registered; an
 	// upstream tool whose definition changes is registered anew, and
 	// the entry of the definition it replaced is dropped.
 	toolSizes sync.Map
 
-	upstreams *upstream.Set
-	upMu      sync.Mutex // serialises syncUpstreamTools
-	// upServed is each registered upstream tool, by served name: a map
-	// replaced whole, never changed in place, so that every call can read
-	// it without a lock.
-	upServed atomic.Pointer[map[string]servedTool]
+	upstreamTools
 
 	// shared is the last front's limiter shared by replicas (Redis), for
 	// /readyz; closers stop what fronts started (its probe), at Close.
@@ -153,69 +134,60 @@ type Server struct {
 	closers []func()
 }
 
+// directTools are what the fast path (gateway/fastpath) needs of the
+// server.
+type directTools struct {
+	// impl is how the server names itself; a 2026-07-28 result carries it
+	// (the fast path writes it as the go-sdk would).
+	impl *mcp.Implementation
+	// ownTools is the handler of each of porthole's own tools, by name, for
+	// the calls the fast path (gateway/fastpath) answers directly.
+	ownTools map[string]mcp.ToolHandler
+	// ownToolsChain is the receiving middleware around callOwnTool, which
+	// calls an upstream's tool served now too (servedHandler).
+	ownToolsChain mcp.MethodHandler
+}
+
+// denialState bounds the denial records one client can cause; flushDone
+// ends its flusher (Close).
+type denialState struct {
+	denials   *audit.DenialBudget
+	flushStop chan struct{}
+	flushDone chan struct{}
+	closeOnce sync.Once
+	closed    atomic.Bool // denials after Close are written one by one
+}
+
+// upstreamTools are the upstream servers and the tools of theirs served
+// now.
+type upstreamTools struct {
+	upstreams *upstream.Set
+	upMu      sync.Mutex // serialises syncUpstreamTools
+	// upServed is each registered upstream tool, by served name: a map
+	// replaced whole, never changed in place, so that every call can read
+	// it without a lock.
+	upServed atomic.Pointer[map[string]servedTool]
+}
+
 // ErrNoAudit is returned by NewServer without an Auditor.
 var ErrNoAudit = errors.New("gateway: an audit log is required")
 
 // NewServer builds the MCP server over reader.
 func NewServer(reader read.Reader, opts Options) (*Server, error) {
-	if opts.Audit == nil {
-		return nil, ErrNoAudit
-	}
-	if err := policy.CheckCustomAttributes(opts.QueryRules.CustomAttributes); err != nil {
+	opts, err := opts.withDefaults()
+	if err != nil {
 		return nil, err
-	}
-	if opts.Logger == nil {
-		opts.Logger = zap.NewNop()
-	}
-	if opts.Redactor == nil {
-		opts.Redactor, _ = redact.New()
-	}
-	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = 30 * time.Second
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	if opts.CacheTTL == 0 {
-		opts.CacheTTL = 2 * time.Second
-	}
-	if opts.DenialBudget <= 0 {
-		opts.DenialBudget = 10
-	}
-	if opts.DenialInterval <= 0 {
-		opts.DenialInterval = time.Minute
-	}
-	if opts.DenialClients <= 0 {
-		opts.DenialClients = 10000
 	}
 	denials, err := audit.NewDenialBudget(opts.DenialBudget, opts.DenialInterval, opts.DenialClients)
 	if err != nil {
 		return nil, err
 	}
-	if opts.PageTokens == nil {
-		var err error
-		if opts.PageTokens, err = pagetoken.Ephemeral(); err != nil {
-			return nil, err
-		}
-	}
-	g := &Server{pages: opts.PageTokens, denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{}), raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics()}
+	g := &Server{pages: opts.PageTokens, raw: reader, opts: opts, log: opts.Logger, audit: opts.Audit, redactor: opts.Redactor, quote: quote.New(opts.Redactor), grants: opts.Grants, metrics: newMetrics(),
+		denialState: denialState{denials: denials, flushStop: make(chan struct{}), flushDone: make(chan struct{})}}
 	if opts.Build != nil {
 		g.metrics.buildInfo(*opts.Build)
 	}
-	// Reads pass the cache (when on) and then the timer, so the metrics
-	// show the reads that reached Temporal.
-	if opts.Tracing != nil {
-		g.tracer = opts.Tracing.Provider.Tracer(tracerName)
-	}
-	g.reader = timedReader{Reader: reader, m: g.metrics}
-	g.audit = timedAuditor{Auditor: opts.Audit, m: g.metrics}
-	if h, ok := opts.Audit.(auditHealth); ok {
-		g.auditHealth = h
-		g.metrics.watchAudit(h)
-	}
-	if opts.CacheTTL > 0 {
-		g.reader = newCachingReader(g.reader, opts.CacheTTL, opts.CallTimeout, g.metrics, g.tracer)
-	}
+	g.wireReads(reader)
 	g.impl = &mcp.Implementation{Name: "porthole", Title: "porthole: read-only Temporal", Version: opts.Version}
 	g.mcp = mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions: "Read-only view of the Temporal namespace " + fmt.Sprintf("%q", opts.Namespace) +
@@ -226,17 +198,8 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 		g.mcp.AddTool(t.def, t.handler)
 		g.ownTools[t.def.Name] = t.handler
 	}
-	if opts.Roster != nil {
-		clean := func(s string) string { s, _ = g.redactor.String(s); return s }
-		set, err := upstream.NewSet(opts.Roster, upstream.Options{
-			Logger: g.log, Events: g.upstreamEvents(), Version: opts.Version, Clean: clean,
-		})
-		if err != nil {
-			return nil, err
-		}
-		g.upstreams = set
-		g.upServed.Store(&map[string]servedTool{})
-		g.metrics.watchUpstreams(set, opts.Roster.ServedNames())
+	if err := g.wireUpstreams(); err != nil {
+		return nil, err
 	}
 	// The same middleware runs around the calls the fast path
 	// (gateway/fastpath) answers directly, in the same order: the first
@@ -249,19 +212,106 @@ func NewServer(reader read.Reader, opts Options) (*Server, error) {
 	for _, m := range slices.Backward(receive) {
 		g.ownToolsChain = m(g.ownToolsChain)
 	}
-	if opts.Policy != nil {
-		g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "porthole_policy_file_ok",
-			Help: "1 while the grants in force are the policy file's; 0 while the file cannot be read (nothing granted) or is not valid (the last grants it gave stay in force).",
-		}, func() float64 {
-			if opts.Policy.Problem() != "" {
-				return 0
-			}
-			return 1
-		}))
-	}
+	g.watchPolicy()
 	go g.flushDenials(opts.DenialInterval)
 	return g, nil
+}
+
+// withDefaults refuses options a server cannot be built with and fills in
+// the defaults of those not set.
+func (opts Options) withDefaults() (Options, error) {
+	if opts.Audit == nil {
+		return opts, ErrNoAudit
+	}
+	if err := policy.CheckCustomAttributes(opts.QueryRules.CustomAttributes); err != nil {
+		return opts, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Redactor == nil {
+		opts.Redactor, _ = redact.New()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	opts.CallTimeout = positiveOr(opts.CallTimeout, 30*time.Second)
+	opts.DenialInterval = positiveOr(opts.DenialInterval, time.Minute)
+	opts.DenialBudget = positiveOr(opts.DenialBudget, 10)
+	opts.DenialClients = positiveOr(opts.DenialClients, 10000)
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = 2 * time.Second
+	}
+	if opts.PageTokens == nil {
+		var err error
+		if opts.PageTokens, err = pagetoken.Ephemeral(); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+// positiveOr is v, or def when v is not above zero.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// wireReads puts the reads through the cache (when on) and then the
+// timer, so the metrics show the reads that reached Temporal, and the
+// audit writes through their timer.
+func (g *Server) wireReads(reader read.Reader) {
+	if g.opts.Tracing != nil {
+		g.tracer = g.opts.Tracing.Provider.Tracer(tracerName)
+	}
+	g.reader = timedReader{Reader: reader, m: g.metrics}
+	g.audit = timedAuditor{Auditor: g.opts.Audit, m: g.metrics}
+	if h, ok := g.opts.Audit.(auditHealth); ok {
+		g.auditHealth = h
+		g.metrics.watchAudit(h)
+	}
+	if g.opts.CacheTTL > 0 {
+		g.reader = newCachingReader(g.reader, g.opts.CacheTTL, g.opts.CallTimeout, g.metrics, g.tracer)
+	}
+}
+
+// wireUpstreams makes the set of upstream servers the roster names, when
+// there is one; they connect on StartUpstreams.
+func (g *Server) wireUpstreams() error {
+	if g.opts.Roster == nil {
+		return nil
+	}
+	clean := func(s string) string { s, _ = g.redactor.String(s); return s }
+	set, err := upstream.NewSet(g.opts.Roster, upstream.Options{
+		Logger: g.log, Events: g.upstreamEvents(), Version: g.opts.Version, Clean: clean,
+	})
+	if err != nil {
+		return err
+	}
+	g.upstreams = set
+	g.upServed.Store(&map[string]servedTool{})
+	g.metrics.watchUpstreams(set, g.opts.Roster.ServedNames())
+	return nil
+}
+
+// watchPolicy counts, when a policy file is watched, whether its grants
+// are in force.
+func (g *Server) watchPolicy() {
+	file := g.opts.Policy
+	if file == nil {
+		return
+	}
+	g.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "porthole_policy_file_ok",
+		Help: "1 while the grants in force are the policy file's; 0 while the file cannot be read (nothing granted) or is not valid (the last grants it gave stay in force).",
+	}, func() float64 {
+		if file.Problem() != "" {
+			return 0
+		}
+		return 1
+	}))
 }
 
 // grantsNow are the grants in force: the policy file's, when one is
