@@ -275,6 +275,8 @@ func toolFailure(err error) *mcp.CallToolResult {
 }
 
 // catalog is the fixed tool set, bound to a reader.
+//
+// Whole: the table of tools, one entry each.
 func (g *Server) catalog() []tool {
 	r := g.reader
 	return []tool{

@@ -281,6 +281,9 @@ type screen struct {
 	terms int
 }
 
+// expr screens one expression of a visibility query, at depth.
+//
+// Whole: a switch over the SQL parser's expression types, one case each.
 func (s *screen) expr(e sqlparser.Expr, depth int) error {
 	if depth > s.rules.MaxDepth {
 		return Refuse("query nests deeper than %d levels", s.rules.MaxDepth)

@@ -275,6 +275,8 @@ func workflowTimeout(cfg *workflowpb.WorkflowExecutionConfig, info *workflowpb.W
 // event, within the page's failure text. Attributes that carry payloads
 // (inputs, results, details, headers, memo, markers) or other free text
 // (reasons, identities) are never read.
+//
+// Whole: a switch over Temporal's event types, one case each.
 func (c conv) historyEvent(e *historypb.HistoryEvent, text *failureText) read.HistoryEvent {
 	out := read.HistoryEvent{
 		EventID:   e.GetEventId(),

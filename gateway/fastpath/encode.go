@@ -93,6 +93,8 @@ func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
 // does it) leaves as it is: an object or an array, no white space outside
 // its strings, no '<', '>' or '&', no U+2028 or U+2029. It does not check
 // the grammar: porthole's rendering is json.Marshal's.
+//
+// Whole: one pass over the bytes, as a scanner reads them.
 func plainCompact(b []byte) bool {
 	if len(b) < 2 || (b[0] != '{' && b[0] != '[') || (b[len(b)-1] != '}' && b[len(b)-1] != ']') {
 		return false

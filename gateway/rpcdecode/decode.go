@@ -99,6 +99,8 @@ func (s *strictScanner) scan() error {
 
 // envelope reads the members a scan recorded and checks their types. The
 // envelope it returns with an error carries the id, for the error answer.
+//
+// Whole: the request's members, checked one after another as JSON-RPC 2.0 states its rules.
 func (s *strictScanner) envelope() (Envelope, error) {
 	var env Envelope
 	// Keys are exact here (the scan refused case variants), so a member
@@ -467,6 +469,8 @@ func (s *strictScanner) str() error {
 }
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+//
+// Whole: the JSON number grammar, one state after another.
 func (s *strictScanner) number() error {
 	if s.b[s.i] == '-' {
 		s.i++
