@@ -107,7 +107,38 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	if err := policy.CheckCustomAttributes(c.query.CustomAttributes); err != nil {
 		return nil, fmt.Errorf("%w: PORTHOLE_QUERY_ATTRIBUTES: %w", errUsage, err)
 	}
-	var upstreamTools, upstreamSecrets []string
+	upstreamSecrets, err := t.loadRosterAndPolicy(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.LoadClientCertificate(); err != nil {
+		return nil, err
+	}
+	c.cfg = cfg // with the certificate and key Dial will present
+	secrets, secretKey, previousKey, err := t.readSecrets(as, c, upstreamSecrets)
+	if err != nil {
+		return nil, err
+	}
+	red, tooShort := redact.New(secrets...)
+	c.redactor = red
+	if c.log, c.evidenceLog, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
+		return nil, err
+	}
+	warnPlaintext(c)
+	if c.pageTokens, err = t.secretKey.sealer(secretKey, previousKey, c.log); err != nil {
+		return nil, err
+	}
+	if len(tooShort) > 0 {
+		c.log.Warn("WARNING: some secrets are shorter than the redactor accepts and will not be redacted as exact values", zap.Int("count", len(tooShort)), zap.Int("minimumLength", redact.MinExactSecretLen))
+	}
+	return c, nil
+}
+
+// loadRosterAndPolicy reads the roster (resolving what it names outside
+// itself, once) and the policy file, which may grant the roster's tools,
+// into c; it returns the roster's secrets for the redactor.
+func (t *temporalSettings) loadRosterAndPolicy(c *common) (upstreamSecrets []string, err error) {
+	var upstreamTools []string
 	if t.rosterFile != "" {
 		if c.roster, err = upstream.LoadRoster(t.rosterFile); err != nil {
 			return nil, fmt.Errorf("%w: PORTHOLE_ROSTER_FILE: %v", errUsage, err)
@@ -135,30 +166,33 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 		}
 		c.policyEvery = t.policyReload
 	}
-	secrets := append([]string{cfg.APIKey}, upstreamSecrets...)
-	if err := cfg.LoadClientCertificate(); err != nil {
-		return nil, err
-	}
-	c.cfg = cfg // with the certificate and key Dial will present
-	if key := cfg.ClientKeyPEM(); key != nil {
+	return upstreamSecrets, nil
+}
+
+// readSecrets reads the audit keys and the secret keys into c and returns
+// every secret porthole holds, for the redactor: the Temporal API key and
+// client key, the upstreams', the audit keys, the secret keys (raw and in
+// hex), and those given to be redacted.
+func (t *temporalSettings) readSecrets(as *auditSettings, c *common, upstreamSecrets []string) (secrets []string, secretKey, previousKey []byte, err error) {
+	secrets = append([]string{c.cfg.APIKey}, upstreamSecrets...)
+	if key := c.cfg.ClientKeyPEM(); key != nil {
 		secrets = append(secrets, string(key))
 	}
 	if as.keyFile != "" {
 		if c.auditKey, err = readAuditKey(as.keyFile); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		secrets = append(secrets, string(c.auditKey))
 	}
 	if as.signingKeyFile != "" {
 		var pemBytes []byte
 		if c.signingKey, pemBytes, err = readSigningKey(as.signingKeyFile); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		secrets = append(secrets, string(pemBytes))
 	}
-	secretKey, previousKey, err := t.secretKey.secrets(c.auditKey)
-	if err != nil {
-		return nil, err
+	if secretKey, previousKey, err = t.secretKey.secrets(c.auditKey); err != nil {
+		return nil, nil, nil, err
 	}
 	for _, k := range [][]byte{secretKey, previousKey} {
 		if k != nil {
@@ -169,18 +203,18 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	for _, f := range splitList(t.secretFiles) {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading PORTHOLE_SECRET_FILES: %v", errUsage, err)
+			return nil, nil, nil, fmt.Errorf("%w: reading PORTHOLE_SECRET_FILES: %v", errUsage, err)
 		}
 		secrets = append(secrets, string(b))
 	}
-	red, tooShort := redact.New(secrets...)
-	c.redactor = red
-	if c.log, c.evidenceLog, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
-		return nil, err
-	}
+	return secrets, secretKey, previousKey, nil
+}
+
+// warnPlaintext says, at every start, which links porthole reads over
+// plaintext beyond loopback: what it reads crosses a network unencrypted.
+func warnPlaintext(c *common) {
+	cfg := c.cfg
 	if cfg.PlaintextBeyondLoopback() {
-		// Said at every start: what porthole reads from Temporal crosses
-		// a network unencrypted.
 		why := "set TEMPORAL_TLS=true (or give a CA, a client certificate or an API key) to encrypt it; TEMPORAL_TLS=false records that plaintext is deliberate, and this warning stays"
 		if cfg.TLSDisabled {
 			why = "TEMPORAL_TLS=false says this is deliberate; this warning is given at every start all the same"
@@ -192,13 +226,6 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 			c.log.Warn("WARNING: the upstream "+name+" is reached over plain http at an address that is not loopback; use https", zap.String("upstream", name))
 		}
 	}
-	if c.pageTokens, err = t.secretKey.sealer(secretKey, previousKey, c.log); err != nil {
-		return nil, err
-	}
-	if len(tooShort) > 0 {
-		c.log.Warn("WARNING: some secrets are shorter than the redactor accepts and will not be redacted as exact values", zap.Int("count", len(tooShort)), zap.Int("minimumLength", redact.MinExactSecretLen))
-	}
-	return c, nil
 }
 
 // config builds the Temporal configuration, reading the API key file.
