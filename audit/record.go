@@ -170,6 +170,20 @@ func Quote(s string) string { return strconv.QuoteToASCII(s) }
 // chain fields the writer adds: each as `,"name":value`. Fields that do not
 // apply to the record's kind, and empty optional ones, are left out.
 func (r *Record) appendFields(b []byte) []byte {
+	b = r.appendWho(b)
+	if r.Kind == KindCall {
+		b = r.appendArgs(b)
+	}
+	b = r.appendOutcome(b)
+	if r.Kind == KindDenials {
+		b = r.appendDenials(b)
+	}
+	return r.appendChainFields(b)
+}
+
+// appendWho appends who asked what, how: the kind, the request, the
+// caller (and its OAuth token's names), the method, tool and upstream.
+func (r *Record) appendWho(b []byte) []byte {
 	b = appendStringField(b, "kind", string(r.Kind))
 	b = appendStringField(b, "requestId", r.RequestID)
 	if r.Principal != "" {
@@ -199,20 +213,28 @@ func (r *Record) appendFields(b []byte) []byte {
 		b = appendString(b, Quote(capBytes(o.TokenID, MaxToolBytes)))
 		b = append(b, '}')
 	}
-	if r.Kind == KindCall {
-		b = append(b, `,"args":[`...)
-		for i, a := range r.Args {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = a.appendJSON(b)
+	return b
+}
+
+// appendArgs appends a call's arguments, and what was left out of them.
+func (r *Record) appendArgs(b []byte) []byte {
+	b = append(b, `,"args":[`...)
+	for i, a := range r.Args {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
-		if r.ArgsOmitted > 0 {
-			b = strconv.AppendInt(append(b, `,"argsOmitted":`...), int64(r.ArgsOmitted), 10)
-			b = appendStringField(b, "argsOmittedSha256", r.ArgsOmittedSHA256)
-		}
+		b = a.appendJSON(b)
 	}
+	b = append(b, ']')
+	if r.ArgsOmitted > 0 {
+		b = strconv.AppendInt(append(b, `,"argsOmitted":`...), int64(r.ArgsOmitted), 10)
+		b = appendStringField(b, "argsOmittedSha256", r.ArgsOmittedSHA256)
+	}
+	return b
+}
+
+// appendOutcome appends how the request ended, and a result's figures.
+func (r *Record) appendOutcome(b []byte) []byte {
 	b = appendStringField(b, "outcome", string(r.Outcome))
 	if r.Status != 0 {
 		b = strconv.AppendInt(append(b, `,"status":`...), int64(r.Status), 10)
@@ -224,25 +246,34 @@ func (r *Record) appendFields(b []byte) []byte {
 		b = strconv.AppendInt(append(b, `,"redactions":`...), int64(r.Redactions), 10)
 		b = strconv.AppendBool(append(b, `,"cached":`...), r.Cached)
 	}
-	if r.Kind == KindDenials {
-		b = strconv.AppendInt(append(b, `,"count":`...), int64(r.Count), 10)
-		b = appendStringField(b, "first", r.First.UTC().Format(time.RFC3339Nano))
-		b = appendStringField(b, "last", r.Last.UTC().Format(time.RFC3339Nano))
-		b = append(b, `,"groups":[`...)
-		for i, g := range r.Groups {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(append(b, `{"count":`...), int64(g.Count), 10)
-			b = appendStringField(b, "outcome", string(g.Outcome))
-			if g.Status != 0 {
-				b = strconv.AppendInt(append(b, `,"status":`...), int64(g.Status), 10)
-			}
-			b = appendStringField(b, "reason", capBytes(g.Reason, MaxReasonBytes))
-			b = append(b, '}')
+	return b
+}
+
+// appendDenials appends a denial summary's count, span and groups.
+func (r *Record) appendDenials(b []byte) []byte {
+	b = strconv.AppendInt(append(b, `,"count":`...), int64(r.Count), 10)
+	b = appendStringField(b, "first", r.First.UTC().Format(time.RFC3339Nano))
+	b = appendStringField(b, "last", r.Last.UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"groups":[`...)
+	for i, g := range r.Groups {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = strconv.AppendInt(append(b, `{"count":`...), int64(g.Count), 10)
+		b = appendStringField(b, "outcome", string(g.Outcome))
+		if g.Status != 0 {
+			b = strconv.AppendInt(append(b, `,"status":`...), int64(g.Status), 10)
+		}
+		b = appendStringField(b, "reason", capBytes(g.Reason, MaxReasonBytes))
+		b = append(b, '}')
 	}
+	b = append(b, ']')
+	return b
+}
+
+// appendChainFields appends what ties the record into its chain: the file
+// and sequence it continues, a gap it records, a checkpoint, a pruning.
+func (r *Record) appendChainFields(b []byte) []byte {
 	b = appendStringField(b, "previousFile", r.PreviousFile)
 	if r.PreviousLastSeq != 0 {
 		b = strconv.AppendUint(append(b, `,"previousLastSeq":`...), r.PreviousLastSeq, 10)

@@ -642,28 +642,33 @@ func (w *chainWalk) tornProblem() *Problem {
 	return &Problem{w.tornFile, w.tornAt, "the line is not an audit record: it was edited or corrupted"}
 }
 
+// checkChainStart checks that a chain-start follows the record before it:
+// it links to it, or starts a file of a version 1 series, and takes the
+// next sequence number.
+func checkChainStart(path string, line int, firstInFile bool, e Entry, expectSeq uint64, lastHash string) *Problem {
+	switch {
+	case e.Prev == "" && e.V >= 2:
+		return &Problem{path, line, "a second genesis (a chain-start linked to nothing) inside the series"}
+	case e.Prev == "" && !firstInFile:
+		return &Problem{path, line, "a chain-start that links to nothing, in the middle of a file"}
+	case e.Prev != "" && e.Prev != lastHash:
+		return &Problem{path, line, "the chain-start does not link to the line before it: records were removed or edited"}
+	// Since schema version 2 a chain-start never reuses or skips a
+	// sequence number; one that names missing records is reported by the
+	// caller.
+	case e.V >= 2 && e.Prev != "" && e.MissingTo == 0 && e.Seq != expectSeq:
+		return &Problem{path, line, fmt.Sprintf("the chain-start has seq %d where %d was due: records were removed, or a sequence number was used twice", e.Seq, expectSeq)}
+	}
+	return nil
+}
+
 // checkLink checks that a record follows the one before it.
 func checkLink(path string, line int, firstInFile bool, fileIndex int, started bool, e Entry, expectSeq uint64, lastHash string) *Problem {
 	if !started {
 		return nil // the first record given starts what can be checked
 	}
 	if e.Kind == KindChainStart {
-		if e.Prev == "" && e.V >= 2 {
-			return &Problem{path, line, "a second genesis (a chain-start linked to nothing) inside the series"}
-		}
-		if e.Prev == "" && !firstInFile {
-			return &Problem{path, line, "a chain-start that links to nothing, in the middle of a file"}
-		}
-		if e.Prev != "" && e.Prev != lastHash {
-			return &Problem{path, line, "the chain-start does not link to the line before it: records were removed or edited"}
-		}
-		// Since schema version 2 a chain-start never reuses or skips a
-		// sequence number; one that names missing records is reported
-		// by the caller.
-		if e.V >= 2 && e.Prev != "" && e.MissingTo == 0 && e.Seq != expectSeq {
-			return &Problem{path, line, fmt.Sprintf("the chain-start has seq %d where %d was due: records were removed, or a sequence number was used twice", e.Seq, expectSeq)}
-		}
-		return nil
+		return checkChainStart(path, line, firstInFile, e, expectSeq, lastHash)
 	}
 	switch {
 	case e.Seq > expectSeq && firstInFile && fileIndex > 0:
