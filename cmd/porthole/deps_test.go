@@ -246,3 +246,24 @@ func TestOnlyTheGatewayAndTemporalTrace(t *testing.T) {
 		t.Fatalf("otelViolations found %d of the 2 planted violations: %v", len(got), got)
 	}
 }
+
+// Every package's doc says, in its first sentence, what the package is
+// for: "Package name ..." or, for a command, "Command name ...".
+func TestEveryPackageSaysWhatItIsFor(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Name}}\t{{.Doc}}", module+"/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		path, name, doc := f[0], f[1], f[2]
+		want := "Package " + name + " "
+		if name == "main" {
+			want = "Command " + path[strings.LastIndex(path, "/")+1:] + " "
+		}
+		if !strings.HasPrefix(doc, want) {
+			t.Errorf("%s: its doc does not begin %q: %q", path, want, doc)
+		}
+	}
+}
