@@ -170,18 +170,8 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 // withDefaults fills the zero values of opts and refuses a front without
 // authentication that was not asked for.
 func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
-	if opts.Tokens == nil && opts.OAuth == nil && !opts.DangerouslyServeWithoutAuthentication {
-		return opts, ErrNoAuthentication
-	}
-	if opts.OAuth != nil && opts.DangerouslyServeWithoutAuthentication {
-		return opts, fmt.Errorf("gateway: OAuth and serving without authentication are both asked for: choose one")
-	}
-	// Security: the legacy SSE transport hands calls on a
-	// stream the identity of the request that opened it, not of each POST,
-	// so an OAuth token's scopes and claims would outlive its expiry and a
-	// narrower token on later POSTs.
-	if opts.OAuth != nil && opts.LegacySSE {
-		return opts, fmt.Errorf("gateway: the legacy SSE transport does not carry each request's OAuth token: it cannot be served with OAuth")
+	if err := opts.checkAuthentication(); err != nil {
+		return opts, err
 	}
 	if opts.Tokens == nil && opts.OAuth != nil {
 		none, _ := tokens.Parse(strings.NewReader(""))
@@ -198,24 +188,12 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 	if err := opts.Limits.Check(); err != nil {
 		return opts, fmt.Errorf("gateway: %w", err)
 	}
-	if opts.SSEMaxPerPrincipal <= 0 {
-		opts.SSEMaxPerPrincipal = 8
-	}
-	if opts.SSEMaxSessions <= 0 {
-		opts.SSEMaxSessions = 256
-	}
-	if opts.SSEIdleTimeout <= 0 {
-		opts.SSEIdleTimeout = 5 * time.Minute
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = MaxBodyBytes
-	}
-	if opts.FailedAuthBurst <= 0 {
-		opts.FailedAuthBurst = 10
-	}
-	if opts.FailedAuthEvery <= 0 {
-		opts.FailedAuthEvery = DefaultFailedAuthEvery
-	}
+	opts.SSEMaxPerPrincipal = positiveOr(opts.SSEMaxPerPrincipal, 8)
+	opts.SSEMaxSessions = positiveOr(opts.SSEMaxSessions, 256)
+	opts.SSEIdleTimeout = positiveOr(opts.SSEIdleTimeout, 5*time.Minute)
+	opts.MaxBodyBytes = positiveOr(opts.MaxBodyBytes, MaxBodyBytes)
+	opts.FailedAuthBurst = positiveOr(opts.FailedAuthBurst, 10)
+	opts.FailedAuthEvery = positiveOr(opts.FailedAuthEvery, DefaultFailedAuthEvery)
 	if opts.AddrIPv6Prefix == 0 {
 		opts.AddrIPv6Prefix = limit.DefaultIPv6Prefix
 	}
@@ -223,6 +201,25 @@ func (g *Server) withDefaults(opts HTTPOptions) (HTTPOptions, error) {
 		return opts, fmt.Errorf("the IPv6 prefix of a client address is %d bits; it must be 1 to 128", opts.AddrIPv6Prefix)
 	}
 	return opts, nil
+}
+
+// checkAuthentication refuses a front without authentication that was not
+// asked for, and authentication asked for two ways that exclude each
+// other.
+func (opts HTTPOptions) checkAuthentication() error {
+	switch {
+	case opts.Tokens == nil && opts.OAuth == nil && !opts.DangerouslyServeWithoutAuthentication:
+		return ErrNoAuthentication
+	case opts.OAuth != nil && opts.DangerouslyServeWithoutAuthentication:
+		return fmt.Errorf("gateway: OAuth and serving without authentication are both asked for: choose one")
+	// Security: the legacy SSE transport hands calls on a stream the
+	// identity of the request that opened it, not of each POST, so an
+	// OAuth token's scopes and claims would outlive its expiry and a
+	// narrower token on later POSTs.
+	case opts.OAuth != nil && opts.LegacySSE:
+		return fmt.Errorf("gateway: the legacy SSE transport does not carry each request's OAuth token: it cannot be served with OAuth")
+	}
+	return nil
 }
 
 // DefaultFailedAuthEvery is how often a client address regains one failed

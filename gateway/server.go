@@ -252,7 +252,7 @@ func (opts Options) withDefaults() (Options, error) {
 }
 
 // positiveOr is v, or def when v is not above zero.
-func positiveOr[T int | time.Duration](v, def T) T {
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
