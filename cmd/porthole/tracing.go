@@ -99,7 +99,35 @@ func otlpEnv(name string) string {
 // name, which the exporter reads only when given no configuration of
 // porthole's; in plaintext, it is nil, and host is the endpoint's host.
 func otlpTLS() (cfg *tls.Config, host string, err error) {
-	secure := true
+	secure, host := otlpEndpoint()
+	if !secure {
+		return nil, host, nil
+	}
+	cfg = tlsclient.Config()
+	if ca := otlpEnv("CERTIFICATE"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: the OTLP collector's CA (OTEL_EXPORTER_OTLP_CERTIFICATE): %v", errUsage, err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, "", fmt.Errorf("%w: the OTLP collector's CA file %s holds no PEM certificate", errUsage, ca)
+		}
+	}
+	if cert, key := otlpEnv("CLIENT_CERTIFICATE"), otlpEnv("CLIENT_KEY"); cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: porthole's client certificate for the OTLP collector (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY): %v", errUsage, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, "", nil
+}
+
+// otlpEndpoint reads, as the exporters do, whether the OTLP endpoint is
+// reached over TLS, and its host (none for a unix socket).
+func otlpEndpoint() (secure bool, host string) {
+	secure = true
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
 		v := os.Getenv(name)
 		u, err := url.Parse(v)
@@ -123,28 +151,7 @@ func otlpTLS() (cfg *tls.Config, host string, err error) {
 			secure = !strings.EqualFold(v, "true")
 		}
 	}
-	if !secure {
-		return nil, host, nil
-	}
-	cfg = tlsclient.Config()
-	if ca := otlpEnv("CERTIFICATE"); ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w: the OTLP collector's CA (OTEL_EXPORTER_OTLP_CERTIFICATE): %v", errUsage, err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, "", fmt.Errorf("%w: the OTLP collector's CA file %s holds no PEM certificate", errUsage, ca)
-		}
-	}
-	if cert, key := otlpEnv("CLIENT_CERTIFICATE"), otlpEnv("CLIENT_KEY"); cert != "" || key != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w: porthole's client certificate for the OTLP collector (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY): %v", errUsage, err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, "", nil
+	return secure, host
 }
 
 // startTracing makes the tracer provider the OTEL_* variables describe, or

@@ -87,12 +87,32 @@ func (v *Validator) askIntrospection(ctx context.Context, in *Introspection, tok
 	if err := decodeBounded(resp.Body, &a); err != nil {
 		return nil, fmt.Errorf("%w: introspection: %v", ErrInvalidToken, err)
 	}
+	k, err := v.checkIntrospected(in, a, now)
+	if err != nil {
+		return nil, err
+	}
+	id, err := v.identity(k.Issuer, a)
+	if err != nil {
+		return nil, err
+	}
+	if id.Expiry.IsZero() {
+		return nil, fmt.Errorf("%w: introspection gives no exp", ErrInvalidToken)
+	}
+	if !now.Before(id.Expiry.Add(leeway)) {
+		return nil, fmt.Errorf("%w: it expired at %s", ErrInvalidToken, id.Expiry.UTC().Format(time.RFC3339))
+	}
+	return id, nil
+}
+
+// checkIntrospected refuses an introspection answer that does not vouch
+// for a token porthole may take now, and returns the issuer's keys.
+func (v *Validator) checkIntrospected(in *Introspection, a map[string]any, now time.Time) (*issuerKeys, error) {
 	if active, _ := a["active"].(bool); !active {
 		return nil, fmt.Errorf("%w: the introspection endpoint says it is not active (expired or revoked)", ErrInvalidToken)
 	}
 	// Security: the answer is the endpoint's issuer's, never another
-	// trusted issuer's (one authorization server could
-	// vouch for another's principals).
+	// trusted issuer's (one authorization server could vouch for
+	// another's principals).
 	iss, _ := a["iss"].(string)
 	k, ok := v.issuers[iss]
 	if !ok || iss != in.Issuer {
@@ -108,17 +128,7 @@ func (v *Validator) askIntrospection(ctx context.Context, in *Introspection, tok
 	if nbf, ok := a["nbf"].(float64); ok && now.Add(leeway).Before(time.Unix(int64(nbf), 0)) {
 		return nil, fmt.Errorf("%w: introspection says it is not valid before %s", ErrInvalidToken, time.Unix(int64(nbf), 0).UTC().Format(time.RFC3339))
 	}
-	id, err := v.identity(k.Issuer, a)
-	if err != nil {
-		return nil, err
-	}
-	if id.Expiry.IsZero() {
-		return nil, fmt.Errorf("%w: introspection gives no exp", ErrInvalidToken)
-	}
-	if !now.Before(id.Expiry.Add(leeway)) {
-		return nil, fmt.Errorf("%w: it expired at %s", ErrInvalidToken, id.Expiry.UTC().Format(time.RFC3339))
-	}
-	return id, nil
+	return k, nil
 }
 
 // audienceHolds reports whether an aud claim (a string or an array of

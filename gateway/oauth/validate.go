@@ -236,29 +236,36 @@ type header struct {
 	Crit json.RawMessage `json:"crit"`
 }
 
+// check refuses a header porthole will not verify a token under.
+func (h header) check() error {
+	// Security: a token that says where its key is must not be believed,
+	// so it is not looked at (CVE-class: jku/x5u/jwk header injection).
+	if h.Jku != "" || h.X5u != "" || len(h.X5c) > 0 || len(h.JWK) > 0 {
+		return fmt.Errorf("%w: its header names a key of its own (jku, x5u, x5c or jwk)", ErrInvalidToken)
+	}
+	// RFC 7515 §4.1.11: a header extension porthole does not know, that the
+	// token says must be understood, refuses the token.
+	if len(h.Crit) > 0 {
+		return fmt.Errorf("%w: its header has crit extensions porthole does not understand", ErrInvalidToken)
+	}
+	if allowedAlgs[h.Alg] == "" {
+		return fmt.Errorf("%w: alg %q is not RS256, ES256 or EdDSA", ErrInvalidToken, h.Alg)
+	}
+	switch strings.ToLower(h.Typ) {
+	case "", "at+jwt", "application/at+jwt", "jwt":
+		return nil
+	}
+	return fmt.Errorf("%w: typ %q is not an access token's", ErrInvalidToken, h.Typ)
+}
+
 // validateJWT verifies a JWT access token against its issuer's keys.
 func (v *Validator) validateJWT(token string, offline bool) (*Identity, error) {
 	h, iss, err := peek(token)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	// Security: a token that says where its key is must not be believed,
-	// so it is not looked at (CVE-class: jku/x5u/jwk header injection).
-	if h.Jku != "" || h.X5u != "" || len(h.X5c) > 0 || len(h.JWK) > 0 {
-		return nil, fmt.Errorf("%w: its header names a key of its own (jku, x5u, x5c or jwk)", ErrInvalidToken)
-	}
-	// RFC 7515 §4.1.11: a header extension porthole does not know, that the
-	// token says must be understood, refuses the token.
-	if len(h.Crit) > 0 {
-		return nil, fmt.Errorf("%w: its header has crit extensions porthole does not understand", ErrInvalidToken)
-	}
-	if allowedAlgs[h.Alg] == "" {
-		return nil, fmt.Errorf("%w: alg %q is not RS256, ES256 or EdDSA", ErrInvalidToken, h.Alg)
-	}
-	switch strings.ToLower(h.Typ) {
-	case "", "at+jwt", "application/at+jwt", "jwt":
-	default:
-		return nil, fmt.Errorf("%w: typ %q is not an access token's", ErrInvalidToken, h.Typ)
+	if err := h.check(); err != nil {
+		return nil, err
 	}
 	k, ok := v.issuers[iss]
 	if !ok {
