@@ -118,6 +118,7 @@ type options struct {
 	rounds        int
 	conc          []int // the concurrency levels
 	bin, out, svg string
+	aaBin         string // the porthole-aa mode's binary; empty for bin
 }
 
 func parseOptions() (options, error) {
@@ -128,6 +129,7 @@ func parseOptions() (options, error) {
 	flag.IntVar(&o.rounds, "rounds", 5, "how many turns the modes take at each concurrency, sharing the duration")
 	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
 	flag.StringVar(&o.bin, "porthole", "bin/porthole", "the porthole binary")
+	flag.StringVar(&o.aaBin, "porthole-aa", "", "the binary of the porthole-aa mode, to compare another build with this one side by side; the same binary by default (the A/A pair)")
 	flag.StringVar(&o.out, "out", "docs/performance.md", "the report to write")
 	flag.StringVar(&o.svg, "svg", "docs/performance.svg", "the chart to write")
 	flag.Parse()
@@ -218,8 +220,13 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		return nil, mode{}, err
 	}
 	// A second porthole exactly like the porthole mode's: the A/A pair,
-	// whose difference is what this machine's noise is.
-	aa, err := r.startServer(ctx, o.bin, []string{"serve"}, env("porthole-aa", "0"), "serving MCP")
+	// whose difference is what this machine's noise is. Given another
+	// binary (-porthole-aa), it is that build's porthole beside this one.
+	aaBin := o.bin
+	if o.aaBin != "" {
+		aaBin = o.aaBin
+	}
+	aa, err := r.startServer(ctx, aaBin, []string{"serve"}, env("porthole-aa", "0"), "serving MCP")
 	if err != nil {
 		return nil, mode{}, err
 	}
