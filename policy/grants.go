@@ -62,6 +62,40 @@ type Caller struct {
 	Claims    map[string][]string
 }
 
+// checkTools refuses a grant of a tool porthole does not have (its own,
+// or extra), and a claim name holding the separator grants are keyed by.
+func (f *File) checkTools(extra []string) error {
+	check := func(whom string, g Grant) error {
+		for _, t := range g.Tools {
+			if t != "*" && !slices.Contains(Tools, t) && !slices.Contains(extra, t) {
+				return fmt.Errorf("the policy file grants %s the tool %q, which porthole does not have", whom, t)
+			}
+		}
+		return nil
+	}
+	for name, g := range f.Principals {
+		if err := check(fmt.Sprintf("%q", name), g); err != nil {
+			return err
+		}
+	}
+	for scope, g := range f.Scopes {
+		if err := check(fmt.Sprintf("the scope %q", scope), g); err != nil {
+			return err
+		}
+	}
+	for claim, values := range f.Claims {
+		if strings.ContainsRune(claim, 0) {
+			return fmt.Errorf("the policy file's claim name %q holds a NUL", claim)
+		}
+		for value, g := range values {
+			if err := check(fmt.Sprintf("the claim %s=%q", claim, value), g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // ParseFile checks a policy file's content. extra names the tools porthole
 // serves beyond its own (upstream tools), which the file may grant.
 func ParseFile(b []byte, extra ...string) (*File, error) {
@@ -80,33 +114,8 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 	if err := CheckCustomAttributes(f.QueryAttributes); err != nil {
 		return nil, fmt.Errorf("the policy file's queryAttributes: %w", err)
 	}
-	check := func(whom string, g Grant) error {
-		for _, t := range g.Tools {
-			if t != "*" && !slices.Contains(Tools, t) && !slices.Contains(extra, t) {
-				return fmt.Errorf("the policy file grants %s the tool %q, which porthole does not have", whom, t)
-			}
-		}
-		return nil
-	}
-	for name, g := range f.Principals {
-		if err := check(fmt.Sprintf("%q", name), g); err != nil {
-			return nil, err
-		}
-	}
-	for scope, g := range f.Scopes {
-		if err := check(fmt.Sprintf("the scope %q", scope), g); err != nil {
-			return nil, err
-		}
-	}
-	for claim, values := range f.Claims {
-		if strings.ContainsRune(claim, 0) {
-			return nil, fmt.Errorf("the policy file's claim name %q holds a NUL", claim)
-		}
-		for value, g := range values {
-			if err := check(fmt.Sprintf("the claim %s=%q", claim, value), g); err != nil {
-				return nil, err
-			}
-		}
+	if err := f.checkTools(extra); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

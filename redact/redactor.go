@@ -58,7 +58,25 @@ const MinExactSecretLen = 8
 func New(secrets ...string) (*Redactor, []string) {
 	r := &Redactor{}
 	var tooShort []string
+	r.exact, tooShort = exactForms(secrets)
+	sortLongestFirst(r.exact)
+	r.planProbes()
+	r.indexSecrets()
+	return r, tooShort
+}
+
+// exactForms are the strings looked for exactly: each secret long enough,
+// its encodings, and each long line of a secret spread over lines (a PEM
+// key), so a fragment quoted alone is caught; tooShort are the secrets
+// too short to look for.
+func exactForms(secrets []string) (exact, tooShort []string) {
 	seen := map[string]bool{}
+	add := func(v string) {
+		if !seen[v] {
+			seen[v] = true
+			exact = append(exact, v)
+		}
+	}
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
 		switch {
@@ -68,24 +86,24 @@ func New(secrets ...string) (*Redactor, []string) {
 			tooShort = append(tooShort, s)
 			continue
 		}
-		seen[s] = true
-		r.exact = append(r.exact, s)
+		add(s)
 		for _, v := range encodings(s) {
-			if !seen[v] {
-				seen[v] = true
-				r.exact = append(r.exact, v)
-			}
+			add(v)
 		}
-		// A secret spread over lines (a PEM key) is also looked for line by
-		// line, so a fragment quoted alone is caught.
 		for _, line := range strings.Split(s, "\n") {
-			if line = strings.TrimSpace(line); len(line) >= 16 && !seen[line] && !strings.HasPrefix(line, "-----") {
-				seen[line] = true
-				r.exact = append(r.exact, line)
+			if line = strings.TrimSpace(line); len(line) >= 16 && !strings.HasPrefix(line, "-----") {
+				add(line)
 			}
 		}
 	}
-	sortLongestFirst(r.exact)
+	return exact, tooShort
+}
+
+// planProbes picks, for each exact secret, how it is found: by its
+// longest run of plain bytes where that is long enough, else by noting
+// that some secret holds bytes a JSON string escapes or that are not
+// ASCII.
+func (r *Redactor) planProbes() {
 	for _, s := range r.exact {
 		run, plain := longestPlainRun(s)
 		switch {
@@ -103,8 +121,6 @@ func New(secrets ...string) (*Redactor, []string) {
 			}
 		}
 	}
-	r.indexSecrets()
-	return r, tooShort
 }
 
 // indexSecrets makes pairs and byFirst from the exact secrets and probes.

@@ -98,6 +98,8 @@ func (c Config) usesTLS() bool {
 
 // Validate refuses a half-filled configuration with a sentence naming what is
 // wrong. It reads no files.
+//
+// Whole: one case per rule, each with the sentence that names it.
 func (c Config) Validate() error {
 	switch {
 	case strings.TrimSpace(c.Address) == "":
