@@ -193,20 +193,7 @@ func modernMeta(params json.RawMessage) (map[string]any, bool) {
 		}
 	}
 	var meta map[string]json.RawMessage
-	if json.Unmarshal(members["_meta"], &meta) != nil {
-		return nil, false
-	}
-	// The capabilities as the go-sdk decodes a 2026-07-28 client's (its
-	// clientCapabilitiesV2): the version-1 fields, and roots of this type,
-	// deprecated as the feature is. One decode.
-	var caps struct {
-		mcp.ClientCapabilities
-		//lint:ignore SA1019 the go-sdk's own decoding of the field, held to by FuzzModernMetaTheGoSDKAccepts
-		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
-	}
-	var version string
-	if json.Unmarshal(meta[metaProtocolVersion], &version) != nil || version != modernVersion ||
-		!isObject(meta[metaClientCapabilities]) || json.Unmarshal(meta[metaClientCapabilities], &caps) != nil {
+	if json.Unmarshal(members["_meta"], &meta) != nil || !modernVersionAndCapabilities(meta) {
 		return nil, false
 	}
 	// What the handler is given as the call's _meta: the members as sent
@@ -227,6 +214,21 @@ func modernMeta(params json.RawMessage) (map[string]any, bool) {
 		out[k] = v
 	}
 	return out, true
+}
+
+// modernVersionAndCapabilities holds when a modern call's _meta names this
+// version and client capabilities the go-sdk decodes, as it decodes a
+// 2026-07-28 client's (its clientCapabilitiesV2): the version-1 fields,
+// and roots of this type, deprecated as the feature is. One decode.
+func modernVersionAndCapabilities(meta map[string]json.RawMessage) bool {
+	var caps struct {
+		mcp.ClientCapabilities
+		//lint:ignore SA1019 the go-sdk's own decoding of the field, held to by FuzzModernMetaTheGoSDKAccepts
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	var version string
+	return json.Unmarshal(meta[metaProtocolVersion], &version) == nil && version == modernVersion &&
+		isObject(meta[metaClientCapabilities]) && json.Unmarshal(meta[metaClientCapabilities], &caps) == nil
 }
 
 func isObject(raw json.RawMessage) bool {
