@@ -69,6 +69,51 @@ type result[T any] interface {
 	Observed() *read.Observation
 }
 
+// cachedHit is a kept answer for key still within its time, as a copy
+// with its age set.
+func cachedHit[T any, P result[T]](c *cachingReader, ctx context.Context, key string) (P, bool) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if !ok || now.Sub(e.at) >= c.ttl {
+		return nil, false
+	}
+	c.m.cached("hit")
+	c.traced(ctx, "hit")
+	st := resultNotesFrom(ctx)
+	st.cached, st.entry = true, e
+	cp := *e.v.(P)
+	age := now.Sub(e.at).Seconds()
+	P(&cp).Observed().AgeSeconds = &age
+	return &cp, true
+}
+
+// sharedRead is the read a call makes for every caller that asks for key
+// while it runs: within the cache's timeout, whichever caller goes away,
+// and kept.
+func sharedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (any, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+	defer cancel()
+	read, err := call(rctx)
+	if err != nil {
+		return nil, err
+	}
+	return kept{read, c.keep(key, read)}, nil
+}
+
+// countRead counts a read as shared with another call's, or a miss.
+func (c *cachingReader) countRead(ctx context.Context, shared bool) {
+	if shared {
+		c.m.cached("shared")
+		c.traced(ctx, "shared")
+		resultNotesFrom(ctx).cached = true
+		return
+	}
+	c.m.cached("miss")
+	c.traced(ctx, "miss")
+}
+
 // cachedRead is the one path of every cached method. A kept answer is served
 // as a copy with its age set.
 func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (_ P, err error) {
@@ -84,19 +129,8 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 			s.End()
 		}()
 	}
-	now := c.now()
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	c.mu.Unlock()
-	if ok && now.Sub(e.at) < c.ttl {
-		c.m.cached("hit")
-		c.traced(ctx, "hit")
-		st := resultNotesFrom(ctx)
-		st.cached, st.entry = true, e
-		cp := *e.v.(P)
-		age := now.Sub(e.at).Seconds()
-		P(&cp).Observed().AgeSeconds = &age
-		return &cp, nil
+	if hit, ok := cachedHit[T, P](c, ctx, key); ok {
+		return hit, nil
 	}
 	ch := c.flight.DoChan(key, func() (v any, err error) {
 		// The shared read runs on a goroutine of singleflight's, which
@@ -107,13 +141,7 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 				v, err = nil, readPanic{p}
 			}
 		}()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
-		defer cancel()
-		read, err := call(rctx)
-		if err != nil {
-			return nil, err
-		}
-		return kept{read, c.keep(key, read)}, nil
+		return sharedRead(c, ctx, key, call)
 	})
 	// A caller that goes away stops waiting; the read goes on for the
 	// others sharing it, within its own timeout.
@@ -123,15 +151,8 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	v, err, shared := res.Val, res.Err, res.Shared
-	if shared {
-		c.m.cached("shared")
-		c.traced(ctx, "shared")
-		resultNotesFrom(ctx).cached = true
-	} else {
-		c.m.cached("miss")
-		c.traced(ctx, "miss")
-	}
+	v, err := res.Val, res.Err
+	c.countRead(ctx, res.Shared)
 	if p, ok := err.(readPanic); ok {
 		panic(p.v)
 	}
