@@ -46,54 +46,9 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 			span := g.linkSpan(r.Context(), "porthole decode")
 			defer span.End()
 			next := endFirst(span, next)
-			refuse := func(status int, id json.RawMessage, code int, message, reason string) {
-				ref, err := limits.Charge(r.Context(), authenticatedPrincipal(r), 1, false)
-				if err != nil {
-					g.limitsUnavailable(w, r, id, err)
-					return
-				}
-				if ref != nil {
-					g.tooManyRequests(w, r, ref.Limit, ref.After, id, "the "+ref.Limit+" rate limit")
-					return
-				}
-				g.denied(r, audit.OutcomeInvalid, status, reason)
-				writeRPCError(w, status, id, code, message)
-			}
-			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if err != nil || mt != "application/json" {
-				refuse(http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json", "Content-Type is not application/json")
-				return
-			}
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				refuse(http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBytes), "body over the size cap")
-				return
-			}
-			if err != nil {
-				refuse(http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body could not be read", "body could not be read")
-				return
-			}
-			env, err := rpcdecode.Decode(body)
-			if err != nil {
-				var d *rpcdecode.Error
-				if !errors.As(err, &d) {
-					// Decode refuses only with an *rpcdecode.Error; anything
-					// else is a bug, answered as a parse error.
-					d = &rpcdecode.Error{Code: jsonrpc.CodeParseError, Message: "the body could not be decoded"}
-				}
-				msg := d.QuotingKeyWith(g.quotedKey)
-				refuse(http.StatusBadRequest, env.ID, d.Code, msg, "invalid JSON-RPC: "+msg)
-				return
-			}
-			// From 2026-07-28 the method and the tool are in headers too; a
-			// request whose headers and body disagree is refused here,
-			// before the rate limiter and the audit log act on the body's
-			// reading (rpcdecode.CheckHeaders says why).
-			if err := rpcdecode.CheckHeaders(r.Header, env, body); err != nil {
-				var d *rpcdecode.Error
-				errors.As(err, &d)
-				refuse(http.StatusBadRequest, env.ID, d.Code, d.Message, "standard headers disagree with the body: "+d.Message)
+			env, body, refused := g.decodeBody(w, r, maxBytes)
+			if refused != nil {
+				g.refuseBody(w, r, limits, refused)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -101,6 +56,72 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), envelopeKey{}, env)))
 		})
 	}
+}
+
+// bodyRefusal is why a body is refused: its status and JSON-RPC error for
+// the client, and the reason for the audit log.
+type bodyRefusal struct {
+	status  int
+	id      json.RawMessage
+	code    int
+	message string
+	reason  string
+}
+
+// decodeBody reads r's body, within maxBytes, and decodes it strictly;
+// or says why it is refused.
+func (g *Server) decodeBody(w http.ResponseWriter, r *http.Request, maxBytes int64) (rpcdecode.Envelope, []byte, *bodyRefusal) {
+	var env rpcdecode.Envelope
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return env, nil, &bodyRefusal{http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json", "Content-Type is not application/json"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return env, nil, &bodyRefusal{http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBytes), "body over the size cap"}
+	}
+	if err != nil {
+		return env, nil, &bodyRefusal{http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body could not be read", "body could not be read"}
+	}
+	env, err = rpcdecode.Decode(body)
+	if err != nil {
+		var d *rpcdecode.Error
+		if !errors.As(err, &d) {
+			// Decode refuses only with an *rpcdecode.Error; anything
+			// else is a bug, answered as a parse error.
+			d = &rpcdecode.Error{Code: jsonrpc.CodeParseError, Message: "the body could not be decoded"}
+		}
+		msg := d.QuotingKeyWith(g.quotedKey)
+		return env, nil, &bodyRefusal{http.StatusBadRequest, env.ID, d.Code, msg, "invalid JSON-RPC: " + msg}
+	}
+	// From 2026-07-28 the method and the tool are in headers too; a
+	// request whose headers and body disagree is refused here, before the
+	// rate limiter and the audit log act on the body's reading
+	// (rpcdecode.CheckHeaders says why).
+	if err := rpcdecode.CheckHeaders(r.Header, env, body); err != nil {
+		var d *rpcdecode.Error
+		errors.As(err, &d)
+		return env, nil, &bodyRefusal{http.StatusBadRequest, env.ID, d.Code, d.Message, "standard headers disagree with the body: " + d.Message}
+	}
+	return env, body, nil
+}
+
+// refuseBody answers a refused body, charged one unit of its principal's
+// rate limit as any request is (429 past it, 503 when the limits cannot
+// be asked), and audited.
+func (g *Server) refuseBody(w http.ResponseWriter, r *http.Request, limits limit.Limiter, b *bodyRefusal) {
+	ref, err := limits.Charge(r.Context(), authenticatedPrincipal(r), 1, false)
+	if err != nil {
+		g.limitsUnavailable(w, r, b.id, err)
+		return
+	}
+	if ref != nil {
+		g.tooManyRequests(w, r, ref.Limit, ref.After, b.id, "the "+ref.Limit+" rate limit")
+		return
+	}
+	g.denied(r, audit.OutcomeInvalid, b.status, b.reason)
+	writeRPCError(w, b.status, b.id, b.code, b.message)
 }
 
 // quotedKey is a key of a refused body as a refusal quotes it: redacted,
