@@ -83,27 +83,8 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		// The trace is the call span's: over stdio it is the call's own
 		// root (stdio records named none).
 		call.TraceID = g.traceID(ctx)
-		write := g.linkSpan(ctx, "porthole audit write")
-		werr := g.audit.Write(ctx, call)
-		write.End()
-		if errors.Is(werr, audit.ErrLowSpace) {
-			// Refused before the sink was asked: the operations log says
-			// so once for the episode (PORTHOLE_AUDIT_MIN_FREE_BYTES), not
-			// once a call.
-			span.SetOutcome("internal")
-			return nil, errAuditLowSpace
-		} else if werr != nil {
-			span.SetOutcome("internal")
-			g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), traceField(ctx), zap.Error(werr))
-			// A record the sink took too long for may still land; its
-			// result then says the call was not made, so that no reader
-			// counts it as a call that was. The write
-			// is tried once, detached; if the sink is down it is lost
-			// with the call record.
-			refused := resultOf(call, 0, audit.OutcomeInternal)
-			refused.Reason = "the call record was not written within the audit timeout; the call was not made"
-			_ = g.writeDetached(ctx, refused)
-			return nil, errAuditUnavailable
+		if err := g.writeCallRecord(ctx, span, call, ri); err != nil {
+			return nil, err
 		}
 		notes, start := &resultNotes{}, time.Now()
 		// A call whose handler panics ends here, as an internal error with
@@ -120,14 +101,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		res, err = next(withRequestInfo(context.WithValue(ctx, resultNotesKey{}, notes), ri), method, req)
 
-		result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
-		span.SetOutcome(string(result.Outcome))
-		result.Cached = notes.cached
-		result.ResultBytes, result.Redactions = g.answerSize(notes, res)
-		write = g.linkSpan(ctx, "porthole audit write")
-		rerr := g.writeResult(ctx, result, "; answer withheld")
-		write.End()
-		if rerr != nil {
+		if g.writeResultRecord(ctx, span, call, notes, start, res, err) != nil {
 			// An answer whose result record cannot be written is not sent:
 			// what a reviewer cannot see, a client does not get.
 			return nil, errAuditUnavailable
@@ -200,6 +174,47 @@ func (g *Server) writeResult(ctx context.Context, result audit.Record, consequen
 		g.log.Error("audit result record not written"+consequence, zap.String("requestId", result.RequestID), traceField(ctx), zap.Error(err))
 	}
 	return err
+}
+
+// writeCallRecord writes a call's record before it is dispatched; a call
+// whose record is not written is refused (errAuditLowSpace, or
+// errAuditUnavailable).
+func (g *Server) writeCallRecord(ctx context.Context, span linkSpan, call audit.Record, ri requestInfo) error {
+	write := g.linkSpan(ctx, "porthole audit write")
+	werr := g.audit.Write(ctx, call)
+	write.End()
+	switch {
+	case errors.Is(werr, audit.ErrLowSpace):
+		// Refused before the sink was asked: the operations log says so
+		// once for the episode (PORTHOLE_AUDIT_MIN_FREE_BYTES), not once a
+		// call.
+		span.SetOutcome("internal")
+		return errAuditLowSpace
+	case werr != nil:
+		span.SetOutcome("internal")
+		g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), traceField(ctx), zap.Error(werr))
+		// A record the sink took too long for may still land; its result
+		// then says the call was not made, so that no reader counts it as
+		// a call that was. The write is tried once, detached; if the sink
+		// is down it is lost with the call record.
+		refused := resultOf(call, 0, audit.OutcomeInternal)
+		refused.Reason = "the call record was not written within the audit timeout; the call was not made"
+		_ = g.writeDetached(ctx, refused)
+		return errAuditUnavailable
+	}
+	return nil
+}
+
+// writeResultRecord writes a call's result record: how it ended, how long
+// it took, whether it was cached, and what its answer put on the wire.
+func (g *Server) writeResultRecord(ctx context.Context, span linkSpan, call audit.Record, notes *resultNotes, start time.Time, res mcp.Result, err error) error {
+	result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
+	span.SetOutcome(string(result.Outcome))
+	result.Cached = notes.cached
+	result.ResultBytes, result.Redactions = g.answerSize(notes, res)
+	write := g.linkSpan(ctx, "porthole audit write")
+	defer write.End()
+	return g.writeResult(ctx, result, "; answer withheld")
 }
 
 // answerSize is what an answer puts on the wire and how many secrets were
