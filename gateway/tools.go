@@ -159,20 +159,9 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 		schemas: [2]*jsonschema.Schema{inSchema, outSchema},
 		output:  outType,
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			in, err := decodeArguments[In](g.quote, req.Params.Arguments, allowed)
+			in, page, err := toolInput(g, ctx, req, name, allowed, check)
 			if err != nil {
 				return toolFailure(g.refuse(ctx, req, name, err)), nil
-			}
-			if err := check(&in); err != nil {
-				return toolFailure(g.refuse(ctx, req, name, err)), nil
-			}
-			paged, _ := any(&in).(pagedInput)
-			var ad []byte
-			if paged != nil {
-				ad = g.pageAD(ctx, req, name, paged)
-				if err := g.openPageToken(ad, paged); err != nil {
-					return toolFailure(g.refuse(ctx, req, name, err)), nil
-				}
 			}
 			ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 			defer cancel()
@@ -180,32 +169,69 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 			if err != nil {
 				return toolFailure(g.fail(ctx, req, name, err)), nil
 			}
-			st := resultNotesFrom(ctx)
-			var result any = out
-			if paged != nil {
-				var sealed bool
-				if result, sealed, err = g.sealPageToken(ad, out); err != nil {
-					return toolFailure(g.fail(ctx, req, name, err)), nil
-				}
-				if sealed {
-					// The sealed token is this principal's: the
-					// rendering must not answer the cache's next hit.
-					st.entry = nil
-				}
-			}
-			// Redact once here, on the result alone, and count: the
-			// wire redactor still runs where the bytes leave, and then
-			// finds nothing left to do, which is its fast path.
-			red := g.linkSpan(ctx, "porthole redact")
-			b, n, err := g.render(st.entry, result)
-			red.SetInt("porthole.redactions", n)
-			red.End()
+			res, err := g.toolAnswer(ctx, page, out)
 			if err != nil {
 				return toolFailure(g.fail(ctx, req, name, err)), nil
 			}
-			return answer(st, b, n, false), nil
+			return res, nil
 		},
 	}
+}
+
+// callPage is a paged call's page token context: the associated data its
+// tokens are sealed under; nil for a call that is not paged.
+type callPage struct{ ad []byte }
+
+// toolInput decodes a call's arguments (only those allowed), checks their
+// bounds, and opens a paged call's page token, or says why the call is
+// refused.
+func toolInput[In any](g *Server, ctx context.Context, req *mcp.CallToolRequest, name string, allowed map[string]bool, check func(*In) error) (In, *callPage, error) {
+	in, err := decodeArguments[In](g.quote, req.Params.Arguments, allowed)
+	if err != nil {
+		return in, nil, err
+	}
+	if err := check(&in); err != nil {
+		return in, nil, err
+	}
+	paged, _ := any(&in).(pagedInput)
+	if paged == nil {
+		return in, nil, nil
+	}
+	page := &callPage{ad: g.pageAD(ctx, req, name, paged)}
+	if err := g.openPageToken(page.ad, paged); err != nil {
+		return in, nil, err
+	}
+	return in, page, nil
+}
+
+// toolAnswer is a read's answer: its next page token sealed (for a paged
+// call), rendered and redacted once.
+func (g *Server) toolAnswer(ctx context.Context, page *callPage, out any) (*mcp.CallToolResult, error) {
+	st := resultNotesFrom(ctx)
+	result := out
+	if page != nil {
+		var sealed bool
+		var err error
+		if result, sealed, err = g.sealPageToken(page.ad, out); err != nil {
+			return nil, err
+		}
+		if sealed {
+			// The sealed token is this principal's: the rendering must
+			// not answer the cache's next hit.
+			st.entry = nil
+		}
+	}
+	// Redact once here, on the result alone, and count: the wire redactor
+	// still runs where the bytes leave, and then finds nothing left to do,
+	// which is its fast path.
+	red := g.linkSpan(ctx, "porthole redact")
+	b, n, err := g.render(st.entry, result)
+	red.SetInt("porthole.redactions", n)
+	red.End()
+	if err != nil {
+		return nil, err
+	}
+	return answer(st, b, n, false), nil
 }
 
 // decodeArguments decodes raw arguments into In, refusing what the input
