@@ -134,49 +134,16 @@ type ScreenedQuery struct {
 // none, and is sent empty.
 func ScreenQuery(q string, rules QueryRules) (ScreenedQuery, error) {
 	rules = rules.withDefaults()
-	if len(q) > rules.MaxLen {
-		return ScreenedQuery{}, Refuse("query may be at most %d bytes; it was %d", rules.MaxLen, len(q))
+	trimmed, err := checkQueryText(q, rules)
+	if err != nil {
+		return ScreenedQuery{}, err
 	}
-	if !utf8.ValidString(q) {
-		return ScreenedQuery{}, Refuse("query is not valid UTF-8")
-	}
-	trimmed := strings.TrimSpace(q)
 	if trimmed == "" {
 		return ScreenedQuery{Attributes: []string{}}, nil
 	}
-	// Security: Temporal server 1.29 reads a MySQL comment /*! ... */ as
-	// SQL, while the parser here drops it as a comment: a condition inside
-	// one passed the screen unseen and ran on the server (a letter-by-letter
-	// oracle on custom attributes). Sending only the printed tree closes
-	// that; refusing every comment marker as well keeps the text the two
-	// parsers could read apart from being accepted at all.
-	if marker := commentMarker(trimmed); marker != "" {
-		return ScreenedQuery{}, Refuse("query may not hold a comment (%s outside a quoted string); write the filter alone", marker)
-	}
-	// The parser's own stack is the first thing deep nesting would reach;
-	// count it before parsing.
-	if parenDepth(trimmed) > rules.MaxDepth {
-		return ScreenedQuery{}, Refuse("query nests deeper than %d levels", rules.MaxDepth)
-	}
-	sql := "select * from workflows where " + trimmed
-	if strings.HasPrefix(strings.ToLower(trimmed), "order by") {
-		sql = "select * from workflows " + trimmed
-	}
-	stmt, err := sqlparser.Parse(sql)
+	sel, err := parseFilter(trimmed, rules)
 	if err != nil {
-		return ScreenedQuery{}, Refuse("query is not a visibility query porthole can parse: write comparisons of search attributes joined by AND and OR, e.g. ExecutionStatus = 'Running'")
-	}
-	sel, ok := stmt.(*sqlparser.Select)
-	if !ok {
-		return ScreenedQuery{}, Refuse("query must be a filter, not a statement")
-	}
-	switch {
-	case sel.GroupBy != nil:
-		return ScreenedQuery{}, Refuse("query may not use GROUP BY")
-	case sel.Having != nil, sel.Limit != nil, sel.Distinct != "", sel.Lock != "":
-		return ScreenedQuery{}, Refuse("query may hold only a filter and ORDER BY")
-	case len(sel.OrderBy) > 0 && rules.DisableOrderBy:
-		return ScreenedQuery{}, Refuse("query may not use ORDER BY on this porthole")
+		return ScreenedQuery{}, err
 	}
 	s := &screen{rules: rules, seen: map[string]bool{}}
 	if sel.Where != nil {
@@ -199,6 +166,60 @@ func ScreenQuery(q string, rules QueryRules) (ScreenedQuery, error) {
 	}
 	slices.Sort(attrs)
 	return ScreenedQuery{Text: printQuery(sel), Attributes: attrs}, nil
+}
+
+// checkQueryText refuses a query's text before it is parsed (too long, not
+// UTF-8, holding a comment marker, nested too deep), and returns it
+// trimmed.
+func checkQueryText(q string, rules QueryRules) (string, error) {
+	if len(q) > rules.MaxLen {
+		return "", Refuse("query may be at most %d bytes; it was %d", rules.MaxLen, len(q))
+	}
+	if !utf8.ValidString(q) {
+		return "", Refuse("query is not valid UTF-8")
+	}
+	trimmed := strings.TrimSpace(q)
+	// Security: Temporal server 1.29 reads a MySQL comment /*! ... */ as
+	// SQL, while the parser here drops it as a comment: a condition inside
+	// one passed the screen unseen and ran on the server (a letter-by-letter
+	// oracle on custom attributes). Sending only the printed tree closes
+	// that; refusing every comment marker as well keeps the text the two
+	// parsers could read apart from being accepted at all.
+	if marker := commentMarker(trimmed); marker != "" {
+		return "", Refuse("query may not hold a comment (%s outside a quoted string); write the filter alone", marker)
+	}
+	// The parser's own stack is the first thing deep nesting would reach;
+	// count it before parsing.
+	if parenDepth(trimmed) > rules.MaxDepth {
+		return "", Refuse("query nests deeper than %d levels", rules.MaxDepth)
+	}
+	return trimmed, nil
+}
+
+// parseFilter parses a query's text as the filter (and ORDER BY) of a
+// select, and refuses any other clause.
+func parseFilter(trimmed string, rules QueryRules) (*sqlparser.Select, error) {
+	sql := "select * from workflows where " + trimmed
+	if strings.HasPrefix(strings.ToLower(trimmed), "order by") {
+		sql = "select * from workflows " + trimmed
+	}
+	stmt, err := sqlparser.Parse(sql)
+	if err != nil {
+		return nil, Refuse("query is not a visibility query porthole can parse: write comparisons of search attributes joined by AND and OR, e.g. ExecutionStatus = 'Running'")
+	}
+	sel, ok := stmt.(*sqlparser.Select)
+	if !ok {
+		return nil, Refuse("query must be a filter, not a statement")
+	}
+	switch {
+	case sel.GroupBy != nil:
+		return nil, Refuse("query may not use GROUP BY")
+	case sel.Having != nil, sel.Limit != nil, sel.Distinct != "", sel.Lock != "":
+		return nil, Refuse("query may hold only a filter and ORDER BY")
+	case len(sel.OrderBy) > 0 && rules.DisableOrderBy:
+		return nil, Refuse("query may not use ORDER BY on this porthole")
+	}
+	return sel, nil
 }
 
 // printQuery prints a screened query back as Temporal's visibility takes it:
