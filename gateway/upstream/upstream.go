@@ -375,11 +375,7 @@ func (u *Upstream) serve(ctx context.Context) error {
 	}
 	defer cs.Close()
 
-	mode := ListTTL
-	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil && caps.Tools.ListChanged &&
-		(u.Entry.Transport == TransportStdio || u.Entry.Transport == TransportSSE) {
-		mode = ListNotified
-	}
+	mode := listMode(cs, u.Entry.Transport)
 	if err := u.list(sctx, cs, passed); err != nil {
 		return passed.or(fmt.Errorf("listing tools: %w", err))
 	}
@@ -388,7 +384,23 @@ func (u *Upstream) serve(ctx context.Context) error {
 	u.session, u.state, u.reason, u.since, u.listMode = cs, StateUp, "", time.Now(), mode
 	u.mu.Unlock()
 	u.log.Info("upstream connected", zap.String("transport", u.Entry.Transport), zap.String("listMode", mode))
+	return u.follow(sctx, cs, passed, mode)
+}
 
+// listMode is how an upstream's tool list is kept fresh: when it says it
+// will notify, and its transport carries notifications, by its
+// list_changed; otherwise read again every ListTTL.
+func listMode(cs *mcp.ClientSession, transport string) string {
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil && caps.Tools.ListChanged &&
+		(transport == TransportStdio || transport == TransportSSE) {
+		return ListNotified
+	}
+	return ListTTL
+}
+
+// follow keeps a connected session's tool list fresh until the session
+// ends, porthole stops, or the upstream passes a bound.
+func (u *Upstream) follow(sctx context.Context, cs *mcp.ClientSession, passed *breach, mode string) error {
 	last := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- cs.Wait() }()
