@@ -759,6 +759,37 @@ func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession, passed *brea
 	return nil
 }
 
+// expose is a named tool as porthole serves it, when its definition has
+// the pinned digest and can be served; or why it is withheld. A pinned
+// tool whose definition changed is reported as changed.
+func (u *Upstream) expose(t *mcp.Tool, pin string) (*Tool, string) {
+	digest, err := Digest(t)
+	var reason string
+	switch {
+	case err != nil:
+		reason = "its definition cannot be read: " + err.Error()
+	case pin != "" && pin != digest:
+		reason = fmt.Sprintf("its definition changed since it was pinned (pinned %s, now %s): review it, then run porthole roster pin", short(pin), short(digest))
+		u.notice(noticeChanged, t.Name+"\x00"+digest, func() {
+			if f := u.opts.Events.Changed; f != nil {
+				f(u.Entry.Name, t.Name, pin, digest)
+			}
+		})
+	case pin == "":
+		reason = "it is not pinned: review it, then run porthole roster pin"
+	default:
+		reason = unexposable(t)
+	}
+	if reason != "" {
+		return nil, reason
+	}
+	tool, err := served(u.Entry.Name, t, digest)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return tool, ""
+}
+
 // decide applies the conditions of exposure to each offered tool: the
 // roster names it, its definition has the pinned digest, the upstream
 // declares it read-only, and its name carries no mutating verb. Everything
@@ -786,29 +817,7 @@ func (u *Upstream) decide(offered []*mcp.Tool) (exposed map[string]*Tool, withhe
 			u.notice(noticeUnnamed, t.Name, func() { u.tellWithheld(t.Name, reason) })
 			continue
 		}
-		digest, err := Digest(t)
-		var reason string
-		switch {
-		case err != nil:
-			reason = "its definition cannot be read: " + err.Error()
-		case pin != "" && pin != digest:
-			reason = fmt.Sprintf("its definition changed since it was pinned (pinned %s, now %s): review it, then run porthole roster pin", short(pin), short(digest))
-			u.notice(noticeChanged, t.Name+"\x00"+digest, func() {
-				if f := u.opts.Events.Changed; f != nil {
-					f(u.Entry.Name, t.Name, pin, digest)
-				}
-			})
-		case pin == "":
-			reason = "it is not pinned: review it, then run porthole roster pin"
-		default:
-			reason = unexposable(t)
-		}
-		var tool *Tool
-		if reason == "" {
-			if tool, err = served(u.Entry.Name, t, digest); err != nil {
-				reason = err.Error()
-			}
-		}
+		tool, reason := u.expose(t, pin)
 		if reason != "" {
 			withheld[t.Name] = reason
 			u.notice(noticeNamed, t.Name+"\x00"+reason, func() { u.tellWithheld(t.Name, reason) })
