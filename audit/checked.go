@@ -2,12 +2,12 @@ package audit
 
 import "sync"
 
-// A checkedLine is what a line is, read on its own: its record (or why it
+// A CheckedLine is what a line is, read on its own: its record (or why it
 // is none: it does not parse, or its HMAC does not verify) and its hash.
-type checkedLine struct {
-	e    Entry
-	err  error
-	hash string
+type CheckedLine struct {
+	Entry Entry
+	Err   error
+	Hash  string
 }
 
 // A lineBatch is consecutive lines of a file, read ahead of the walk and
@@ -17,14 +17,14 @@ type lineBatch struct {
 	ends    []int // line i is buf[ends[i-1]:ends[i]], from 0
 	first   int   // the index of its first line in the file
 	last    bool  // it holds the file's last line
-	checked []checkedLine
+	checked []CheckedLine
 	done    chan struct{} // closed once checked is filled
 }
 
-// check is what line is, read on its own.
-func (p *lineParser) check(line []byte) checkedLine {
+// Check is what line is, read on its own.
+func (p *LineParser) Check(line []byte) CheckedLine {
 	e, err := p.parse(line)
-	return checkedLine{e, err, lineHash(line)}
+	return CheckedLine{e, err, LineHash(line)}
 }
 
 func (b *lineBatch) line(i int) []byte {
@@ -51,12 +51,12 @@ const (
 	checkWorkers    = 2
 )
 
-// eachChecked is each, with every line checked by newParser's parser and
+// EachChecked is each, with every line checked by newParser's parser and
 // hashed on other goroutines, ahead of fn and in any order; fn is called
 // in the file's order, with the line and what it is. This is how a walk
 // uses a second core: what each line is depends only on its bytes, and
 // fn, which holds lines to one another, is left the cheap part.
-func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line []byte, c *checkedLine, last bool) error) (err error) {
+func (f *LogFile) EachChecked(newParser func() *LineParser, fn func(i int, line []byte, c *CheckedLine, last bool) error) (err error) {
 	work := make(chan *lineBatch, batchesInFlight)
 	ordered := make(chan *lineBatch, batchesInFlight)
 	free := make(chan *lineBatch, batchesInFlight)
@@ -73,7 +73,7 @@ func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line 
 			for b := range work {
 				b.checked = b.checked[:0]
 				for i := range b.ends {
-					b.checked = append(b.checked, p.check(b.line(i)))
+					b.checked = append(b.checked, p.Check(b.line(i)))
 				}
 				close(b.done)
 			}
@@ -104,14 +104,14 @@ func (f *logFile) eachChecked(newParser func() *lineParser, fn func(i int, line 
 		if rerr := <-readErr; err == nil {
 			err = rerr
 		}
-		err = stopped(err)
+		err = Stopped(err)
 	}()
 	return walkBatches(ordered, free, fn)
 }
 
 // readBatches reads the file into batches taken from free and gives each
 // to send, which says false when the walk has stopped.
-func (f *logFile) readBatches(free <-chan *lineBatch, stop <-chan struct{}, send func(*lineBatch) bool) error {
+func (f *LogFile) readBatches(free <-chan *lineBatch, stop <-chan struct{}, send func(*lineBatch) bool) error {
 	var b *lineBatch
 	next := func(i int) bool {
 		select {
@@ -122,9 +122,9 @@ func (f *logFile) readBatches(free <-chan *lineBatch, stop <-chan struct{}, send
 		b.buf, b.ends, b.first, b.last, b.done = b.buf[:0], b.ends[:0], i, false, make(chan struct{})
 		return true
 	}
-	return f.each(func(i int, line []byte, last bool) error {
+	return f.Each(func(i int, line []byte, last bool) error {
 		if b == nil && !next(i) {
-			return errStop
+			return ErrStopWalk
 		}
 		b.buf = append(b.buf, line...)
 		b.ends = append(b.ends, len(b.buf))
@@ -135,7 +135,7 @@ func (f *logFile) readBatches(free <-chan *lineBatch, stop <-chan struct{}, send
 		full := b
 		b = nil
 		if !send(full) {
-			return errStop
+			return ErrStopWalk
 		}
 		return nil
 	})
@@ -143,7 +143,7 @@ func (f *logFile) readBatches(free <-chan *lineBatch, stop <-chan struct{}, send
 
 // walkBatches calls fn with each line of the batches in order, each once
 // it is checked, and gives every batch walked back to free.
-func walkBatches(ordered <-chan *lineBatch, free chan<- *lineBatch, fn func(i int, line []byte, c *checkedLine, last bool) error) error {
+func walkBatches(ordered <-chan *lineBatch, free chan<- *lineBatch, fn func(i int, line []byte, c *CheckedLine, last bool) error) error {
 	for b := range ordered {
 		<-b.done
 		for i := range b.ends {

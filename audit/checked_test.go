@@ -1,4 +1,4 @@
-package audit
+package audit_test
 
 import (
 	"bufio"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/audittest"
 )
 
 // writeShrinkingBatches writes a file of batches that each take one
@@ -54,10 +57,10 @@ func TestAReusedBatchKeepsNoLineOfItsLastUse(t *testing.T) {
 	}
 	const batches, big = 128, 512 << 10
 	path := writeShrinkingBatches(t, batches, big)
-	ring := NewKeyring([][]byte{testKey}, nil)
-	f := &logFile{path: path}
+	ring := audit.NewKeyring([][]byte{audittest.Key}, nil)
+	f := &audit.LogFile{Path: path}
 	var heap uint64
-	err := f.eachChecked(func() *lineParser { return newLineParser(ring) }, func(_ int, _ []byte, _ *checkedLine, last bool) error {
+	err := f.EachChecked(func() *audit.LineParser { return audit.NewLineParser(ring) }, func(_ int, _ []byte, _ *audit.CheckedLine, last bool) error {
 		if last {
 			runtime.GC()
 			var m runtime.MemStats
@@ -83,12 +86,12 @@ func TestAReusedBatchKeepsNoLineOfItsLastUse(t *testing.T) {
 func TestACheckedWalkLeavesNoGoroutineBehind(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.log")
-	writeLog(t, path, Config{}, 3000)
-	ring := NewKeyring([][]byte{testKey}, nil)
-	newParser := func() *lineParser { return newLineParser(ring) }
+	audittest.WriteLog(t, path, audit.Config{}, 3000)
+	ring := audit.NewKeyring([][]byte{audittest.Key}, nil)
+	newParser := func() *audit.LineParser { return audit.NewLineParser(ring) }
 	boom := errors.New("boom")
-	walkTo := func(n int, err error) func(int, []byte, *checkedLine, bool) error {
-		return func(i int, _ []byte, _ *checkedLine, _ bool) error {
+	walkTo := func(n int, err error) func(int, []byte, *audit.CheckedLine, bool) error {
+		return func(i int, _ []byte, _ *audit.CheckedLine, _ bool) error {
 			if i == n {
 				return err
 			}
@@ -98,14 +101,14 @@ func TestACheckedWalkLeavesNoGoroutineBehind(t *testing.T) {
 	cases := []struct {
 		name    string
 		path    string
-		fn      func(int, []byte, *checkedLine, bool) error
+		fn      func(int, []byte, *audit.CheckedLine, bool) error
 		wantErr bool
 	}{
 		{"a walk to the end", path, walkTo(-1, nil), false},
-		{"a walk stopped at the first line", path, walkTo(0, errStop), false},
+		{"a walk stopped at the first line", path, walkTo(0, audit.ErrStopWalk), false},
 		{"a walk failing at the first line", path, walkTo(0, boom), true},
 		{"a walk failing mid-file", path, walkTo(2500, boom), true},
-		{"a walk panicking mid-file", path, func(i int, _ []byte, _ *checkedLine, _ bool) error {
+		{"a walk panicking mid-file", path, func(i int, _ []byte, _ *audit.CheckedLine, _ bool) error {
 			if i == 1500 {
 				panic(boom)
 			}
@@ -117,7 +120,7 @@ func TestACheckedWalkLeavesNoGoroutineBehind(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for _, c := range cases {
 		for range 3 {
-			err := walkRecovering(&logFile{path: c.path}, newParser, c.fn)
+			err := walkRecovering(&audit.LogFile{Path: c.path}, newParser, c.fn)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -134,11 +137,11 @@ func TestACheckedWalkLeavesNoGoroutineBehind(t *testing.T) {
 
 // walkRecovering is f.eachChecked, with a panic of fn recovered as an
 // error.
-func walkRecovering(f *logFile, newParser func() *lineParser, fn func(int, []byte, *checkedLine, bool) error) (err error) {
+func walkRecovering(f *audit.LogFile, newParser func() *audit.LineParser, fn func(int, []byte, *audit.CheckedLine, bool) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panicked: %v", r)
 		}
 	}()
-	return f.eachChecked(newParser, fn)
+	return f.EachChecked(newParser, fn)
 }

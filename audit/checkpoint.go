@@ -41,7 +41,7 @@ type Checkpoint struct {
 // a checkpoint's signature cannot be passed off as a pruned record's.
 const (
 	labelCheckpoint = "porthole audit checkpoint v1"
-	labelPruned     = "porthole audit pruned v1"
+	LabelPruned     = "porthole audit pruned v1"
 )
 
 // statement is what a checkpoint's signature covers: the label and every
@@ -69,11 +69,11 @@ var (
 	errBadSignature  = errors.New("the signature does not match: the checkpoint was forged or edited")
 )
 
-// check verifies the signature of a checkpoint with the ring's key of its
+// Check verifies the signature of a checkpoint with the ring's key of its
 // id.
-func (c *Checkpoint) check(ring *Keyring) error { return c.checkAs(labelCheckpoint, ring) }
+func (c *Checkpoint) Check(ring *Keyring) error { return c.CheckAs(labelCheckpoint, ring) }
 
-func (c *Checkpoint) checkAs(label string, ring *Keyring) error {
+func (c *Checkpoint) CheckAs(label string, ring *Keyring) error {
 	pub, ok := ring.signing[c.KeyID]
 	if !ok {
 		return fmt.Errorf("%w (key id %q)", errUnknownSigner, c.KeyID)

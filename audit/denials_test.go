@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -67,39 +66,5 @@ func TestADenialBudgetTracksABoundedNumberOfKeys(t *testing.T) {
 	}
 	if s := b.Drain(); len(s) != 1 || len(s[0].Groups) != MaxDenialGroups || s[0].Count != 99 {
 		t.Fatalf("a summary of 99 denials of 99 reasons: %d groups, count %d", len(s[0].Groups), s[0].Count)
-	}
-}
-
-// TestTheReportCountsSummarisedDenials: porthole audit report's totals
-// include the denials a summary stands for.
-func TestTheReportCountsSummarisedDenials(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "audit.log")
-	l, err := Open(Config{Path: path, Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	deny := Record{Kind: KindDenial, ClientAddr: "192.0.2.1", Transport: "http", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "no token"}
-	for range 3 {
-		if err := l.Write(t.Context(), deny); err != nil {
-			t.Fatal(err)
-		}
-	}
-	summary := Record{Kind: KindDenials, ClientAddr: "192.0.2.1", Transport: "http", Count: 500, First: now, Last: now,
-		Groups: []DenialGroup{{Outcome: OutcomeUnauthenticated, Status: 401, Reason: "no token", Count: 500}}}
-	if err := l.Write(t.Context(), summary); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-	if v, err := Verify([]string{path}, testKey); err != nil || !v.OK() {
-		t.Fatalf("verify: %v %+v", err, v)
-	}
-	s, err := Report([]string{path}, Filter{}, ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{testKey}, nil)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Denials) != 1 || s.Denials[0].Count != 503 {
-		t.Fatalf("the report's denials: %+v, want 503 of one kind", s.Denials)
 	}
 }

@@ -46,9 +46,9 @@ func NewKeyring(hmacKeys [][]byte, public []ed25519.PublicKey) *Keyring {
 	return k
 }
 
-// with is a copy of the ring (nil: an empty one) that holds key and pub
+// With is a copy of the ring (nil: an empty one) that holds key and pub
 // too.
-func (k *Keyring) with(key []byte, pub ed25519.PublicKey) *Keyring {
+func (k *Keyring) With(key []byte, pub ed25519.PublicKey) *Keyring {
 	out := NewKeyring([][]byte{key}, []ed25519.PublicKey{pub})
 	if k != nil {
 		for id, v := range k.hmac {
@@ -61,13 +61,12 @@ func (k *Keyring) with(key []byte, pub ed25519.PublicKey) *Keyring {
 	return out
 }
 
-// hasHMAC reports whether the ring holds any HMAC key; a nil ring holds none.
-func (k *Keyring) hasHMAC() bool { return k != nil && len(k.hmac) > 0 }
-
 // HasHMAC reports whether the ring holds any HMAC key; a nil ring holds none.
-func (k *Keyring) HasHMAC() bool { return k.hasHMAC() }
+func (k *Keyring) HasHMAC() bool { return k != nil && len(k.hmac) > 0 }
 
-func (k *Keyring) hasSigning() bool { return k != nil && len(k.signing) > 0 }
+// HasSigning reports whether the ring holds any signing key; a nil ring
+// holds none.
+func (k *Keyring) HasSigning() bool { return k != nil && len(k.signing) > 0 }
 
 // ErrKeyFile is a key file that does not hold what it should.
 var ErrKeyFile = errors.New("not an Ed25519 key file")

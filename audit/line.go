@@ -29,9 +29,9 @@ func seal(mac hash.Hash, body []byte) []byte {
 	return line
 }
 
-// lineHash is what the next record's prev names: the SHA-256 of a whole line
+// LineHash is what the next record's prev names: the SHA-256 of a whole line
 // without its newline.
-func lineHash(line []byte) string {
+func LineHash(line []byte) string {
 	sum := sha256.Sum256(bytes.TrimSuffix(line, []byte("\n")))
 	return hex.EncodeToString(sum[:])
 }
@@ -94,36 +94,36 @@ type Entry struct {
 
 var (
 	errNotARecord = errors.New("not an audit record")
-	errBadMAC     = errors.New("the HMAC does not match")
-	errNoKey      = errors.New("the record names an HMAC key the verifier was not given")
+	ErrBadMAC     = errors.New("the HMAC does not match")
+	ErrNoKey      = errors.New("the record names an HMAC key the verifier was not given")
 )
 
-// A lineParser reads a walk's lines: with HMAC keys in the ring it checks
+// A LineParser reads a walk's lines: with HMAC keys in the ring it checks
 // each line's HMAC, with the key the record names (a record written
 // before records named their key: with each key until one matches);
 // without any, it checks only the shape. It keeps an HMAC state per key
 // from line to line (making one for every line cost verifying a share of
 // its time, docs/performance.md), and so is one walk's own.
-type lineParser struct {
+type LineParser struct {
 	ring *Keyring
 	macs map[string]hash.Hash // by key id
 }
 
-func newLineParser(ring *Keyring) *lineParser {
-	return &lineParser{ring: ring, macs: map[string]hash.Hash{}}
+func NewLineParser(ring *Keyring) *LineParser {
+	return &LineParser{ring: ring, macs: map[string]hash.Hash{}}
 }
 
 // parse reads one line (without its newline).
-func (p *lineParser) parse(line []byte) (Entry, error) {
-	e, err := parseLineKey(line, nil)
-	if err != nil || !p.ring.hasHMAC() {
+func (p *LineParser) parse(line []byte) (Entry, error) {
+	e, err := ParseLineKey(line, nil)
+	if err != nil || !p.ring.HasHMAC() {
 		return e, err
 	}
 	// The line is decoded once; each key is held to the same bytes (it
 	// was decoded again per key, most of what verifying a trail cost).
 	if e.KeyID != "" {
 		if _, ok := p.ring.hmac[e.KeyID]; !ok {
-			return e, fmt.Errorf("%w (key id %q)", errNoKey, e.KeyID)
+			return e, fmt.Errorf("%w (key id %q)", ErrNoKey, e.KeyID)
 		}
 		return e, checkMAC(p.mac(e.KeyID), line, e.MAC)
 	}
@@ -136,7 +136,7 @@ func (p *lineParser) parse(line []byte) (Entry, error) {
 }
 
 // mac is the HMAC state of the ring's key id.
-func (p *lineParser) mac(id string) hash.Hash {
+func (p *LineParser) mac(id string) hash.Hash {
 	m := p.macs[id]
 	if m == nil {
 		m = hmac.New(sha256.New, p.ring.hmac[id])
@@ -155,13 +155,13 @@ func checkMAC(m hash.Hash, line []byte, mac string) error {
 	var sum [sha256.Size]byte
 	want, err := hex.DecodeString(mac)
 	if err != nil || !hmac.Equal(m.Sum(sum[:0]), want) {
-		return errBadMAC
+		return ErrBadMAC
 	}
 	return nil
 }
 
-// parseLineKey is parseLine with one key, or none.
-func parseLineKey(line, key []byte) (Entry, error) {
+// ParseLineKey is parseLine with one key, or none.
+func ParseLineKey(line, key []byte) (Entry, error) {
 	var e Entry
 	i := bytes.LastIndex(line, []byte(macSuffix))
 	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-i != len(macSuffix)+64+2 {

@@ -475,17 +475,17 @@ func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 		}
 		last = lines[len(lines)-2]
 	}
-	e, perr := parseLineKey(last, key)
-	st.seq, st.prev = e.Seq, lineHash(last)
+	e, perr := ParseLineKey(last, key)
+	st.seq, st.prev = e.Seq, LineHash(last)
 	switch {
 	case perr == nil && st.partial:
 		st.reason = "the audit log ended in a torn line (a write was cut short)"
 	case perr == nil:
 	case st.partial:
 		st.seq, st.reason = lastSeq(lines), "the audit log ended in a torn line after a record that does not verify"
-	case errors.Is(perr, errBadMAC) && e.KeyID != "" && e.KeyID != KeyID(key):
+	case errors.Is(perr, ErrBadMAC) && e.KeyID != "" && e.KeyID != KeyID(key):
 		st.reason = fmt.Sprintf("the last record was written under HMAC key %s and this is key %s: the key was rotated", e.KeyID, KeyID(key))
-	case errors.Is(perr, errBadMAC):
+	case errors.Is(perr, ErrBadMAC):
 		st.reason = "the last record does not verify with this key (another key, or an edit)"
 	default:
 		st.seq, st.reason = lastSeq(lines), "the last line is not an audit record"
@@ -522,14 +522,14 @@ func tailLines(f *os.File, size int64) (lines [][]byte, partial bool, err error)
 // chain-start the upgrade wrote, which may lie deep in the file).
 func findChain(f *os.File, tail [][]byte) string {
 	for i := len(tail) - 1; i >= 0; i-- {
-		if e, err := parseLineKey(tail[i], nil); err == nil && e.Chain != "" {
+		if e, err := ParseLineKey(tail[i], nil); err == nil && e.Chain != "" {
 			return e.Chain
 		}
 	}
 	sc := bufio.NewScanner(io.NewSectionReader(f, 0, 1<<62))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
-		if e, err := parseLineKey(sc.Bytes(), nil); err == nil && e.Chain != "" {
+		if e, err := ParseLineKey(sc.Bytes(), nil); err == nil && e.Chain != "" {
 			return e.Chain
 		}
 	}
@@ -542,7 +542,7 @@ func findChain(f *os.File, tail [][]byte) string {
 func lastSeq(lines [][]byte) uint64 {
 	var seq uint64
 	for _, line := range lines {
-		if e, err := parseLineKey(line, nil); err == nil {
+		if e, err := ParseLineKey(line, nil); err == nil {
 			seq = max(seq, e.Seq)
 		}
 	}
@@ -759,7 +759,7 @@ func (l *Log) write(rec Record) error {
 	l.writeFailed = false
 	l.health.clear(problemWrite)
 	l.seq++
-	l.prev = lineHash(line)
+	l.prev = LineHash(line)
 	if rec.Kind != KindCheckpoint {
 		l.sinceCheckpoint++
 	}

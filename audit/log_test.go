@@ -161,7 +161,7 @@ func FuzzAuditLine(f *testing.F) {
 			t.Fatalf("not exactly one line: %q", out)
 		}
 		checkLine(t, strings.TrimSuffix(out, "\n"))
-		e, err := parseLineKey([]byte(strings.TrimSuffix(out, "\n")), testKey)
+		e, err := ParseLineKey([]byte(strings.TrimSuffix(out, "\n")), testKey)
 		if err != nil {
 			t.Fatal(err)
 		}

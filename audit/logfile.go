@@ -7,14 +7,14 @@ import (
 	"os"
 )
 
-// A logFile is one file of a log as verify and report walk it: read line by
+// A LogFile is one file of a log as verify and report walk it: read line by
 // line each time it is walked, never whole, so that the memory a trail
 // takes to verify does not grow with the trail (a 34 MB log took 99 MB when
 // files were read whole).
-type logFile struct {
-	path    string
-	partial bool // the file does not end in a newline
-	first   uint64
+type LogFile struct {
+	Path    string
+	Partial bool // the file does not end in a newline
+	First   uint64
 }
 
 // maxLineBytes bounds a line read from a log. No record comes near it; a
@@ -24,13 +24,13 @@ const maxLineBytes = 16 << 20
 // walked, in tests, is told of every walk of a file that read it through.
 var walked func(path string)
 
-// errStop ends a walk of a file early; each returns nil for it.
-var errStop = errors.New("stop")
+// ErrStopWalk ends a walk of a file early; each returns nil for it.
+var ErrStopWalk = errors.New("stop")
 
-// readLogFile finds a file's first record's sequence number and whether
+// ReadLogFile finds a file's first record's sequence number and whether
 // it ends in a newline; hasRecord is false when no line parses as a
 // record.
-func readLogFile(path string) (f *logFile, hasRecord bool, err error) {
+func ReadLogFile(path string) (f *LogFile, hasRecord bool, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, false, err
@@ -40,34 +40,34 @@ func readLogFile(path string) (f *logFile, hasRecord bool, err error) {
 		fh.Close()
 		return nil, false, err
 	}
-	f = &logFile{path: path}
+	f = &LogFile{Path: path}
 	if size := st.Size(); size > 0 {
 		last := make([]byte, 1)
 		if _, err := fh.ReadAt(last, size-1); err != nil {
 			fh.Close()
 			return nil, false, err
 		}
-		f.partial = last[0] != '\n'
+		f.Partial = last[0] != '\n'
 	}
 	fh.Close()
-	err = f.each(func(_ int, l []byte, _ bool) error {
-		if e, err := parseLineKey(l, nil); err == nil {
-			f.first, hasRecord = e.Seq, true
-			return errStop
+	err = f.Each(func(_ int, l []byte, _ bool) error {
+		if e, err := ParseLineKey(l, nil); err == nil {
+			f.First, hasRecord = e.Seq, true
+			return ErrStopWalk
 		}
 		return nil
 	})
 	return f, hasRecord, err
 }
 
-// each calls fn with each line of the file in order, without its newline:
+// Each calls fn with Each line of the file in order, without its newline:
 // its index, the line (valid only until fn returns: two buffers take
 // turns, the line and the one read ahead to know which is last), and
 // whether it is the file's last. The lines are those of the file's
 // contents split at newlines, the last newline not starting a line. fn
 // returning errStop ends the walk.
-func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
-	fh, err := os.Open(f.path)
+func (f *LogFile) Each(fn func(i int, line []byte, last bool) error) error {
+	fh, err := os.Open(f.Path)
 	if err != nil {
 		return err
 	}
@@ -92,14 +92,14 @@ func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
 			// Whether the file ends mid-line is decided by what this walk
 			// read: a log porthole is still writing may have grown since
 			// it was first looked at.
-			f.partial = !curNL
+			f.Partial = !curNL
 		}
 		if err := fn(i, cur, last); err != nil {
-			return stopped(err)
+			return Stopped(err)
 		}
 		if last {
 			if walked != nil {
-				walked(f.path)
+				walked(f.Path)
 			}
 			return nil
 		}
@@ -107,8 +107,8 @@ func (f *logFile) each(fn func(i int, line []byte, last bool) error) error {
 	}
 }
 
-func stopped(err error) error {
-	if errors.Is(err, errStop) {
+func Stopped(err error) error {
+	if errors.Is(err, ErrStopWalk) {
 		return nil
 	}
 	return err

@@ -72,7 +72,7 @@ func firstSeq(path string) uint64 {
 	buf := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, buf)
 	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
-	e, err := parseLineKey(line, nil)
+	e, err := ParseLineKey(line, nil)
 	if err != nil {
 		return 0
 	}
@@ -101,8 +101,8 @@ func lastRecordOf(path string) (seq uint64, hash string, err error) {
 	}
 	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	for i := len(lines) - 1; i >= 0; i-- {
-		if e, err := parseLineKey(lines[i], nil); err == nil {
-			return e.Seq, lineHash(lines[i]), nil
+		if e, err := ParseLineKey(lines[i], nil); err == nil {
+			return e.Seq, LineHash(lines[i]), nil
 		}
 	}
 	return 0, "", fmt.Errorf("%s holds no audit record", path)
@@ -116,7 +116,7 @@ func pruneStatement(chain, last string, now time.Time, signer ed25519.PrivateKey
 		return nil, err
 	}
 	p := &Checkpoint{Chain: chain, Seq: seq, Hash: hash, Time: now.UTC()}
-	p.signAs(labelPruned, signer)
+	p.signAs(LabelPruned, signer)
 	return p, nil
 }
 
@@ -176,23 +176,13 @@ func (l *Log) prune() {
 // writing: porthole prunes a live log itself (PORTHOLE_AUDIT_MAX_AGE).
 var ErrPruneLive = errors.New("porthole is writing this log; it prunes a live log itself (PORTHOLE_AUDIT_MAX_AGE)")
 
-// Prune removes, from an archived series that no porthole is writing, the
-// oldest files whose every record is older than before, leaving at least
-// the newest file; it first appends a signed pruned record to the newest
-// file, chained and keyed with key. It returns the files removed. The
-// series must verify first with opts (whose keys should hold every key the
-// series was written and signed under: key and signer's public key are
-// added), from its genesis or an earlier signed pruned record.
-func Prune(paths []string, before time.Time, opts VerifyOptions, key []byte, signer ed25519.PrivateKey, now time.Time) ([]string, error) {
-	opts.Keys = opts.Keys.with(key, signer.Public().(ed25519.PublicKey))
-	v, err := VerifyWith(paths, opts)
-	if err != nil {
-		return nil, err
-	}
-	if !v.OK() {
-		return nil, fmt.Errorf("the series does not verify, so nothing was pruned: %s", v.Problem)
-	}
-	files := v.Files
+// AppendPruned removes, from an archived series that no porthole is
+// writing and that verified (files are its files in order, chain its
+// chain: review.Prune verifies first), the oldest files whose every
+// record is older than before, leaving at least the newest file; it first
+// appends a signed pruned record to the newest file, chained and keyed
+// with key. It returns the files removed.
+func AppendPruned(files []string, chain string, before time.Time, key []byte, signer ed25519.PrivateKey, now time.Time) ([]string, error) {
 	newest := files[len(files)-1]
 	if err := noSuccessor(files); err != nil {
 		return nil, err
@@ -216,7 +206,7 @@ func Prune(paths []string, before time.Time, opts VerifyOptions, key []byte, sig
 	if n == 0 {
 		return nil, nil
 	}
-	p, err := pruneStatement(v.Chain, files[n-1], now, signer)
+	p, err := pruneStatement(chain, files[n-1], now, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +215,7 @@ func Prune(paths []string, before time.Time, opts VerifyOptions, key []byte, sig
 		return nil, err
 	}
 	l := newLog(Config{Key: key, Now: func() time.Time { return now }}, f, false, seq, prev)
-	l.chain = v.Chain
+	l.chain = chain
 	names := make([]string, n)
 	for i, p := range files[:n] {
 		names[i] = filepath.Base(p)
@@ -253,7 +243,7 @@ func lastTime(path string) (time.Time, error) {
 	}
 	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	for i := len(lines) - 1; i >= 0; i-- {
-		if e, err := parseLineKey(lines[i], nil); err == nil {
+		if e, err := ParseLineKey(lines[i], nil); err == nil {
 			return e.Time, nil
 		}
 	}

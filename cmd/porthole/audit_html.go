@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/review"
 )
 
 // checkHTMLOut refuses a page's path that could stand for something else
@@ -58,24 +58,24 @@ func isReportPage(path string) bool {
 		return false
 	}
 	defer f.Close()
-	b := make([]byte, len(audit.PageStart))
+	b := make([]byte, len(review.PageStart))
 	if _, err := io.ReadFull(f, b); err != nil {
 		return false
 	}
-	return bytes.Equal(b, []byte(audit.PageStart))
+	return bytes.Equal(b, []byte(review.PageStart))
 }
 
 // writeHTMLReport writes the summary's page to path, mode 0600: the page
 // holds personal data, as the audit log does. It is written beside path,
 // synced, and renamed over it, so no reader sees half a page, nor, after a
 // crash, an empty one. checkHTMLOut has said path may be written.
-func writeHTMLReport(path string, sum *audit.Summary, files []string, evidence []string) error {
+func writeHTMLReport(path string, sum *review.Summary, files []string, evidence []string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".porthole-report-*.html") // mode 0600
 	if err != nil {
 		return fmt.Errorf("writing the HTML report: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
-	in := audit.PageInputs{LogFiles: files, Evidence: evidence, Generated: time.Now(), Version: Version()}
+	in := review.PageInputs{LogFiles: files, Evidence: evidence, Generated: time.Now(), Version: Version()}
 	// Buffered: the template writes each piece on its own (a page of
 	// 10,000 rows was some 230,000 writes to the file).
 	w := bufio.NewWriterSize(tmp, 64<<10)

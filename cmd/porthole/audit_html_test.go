@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/review"
 )
 
 // TestAuditReportHTMLNeverWritesOverALog: the page is renamed over its
@@ -80,7 +81,7 @@ func TestAuditReportHTMLNeverWritesOverALog(t *testing.T) {
 			t.Fatalf("writing a page, then over it: exit %d, %s%s", code, stdout, errOut)
 		}
 	}
-	if b, _ := os.ReadFile(page); !bytes.HasPrefix(b, []byte(audit.PageStart)) {
-		t.Fatalf("the page does not begin with audit.PageStart")
+	if b, _ := os.ReadFile(page); !bytes.HasPrefix(b, []byte(review.PageStart)) {
+		t.Fatalf("the page does not begin with review.PageStart")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/review"
 	"github.com/porthole-dev/porthole/policy"
 )
 
@@ -43,7 +43,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	f := audit.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
+	f := review.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
 	if f.Since, err = parseWhen(since); err != nil {
 		return err
 	}
@@ -60,8 +60,8 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 		// by its links alone, and its principals would be counted.
 		return fmt.Errorf("%w: give the audit key (--key-file, or $PORTHOLE_AUDIT_KEY_FILE) or a public key and checkpoints (--public-key, --checkpoints); --links-only reports on the links alone, which anyone can recompute, and says so", errUsage)
 	}
-	sum, err := audit.Report(files, f, audit.ReportOptions{VerifyOptions: opts, Unverified: unverified, Detail: htmlOut != ""})
-	if errors.Is(err, audit.ErrNotVerified) {
+	sum, err := review.Report(files, f, review.ReportOptions{VerifyOptions: opts, Unverified: unverified, Detail: htmlOut != ""})
+	if errors.Is(err, review.ErrNotVerified) {
 		return fmt.Errorf("%w; no report was written (porthole audit verify says more; --unverified reports on it anyway, marking every page)", err)
 	}
 	if err != nil {
@@ -115,7 +115,7 @@ func screenedQuery(name, value string) string {
 }
 
 // argFilters are the --arg flags of a report.
-type argFilters []audit.ArgFilter
+type argFilters []review.ArgFilter
 
 func (a *argFilters) String() string { return fmt.Sprint(*a) }
 
@@ -126,7 +126,7 @@ func (a *argFilters) Set(v string) error {
 	if i < 0 {
 		return fmt.Errorf("want name=value, or name~text for a value containing text")
 	}
-	*a = append(*a, audit.ArgFilter{Name: v[:i], Value: v[i+1:], Substring: v[i] == '~'})
+	*a = append(*a, review.ArgFilter{Name: v[:i], Value: v[i+1:], Substring: v[i] == '~'})
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/review"
 )
 
 // reportTrail writes an audit log with porthole's writer, under the key
@@ -120,7 +121,7 @@ func TestAuditReportRefusesAnEditedPrincipalAndUnderUnverifiedNeverCountsIt(t *t
 	out, _, code = auditReport(t, baseEnv(), "--key-file", keyPath, "--unverified", "--json", logPath)
 	var js struct {
 		Verified   *bool
-		Problem    *audit.Problem
+		Problem    *review.Problem
 		Unverified int
 	}
 	decode(t, []byte(out), &js)
@@ -159,16 +160,16 @@ func TestAuditReportVerifiesWithTheKeyOfTheEnvironmentAndSaysWhatItRestsOn(t *te
 	}
 }
 
-// TestAuditReportStillReadsTheCommittedV1Trail: audit/testdata/v1 was
+// TestAuditReportStillReadsTheCommittedV1Trail: audit/review/testdata/v1 was
 // written before records carried a schema version (see
 // audit.TestALogWrittenBySchemaVersion1StillVerifies).
 func TestAuditReportStillReadsTheCommittedV1Trail(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../../audit/testdata/v1/audit.log*")
+	files, err := filepath.Glob("../../audit/review/testdata/v1/audit.log*")
 	if err != nil || len(files) != 5 {
-		t.Fatalf("audit/testdata/v1 holds %d logs (%v)", len(files), err)
+		t.Fatalf("audit/review/testdata/v1 holds %d logs (%v)", len(files), err)
 	}
-	out, errOut, code := auditReport(t, baseEnv(), append([]string{"--key-file", "../../audit/testdata/v1/audit.key"}, files...)...)
+	out, errOut, code := auditReport(t, baseEnv(), append([]string{"--key-file", "../../audit/review/testdata/v1/audit.key"}, files...)...)
 	if code != 0 || !strings.HasPrefix(out, "verified: 29 records in 5 files, seq 1 to 29\n  HMACs checked: ") || !regexpLine(out, `alice\s+list_workflows\s+8\s+ok=8`) {
 		t.Fatalf("report of testdata/v1: exit %d\n%s%s", code, out, errOut)
 	}

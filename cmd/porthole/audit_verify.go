@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/review"
 )
 
 // fileList is a flag that may be given more than once.
@@ -48,7 +49,7 @@ func (v *verifyFlags) register(s *settings) {
 // options reads the keys and checkpoints named, with $PORTHOLE_AUDIT_KEY_FILE
 // when no --key-file was given. Notes on what was given go to notes; what
 // was read is kept in v.evidence.
-func (v *verifyFlags) options(notes io.Writer) (audit.VerifyOptions, error) {
+func (v *verifyFlags) options(notes io.Writer) (review.VerifyOptions, error) {
 	keyFiles := v.keyFiles
 	fromEnv := false
 	if env := os.Getenv("PORTHOLE_AUDIT_KEY_FILE"); len(keyFiles) == 0 && env != "" {
@@ -77,7 +78,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	v, err := audit.VerifyWith(files, opts)
+	v, err := review.VerifyWith(files, opts)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 // names each, a line each: the key files with the ids of the keys read
 // from them, the very keys the options hold (a page names these, not what
 // a second read of the files would find).
-func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, stdout io.Writer) (opts audit.VerifyOptions, evidence []string, err error) {
+func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, stdout io.Writer) (opts review.VerifyOptions, evidence []string, err error) {
 	var keys [][]byte
 	for _, f := range keyFiles {
 		k, err := readAuditKey(f)
@@ -223,7 +224,7 @@ func runAuditPrune(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	key, _ := readAuditKey(keyFiles[0])
-	removed, err := audit.Prune(files, when, opts, key, signer, time.Now())
+	removed, err := review.Prune(files, when, opts, key, signer, time.Now())
 	if err != nil {
 		return err
 	}

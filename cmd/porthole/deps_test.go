@@ -102,6 +102,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/gateway/tracetest": "starts Jaeger",
 		// The hostile upstream of the bounds tests.
 		module + "/gateway/upstream/hostiletest": "is a hostile MCP server",
+		// What the audit trail's tests share.
+		module + "/audit/audittest": "is test support",
 		// The benches' baseline server.
 		module + "/gateway/baretest": "is an MCP server without porthole's hardening",
 		// The browser driver of the HTML report's test.
@@ -133,6 +135,7 @@ var leafImports = map[string][]string{
 	module + "/redact/quote":      {},
 	module + "/policy":            {"github.com/temporalio/sqlparser"},
 	module + "/audit":             {},
+	module + "/audit/review":      {module + "/audit"},
 	module + "/temporal/read":     {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
 		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/gateway/tlsclient", module + "/policy", module + "/redact/quote"},

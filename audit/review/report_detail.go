@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"container/heap"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // Detail is what a page of the report (WriteHTML) shows beyond the counts
@@ -37,7 +39,7 @@ const DefaultMaxRows = 10000
 type Row struct {
 	Time       time.Time
 	Seq        uint64
-	Kind       Kind
+	Kind       audit.Kind
 	Principal  string
 	ClientAddr string
 	Transport  string
@@ -49,7 +51,7 @@ type Row struct {
 	ArgsNotShown int
 	// Outcome is a denial's, or a call's result's; "" while a call has no
 	// result.
-	Outcome    Outcome
+	Outcome    audit.Outcome
 	Status     int
 	Reason     string
 	Count      int // the denials a denials summary stands for; 1 otherwise
@@ -84,7 +86,7 @@ const (
 // dozen bytes and an outcome of one word; a forged or --unverified line
 // may hold any of them at up to the 16 MiB a line is read to.
 const (
-	rowAddrBytes    = MaxToolBytes
+	rowAddrBytes    = audit.MaxToolBytes
 	rowOutcomeBytes = 32
 )
 
@@ -128,7 +130,7 @@ type Bucket struct {
 	Calls map[string]int
 	// Outcomes counts the outcomes of the calls made in the interval, and
 	// the denials of the interval.
-	Outcomes map[Outcome]int
+	Outcomes map[audit.Outcome]int
 }
 
 // MaxTimelineBuckets bounds a timeline: past it, buckets are widened.
@@ -162,7 +164,7 @@ func (tl *timeline) bucket(t time.Time) *Bucket {
 	tl.lo, tl.hi = min(tl.lo, k), max(tl.hi, k)
 	b := tl.buckets[k]
 	if b == nil {
-		b = &Bucket{Start: time.Unix(0, k*int64(tl.width)).UTC(), Calls: map[string]int{}, Outcomes: map[Outcome]int{}}
+		b = &Bucket{Start: time.Unix(0, k*int64(tl.width)).UTC(), Calls: map[string]int{}, Outcomes: map[audit.Outcome]int{}}
 		tl.buckets[k] = b
 	}
 	return b
@@ -179,7 +181,7 @@ func (tl *timeline) widen() {
 		nk := floorDiv(k*int64(tl.width), int64(next))
 		m := merged[nk]
 		if m == nil {
-			m = &Bucket{Start: time.Unix(0, nk*int64(next)).UTC(), Calls: map[string]int{}, Outcomes: map[Outcome]int{}}
+			m = &Bucket{Start: time.Unix(0, nk*int64(next)).UTC(), Calls: map[string]int{}, Outcomes: map[audit.Outcome]int{}}
 			merged[nk] = m
 		}
 		for p, n := range b.Calls {
@@ -308,22 +310,22 @@ func newDetailer(maxRows int) *detailer {
 }
 
 // newRow is e's row, its names cut.
-func newRow(e Entry) *Row {
-	return &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: cutName(e.Principal, MaxToolBytes), ClientAddr: cutName(e.ClientAddr, rowAddrBytes),
-		Transport: cutName(e.Transport, rowOutcomeBytes), Outcome: Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), Status: e.Status,
-		Reason: cutName(e.Reason, MaxReasonBytes), Count: 1}
+func newRow(e audit.Entry) *Row {
+	return &Row{Time: e.Time, Seq: e.Seq, Kind: e.Kind, Principal: cutName(e.Principal, audit.MaxToolBytes), ClientAddr: cutName(e.ClientAddr, rowAddrBytes),
+		Transport: cutName(e.Transport, rowOutcomeBytes), Outcome: audit.Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), Status: e.Status,
+		Reason: cutName(e.Reason, audit.MaxReasonBytes), Count: 1}
 }
 
 // call notes a counted call, key naming it. It returns the call's row, to
 // take its result's outcome, unless the row was left out at once (nil);
 // and the row left out for it, if any.
-func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
+func (d *detailer) call(e audit.Entry, key callKey) (kept, left *Row) {
 	d.tl.bucket(e.Time).Calls[e.Principal]++
 	if d.rows.leftOutAtOnce(e.Time, e.Seq) {
 		return nil, nil
 	}
 	r := newRow(e)
-	r.Tool, r.ArgsNotShown, r.call = cutName(toolName(e), MaxToolBytes), e.ArgsOmitted, key
+	r.Tool, r.ArgsNotShown, r.call = cutName(toolName(e), audit.MaxToolBytes), e.ArgsOmitted, key
 	r.Outcome, r.Status, r.Reason = "", 0, "" // its result's, when it comes
 	// A row shows at most MaxArgs arguments, as porthole writes them, and
 	// rowArgsBytes of their names and values; the rest are counted.
@@ -331,7 +333,7 @@ func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
 	// a forged line of them would make one row of a million.
 	shown := 0
 	for i, a := range e.Args {
-		if len(r.Args) == MaxArgs {
+		if len(r.Args) == audit.MaxArgs {
 			r.ArgsNotShown += len(e.Args) - i
 			break
 		}
@@ -350,20 +352,20 @@ func (d *detailer) call(e Entry, key callKey) (kept, left *Row) {
 
 // result counts a counted call's outcome at the call's time, at, and gives
 // its row (nil when left out) the outcome.
-func (d *detailer) result(at time.Time, call *Row, e Entry) {
+func (d *detailer) result(at time.Time, call *Row, e audit.Entry) {
 	d.tl.bucket(at).Outcomes[e.Outcome]++
 	if call != nil {
-		call.Outcome, call.DurationMs = Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), e.DurationMs
+		call.Outcome, call.DurationMs = audit.Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), e.DurationMs
 	}
 }
 
 // denial notes a counted denial or denials summary, and returns the row
 // left out for it, if any.
-func (d *detailer) denial(e Entry) (left *Row) {
+func (d *detailer) denial(e audit.Entry) (left *Row) {
 	// A summary is drawn at the time of its record, the time the filter
 	// admitted it by, not at its last denial: drawn there, a summary
 	// admitted by --until could stand past the range the page states.
-	if e.Kind == KindDenial {
+	if e.Kind == audit.KindDenial {
 		d.tl.bucket(e.Time).Outcomes[e.Outcome]++
 	} else {
 		for _, g := range e.Groups {
@@ -374,7 +376,7 @@ func (d *detailer) denial(e Entry) (left *Row) {
 		return nil
 	}
 	r := newRow(e)
-	if e.Kind != KindDenial {
+	if e.Kind != audit.KindDenial {
 		var parts []string
 		r.Count = 0
 		for _, g := range e.Groups {

@@ -1,9 +1,11 @@
-package audit
+package review
 
 import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // Filter narrows a report. A call is counted when the filter admits it,
@@ -41,7 +43,7 @@ func (f Filter) admitsTime(t time.Time) bool {
 	return (f.Since.IsZero() || !t.Before(f.Since)) && (f.Until.IsZero() || t.Before(f.Until))
 }
 
-func (f Filter) admitsCall(e Entry) bool {
+func (f Filter) admitsCall(e audit.Entry) bool {
 	switch {
 	case !f.admitsTime(e.Time), f.Principal != "" && e.Principal != f.Principal:
 		return false
@@ -56,7 +58,7 @@ func (f Filter) admitsCall(e Entry) bool {
 	return true
 }
 
-func (a ArgFilter) admits(e Entry, normalize func(name, value string) string) bool {
+func (a ArgFilter) admits(e audit.Entry, normalize func(name, value string) string) bool {
 	match := func(v string) bool { return v == a.Value || (a.Substring && strings.Contains(v, a.Value)) }
 	for _, arg := range e.Args {
 		name := unquote(arg.Name)
@@ -74,7 +76,7 @@ func (a ArgFilter) admits(e Entry, normalize func(name, value string) string) bo
 // admitsDenial: a denial names a principal only when it came after
 // authentication (a rate limit, an OAuth token's missing scope, a refused
 // body, a 503).
-func (f Filter) admitsDenial(e Entry) bool {
+func (f Filter) admitsDenial(e audit.Entry) bool {
 	return !f.namesCalls() && f.admitsTime(e.Time) && (f.Principal == "" || e.Principal == f.Principal)
 }
 

@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // WriteJSON writes the summary as indented JSON.
@@ -223,7 +225,7 @@ func (p *pageWarner) warn() error {
 // record whose HMAC was checked; a links-only or --unverified report may
 // read one that a forger wrote, which could carry terminal escapes (found
 // by the page's fuzz target).
-func outcomes(m map[Outcome]int) string {
+func outcomes(m map[audit.Outcome]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, string(k))
@@ -231,7 +233,7 @@ func outcomes(m map[Outcome]int) string {
 	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", safe(k), m[Outcome(k)]))
+		parts = append(parts, fmt.Sprintf("%s=%d", safe(k), m[audit.Outcome(k)]))
 	}
 	return strings.Join(parts, " ")
 }

@@ -1,8 +1,10 @@
-package audit
+package review
 
 import (
 	"slices"
 	"sort"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // splitSeries reads each file's chain and first sequence number, and puts
@@ -14,14 +16,14 @@ import (
 // were written before records did (schema version 1): they belong to the
 // only chain when the files name one, the chain they were upgraded into,
 // and otherwise form a series of their own.
-func splitSeries(paths []string) ([][]*logFile, error) {
-	byChain := map[string][]*logFile{}
+func splitSeries(paths []string) ([][]*audit.LogFile, error) {
+	byChain := map[string][]*audit.LogFile{}
 	for _, p := range paths {
-		f, _, err := readLogFile(p)
+		f, _, err := audit.ReadLogFile(p)
 		if err != nil {
 			return nil, err
 		}
-		chain, err := seriesChain([]*logFile{f})
+		chain, err := seriesChain([]*audit.LogFile{f})
 		if err != nil {
 			return nil, err
 		}
@@ -38,19 +40,19 @@ func splitSeries(paths []string) ([][]*logFile, error) {
 		chains = append(chains, chain)
 	}
 	slices.Sort(chains)
-	series := make([][]*logFile, 0, len(chains))
+	series := make([][]*audit.LogFile, 0, len(chains))
 	for _, chain := range chains {
 		files := byChain[chain]
-		sort.SliceStable(files, func(i, j int) bool { return files[i].first < files[j].first })
+		sort.SliceStable(files, func(i, j int) bool { return files[i].First < files[j].First })
 		series = append(series, files)
 	}
 	return series, nil
 }
 
-func pathsOf(files []*logFile) []string {
+func pathsOf(files []*audit.LogFile) []string {
 	paths := make([]string, len(files))
 	for i, f := range files {
-		paths[i] = f.path
+		paths[i] = f.Path
 	}
 	return paths
 }

@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // Problem is the first place where a log's chain breaks.
@@ -116,13 +118,13 @@ type VerifyOptions struct {
 	// rotations) and the public keys of the checkpoint signing keys. With
 	// no HMAC key only the links are checked, which anyone able to edit the
 	// files could rewrite; with no public key, checkpoints are not checked.
-	Keys *Keyring
+	Keys *audit.Keyring
 	// Checkpoints are witnessed checkpoints (the witness file, or lines
 	// collected from the operations log). Each must be signed by a public
 	// key of Keys and be of the series' chain; each one the series reaches
 	// must match the record it names; and the series must reach the
 	// latest: so no record up to the latest checkpoint is missing.
-	Checkpoints []Checkpoint
+	Checkpoints []audit.Checkpoint
 	// FromCheckpoint, when not 0, is the sequence number of a signed
 	// checkpoint (in Checkpoints, or a checkpoint record of the log) where
 	// verification begins; records before it are not checked. When 0 the
@@ -133,9 +135,9 @@ type VerifyOptions struct {
 // Verify checks one log or a rotated series with one HMAC key (nil for
 // none). See VerifyWith.
 func Verify(paths []string, key []byte) (*Verification, error) {
-	var ring *Keyring
+	var ring *audit.Keyring
 	if key != nil {
-		ring = NewKeyring([][]byte{key}, nil)
+		ring = audit.NewKeyring([][]byte{key}, nil)
 	}
 	return VerifyWith(paths, VerifyOptions{Keys: ring})
 }
@@ -164,8 +166,8 @@ func VerifyWith(paths []string, opts VerifyOptions) (*Verification, error) {
 // twice, a file swapped between the reads would be counted unverified);
 // c is lent for the call only. An error is a file that could not
 // be read.
-func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count func(c *checkedLine)) (*Verification, error) {
-	v := &Verification{Keyed: opts.Keys.hasHMAC(), Signed: opts.Keys.hasSigning(), Notes: []string{}}
+func verifyFiles(files []*audit.LogFile, problem *Problem, opts VerifyOptions, count func(c *audit.CheckedLine)) (*Verification, error) {
+	v := &Verification{Keyed: opts.Keys.HasHMAC(), Signed: opts.Keys.HasSigning(), Notes: []string{}}
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
@@ -198,14 +200,14 @@ func verifyFiles(files []*logFile, problem *Problem, opts VerifyOptions, count f
 
 // countOnly gives count every line, checked, when verification stopped
 // before the walk: report still counts, as unverified, what it read.
-func (w *chainWalk) countOnly(files []*logFile) error {
+func (w *chainWalk) countOnly(files []*audit.LogFile) error {
 	if w.count == nil {
 		return nil
 	}
 	p := w.newParser()
 	for _, f := range files {
-		err := f.each(func(_ int, line []byte, _ bool) error {
-			c := p.check(line)
+		err := f.Each(func(_ int, line []byte, _ bool) error {
+			c := p.Check(line)
 			w.count(&c)
 			return nil
 		})
@@ -219,11 +221,11 @@ func (w *chainWalk) countOnly(files []*logFile) error {
 // readChainOrder reads the files and sorts them by their first record's
 // sequence number. A file holding no record is a Problem, not an error:
 // it was read, and what it holds breaks the chain.
-func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
-	var files []*logFile
+func readChainOrder(paths []string) ([]*audit.LogFile, *Problem, error) {
+	var files []*audit.LogFile
 	var problem *Problem
 	for _, p := range paths {
-		f, hasRecord, err := readLogFile(p)
+		f, hasRecord, err := audit.ReadLogFile(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -232,7 +234,7 @@ func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
 		}
 		files = append(files, f)
 	}
-	sort.SliceStable(files, func(i, j int) bool { return files[i].first < files[j].first })
+	sort.SliceStable(files, func(i, j int) bool { return files[i].First < files[j].First })
 	return files, problem, nil
 }
 
@@ -240,16 +242,16 @@ func readChainOrder(paths []string) ([]*logFile, *Problem, error) {
 // filling in v and stopping at the first break.
 type chainWalk struct {
 	v         *Verification
-	ring      *Keyring
+	ring      *audit.Keyring
 	started   bool // a record has been accepted
 	expectSeq uint64
 	lastHash  string
-	last      Entry
+	last      audit.Entry
 	// lastSubstantive and lastSubstantiveSeq are the kind and sequence
 	// number of the last record that is not a checkpoint or an anchor:
 	// porthole witnesses its close record with a checkpoint after it,
 	// which a rotation may precede with an anchor.
-	lastSubstantive    Kind
+	lastSubstantive    audit.Kind
 	lastSubstantiveSeq uint64
 	// A line that is not a record may be a torn write that porthole
 	// acknowledged with a chain-start on the next line; it is held here
@@ -261,7 +263,7 @@ type chainWalk struct {
 	chain string // the chain's identity, once a record names it
 	// witnessed are the checkpoints given, by sequence number; latest is
 	// the largest sequence number among them.
-	witnessed map[uint64]Checkpoint
+	witnessed map[uint64]audit.Checkpoint
 	latest    uint64
 	// from is the checkpoint verification begins at (0: genesis); fromOK
 	// says a signed checkpoint of it matched.
@@ -282,7 +284,7 @@ type chainWalk struct {
 	sawV2   bool
 	// count, when set, is given every line walked, checked (report's
 	// counting).
-	count func(c *checkedLine)
+	count func(c *audit.CheckedLine)
 	// indexedChain is the chain the checkpoints were chosen by, and
 	// checkpointsGiven whether any were.
 	indexedChain     string
@@ -290,17 +292,17 @@ type chainWalk struct {
 }
 
 // newParser is a parser of the walk's lines, for one goroutine.
-func (w *chainWalk) newParser() *lineParser { return newLineParser(w.ring) }
+func (w *chainWalk) newParser() *audit.LineParser { return audit.NewLineParser(w.ring) }
 
 // seriesChain is the chain identity the first record naming one names, or
 // "" (a log written before version 2).
-func seriesChain(files []*logFile) (string, error) {
+func seriesChain(files []*audit.LogFile) (string, error) {
 	chain := ""
 	for _, f := range files {
-		err := f.each(func(_ int, l []byte, _ bool) error {
-			if e, err := parseLineKey(l, nil); err == nil && e.Chain != "" {
+		err := f.Each(func(_ int, l []byte, _ bool) error {
+			if e, err := audit.ParseLineKey(l, nil); err == nil && e.Chain != "" {
 				chain = e.Chain
-				return errStop
+				return audit.ErrStopWalk
 			}
 			return nil
 		})
@@ -319,9 +321,9 @@ func seriesChain(files []*logFile) (string, error) {
 // other chains (the other replicas', collected from one cluster's
 // operations log) are set aside and said so; none of the series' own, when
 // some were given, is a problem.
-func (w *chainWalk) indexCheckpoints(all []Checkpoint, chain string) *Problem {
-	w.witnessed = map[uint64]Checkpoint{}
-	var cps []Checkpoint
+func (w *chainWalk) indexCheckpoints(all []audit.Checkpoint, chain string) *Problem {
+	w.witnessed = map[uint64]audit.Checkpoint{}
+	var cps []audit.Checkpoint
 	others := map[string]int{}
 	for _, c := range all {
 		if c.Chain == chain {
@@ -337,10 +339,10 @@ func (w *chainWalk) indexCheckpoints(all []Checkpoint, chain string) *Problem {
 		return &Problem{"checkpoints", 0, fmt.Sprintf("none of the %d checkpoints given is of this series' chain %q: they witness other logs", len(all), chain)}
 	}
 	for i, c := range cps {
-		if !w.ring.hasSigning() {
+		if !w.ring.HasSigning() {
 			return &Problem{"checkpoints", i + 1, "checkpoints were given without a public key (--public-key) to check their signatures"}
 		}
-		if err := c.check(w.ring); err != nil {
+		if err := c.Check(w.ring); err != nil {
 			return &Problem{"checkpoints", i + 1, fmt.Sprintf("the checkpoint of seq %d is not genuine: %v", c.Seq, err)}
 		}
 		if prev, ok := w.witnessed[c.Seq]; ok && (prev.Hash != c.Hash || prev.Chain != c.Chain) {
@@ -356,21 +358,21 @@ func (w *chainWalk) indexCheckpoints(all []Checkpoint, chain string) *Problem {
 // walk checks every line of every file and returns the first break, or
 // nil; with count, it reads on past the break, counting. An error is a
 // file that could not be read.
-func (w *chainWalk) walk(files []*logFile) (*Problem, error) {
+func (w *chainWalk) walk(files []*audit.LogFile) (*Problem, error) {
 	var problem *Problem
 	for fi, f := range files {
 		if problem == nil {
-			w.v.Files = append(w.v.Files, f.path)
+			w.v.Files = append(w.v.Files, f.Path)
 		}
-		err := f.eachChecked(w.newParser, func(i int, line []byte, c *checkedLine, last bool) error {
+		err := f.EachChecked(w.newParser, func(i int, line []byte, c *audit.CheckedLine, last bool) error {
 			if problem == nil {
-				cutShort := fi == len(files)-1 && last && f.partial
-				problem = w.line(f.path, i, fi, line, c, cutShort)
+				cutShort := fi == len(files)-1 && last && f.Partial
+				problem = w.line(f.Path, i, fi, line, c, cutShort)
 			}
 			if w.count != nil {
 				w.count(c)
 			} else if problem != nil {
-				return errStop
+				return audit.ErrStopWalk
 			}
 			return nil
 		})
@@ -384,7 +386,7 @@ func (w *chainWalk) walk(files []*logFile) (*Problem, error) {
 	if w.tornAt != 0 {
 		return w.tornProblem(), nil
 	}
-	if w.started && w.lastSubstantive != KindClose {
+	if w.started && w.lastSubstantive != audit.KindClose {
 		w.v.Notes = append(w.v.Notes, "the log ends without a close record: porthole is still running, stopped without closing, or records were removed from the end")
 	}
 	return nil, nil
@@ -432,10 +434,10 @@ func (w *chainWalk) finish() *Problem {
 
 // line checks the i'th line of the fi'th file. cutShort says it is the
 // series' last line and lacks its newline.
-func (w *chainWalk) line(path string, i, fi int, line []byte, c *checkedLine, cutShort bool) *Problem {
+func (w *chainWalk) line(path string, i, fi int, line []byte, c *audit.CheckedLine, cutShort bool) *Problem {
 	n := i + 1
-	e, err, hash := c.e, c.err, c.hash
-	if errors.Is(err, errNoKey) {
+	e, err, hash := c.Entry, c.Err, c.Hash
+	if errors.Is(err, audit.ErrNoKey) {
 		return &Problem{path, n, err.Error() + ": give every key the log was written under (--key-file, once per key)"}
 	}
 	if err != nil {
@@ -465,7 +467,7 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *checkedLine, cu
 	if p := w.checkChainAndCheckpoints(path, n, e, hash); p != nil {
 		return p
 	}
-	if e.Kind == KindChainStart {
+	if e.Kind == audit.KindChainStart {
 		// Security: the reason and the chains below are the records',
 		// which in a log read by its links alone anyone could have
 		// written, and `audit verify` prints notes and problems to a
@@ -477,7 +479,7 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *checkedLine, cu
 	}
 	w.v.Records++
 	w.v.LastSeq = e.Seq
-	if e.Kind != KindCheckpoint && e.Kind != KindAnchor {
+	if e.Kind != audit.KindCheckpoint && e.Kind != audit.KindAnchor {
 		w.lastSubstantive, w.lastSubstantiveSeq = e.Kind, e.Seq
 	}
 	w.expectSeq, w.lastHash, w.last = e.Seq+1, hash, e
@@ -492,9 +494,9 @@ const recentRecords = 8
 // begin decides where verification begins: at the genesis of the chain,
 // or, with --from-checkpoint, at the record it names, skipping those
 // before it.
-func (w *chainWalk) begin(path string, n int, e Entry, hash string) (skip bool, p *Problem) {
+func (w *chainWalk) begin(path string, n int, e audit.Entry, hash string) (skip bool, p *Problem) {
 	if w.from == 0 {
-		if e.Kind == KindChainStart && e.Prev == "" && e.Seq == 1 {
+		if e.Kind == audit.KindChainStart && e.Prev == "" && e.Seq == 1 {
 			return false, nil
 		}
 		// Not the genesis: only a signed pruned record later in the
@@ -529,7 +531,7 @@ func (w *chainWalk) begin(path string, n int, e Entry, hash string) (skip bool, 
 // witnessed checkpoint of its sequence number, and, for a checkpoint
 // record, to its signature and the record it names; and reports the
 // records a chain-start says are missing.
-func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash string) *Problem {
+func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e audit.Entry, hash string) *Problem {
 	if e.Chain != "" && !isChainID(e.Chain) {
 		// Security: a chain id reaches the verdict, verify's output and
 		// the report's header; one a forger wrote (links only) could
@@ -557,10 +559,10 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 	if e.MissingTo != 0 {
 		return &Problem{path, n, fmt.Sprintf("records %d to %d are missing: porthole found the log shorter than its latest witnessed checkpoint when it started (verify from a later checkpoint with --from-checkpoint)", e.MissingFrom, e.MissingTo)}
 	}
-	if e.Kind == KindCheckpoint && e.Checkpoint != nil {
+	if e.Kind == audit.KindCheckpoint && e.Checkpoint != nil {
 		return w.checkpointRecord(path, n, *e.Checkpoint)
 	}
-	if e.Kind == KindPruned && e.Pruned != nil {
+	if e.Kind == audit.KindPruned && e.Pruned != nil {
 		return w.prunedRecord(path, n, *e.Pruned)
 	}
 	return nil
@@ -569,11 +571,11 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e Entry, hash s
 // prunedRecord checks a pruned record's signature and chain, and clears
 // the problem of a series that begins where it says the removed records
 // ended.
-func (w *chainWalk) prunedRecord(path string, n int, p Checkpoint) *Problem {
-	if !w.ring.hasSigning() {
+func (w *chainWalk) prunedRecord(path string, n int, p audit.Checkpoint) *Problem {
+	if !w.ring.HasSigning() {
 		return nil // without a public key it accounts for nothing
 	}
-	if err := p.checkAs(labelPruned, w.ring); err != nil {
+	if err := p.CheckAs(audit.LabelPruned, w.ring); err != nil {
 		return &Problem{path, n, fmt.Sprintf("the pruned record is not genuine: %v", err)}
 	}
 	if p.Chain != w.chain {
@@ -587,11 +589,11 @@ func (w *chainWalk) prunedRecord(path string, n int, p Checkpoint) *Problem {
 }
 
 // checkpointRecord checks a checkpoint record of the log itself.
-func (w *chainWalk) checkpointRecord(path string, n int, c Checkpoint) *Problem {
-	if !w.ring.hasSigning() {
+func (w *chainWalk) checkpointRecord(path string, n int, c audit.Checkpoint) *Problem {
+	if !w.ring.HasSigning() {
 		return nil
 	}
-	if err := c.check(w.ring); err != nil {
+	if err := c.Check(w.ring); err != nil {
 		return &Problem{path, n, fmt.Sprintf("the checkpoint record is not genuine: %v", err)}
 	}
 	if c.Chain != w.chain {
@@ -610,7 +612,7 @@ func (w *chainWalk) checkpointRecord(path string, n int, c Checkpoint) *Problem 
 // its HMAC is wrong, a truncation when it is the cut-short end of the
 // series, and otherwise perhaps a torn write, which the next record decides.
 func (w *chainWalk) notARecord(path string, n int, hash string, err error, cutShort bool) *Problem {
-	if errors.Is(err, errBadMAC) {
+	if errors.Is(err, audit.ErrBadMAC) {
 		return &Problem{path, n, "the record's HMAC does not match: it was edited, or inserted by someone without the key"}
 	}
 	if cutShort {
@@ -626,11 +628,11 @@ func (w *chainWalk) notARecord(path string, n int, hash string, err error, cutSh
 
 // settleTorn decides a held torn line by the record after it: only a
 // chain-start linking to the line before the torn one acknowledges it.
-func (w *chainWalk) settleTorn(e Entry) *Problem {
+func (w *chainWalk) settleTorn(e audit.Entry) *Problem {
 	if w.tornAt == 0 {
 		return nil
 	}
-	if e.Kind != KindChainStart || e.Prev != w.tornBefore {
+	if e.Kind != audit.KindChainStart || e.Prev != w.tornBefore {
 		return w.tornProblem()
 	}
 	w.v.Notes = append(w.v.Notes, fmt.Sprintf("%s:%d: a torn write, acknowledged by the chain-start on the next line", w.tornFile, w.tornAt))
@@ -645,7 +647,7 @@ func (w *chainWalk) tornProblem() *Problem {
 // checkChainStart checks that a chain-start follows the record before it:
 // it links to it, or starts a file of a version 1 series, and takes the
 // next sequence number.
-func checkChainStart(path string, line int, firstInFile bool, e Entry, expectSeq uint64, lastHash string) *Problem {
+func checkChainStart(path string, line int, firstInFile bool, e audit.Entry, expectSeq uint64, lastHash string) *Problem {
 	switch {
 	case e.Prev == "" && e.V >= 2:
 		return &Problem{path, line, "a second genesis (a chain-start linked to nothing) inside the series"}
@@ -663,11 +665,11 @@ func checkChainStart(path string, line int, firstInFile bool, e Entry, expectSeq
 }
 
 // checkLink checks that a record follows the one before it.
-func checkLink(path string, line int, firstInFile bool, fileIndex int, started bool, e Entry, expectSeq uint64, lastHash string) *Problem {
+func checkLink(path string, line int, firstInFile bool, fileIndex int, started bool, e audit.Entry, expectSeq uint64, lastHash string) *Problem {
 	if !started {
 		return nil // the first record given starts what can be checked
 	}
-	if e.Kind == KindChainStart {
+	if e.Kind == audit.KindChainStart {
 		return checkChainStart(path, line, firstInFile, e, expectSeq, lastHash)
 	}
 	switch {

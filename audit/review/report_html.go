@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // PageInputs say what a report was made from, for the header of its page.
@@ -59,9 +61,9 @@ func cssHash(css string) string {
 // as text, never read as markup.
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"shown":    func(v any) string { return safe(fmt.Sprint(v)) },
-	"name":     func(s string) string { return safe(cutName(s, MaxToolBytes)) },
-	"reason":   func(s string) string { return safe(cutName(s, MaxReasonBytes)) },
-	"outcome":  func(o Outcome) string { return safe(cutName(string(o), rowOutcomeBytes)) },
+	"name":     func(s string) string { return safe(cutName(s, audit.MaxToolBytes)) },
+	"reason":   func(s string) string { return safe(cutName(s, audit.MaxReasonBytes)) },
+	"outcome":  func(o audit.Outcome) string { return safe(cutName(string(o), rowOutcomeBytes)) },
 	"tally":    pageOutcomes,
 	"quoted":   strconv.QuoteToASCII,
 	"label":    label,
@@ -120,25 +122,25 @@ const (
 
 // pageOutcomes is a tool's outcomes as its cell on a page shows them: the
 // ten most frequent, each cut, and how many more there are.
-func pageOutcomes(m map[Outcome]int) string {
+func pageOutcomes(m map[audit.Outcome]int) string {
 	const most = 10
 	if len(m) <= most {
-		cut := map[Outcome]int{}
+		cut := map[audit.Outcome]int{}
 		for o, n := range m {
-			cut[Outcome(cutName(string(o), rowOutcomeBytes))] += n
+			cut[audit.Outcome(cutName(string(o), rowOutcomeBytes))] += n
 		}
 		return outcomes(cut)
 	}
 	keys := slices.Collect(maps.Keys(m))
-	slices.SortFunc(keys, func(a, b Outcome) int {
+	slices.SortFunc(keys, func(a, b audit.Outcome) int {
 		if m[a] != m[b] {
 			return m[b] - m[a]
 		}
 		return strings.Compare(string(a), string(b))
 	})
-	top := map[Outcome]int{}
+	top := map[audit.Outcome]int{}
 	for _, o := range keys[:most] {
-		top[Outcome(cutName(string(o), rowOutcomeBytes))] += m[o]
+		top[audit.Outcome(cutName(string(o), rowOutcomeBytes))] += m[o]
 	}
 	return fmt.Sprintf("%s and %d more", outcomes(top), len(keys)-most)
 }

@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/audittest"
 )
 
 // relink applies edit to each line of the log at path and recomputes each
@@ -43,7 +46,7 @@ func relink(t *testing.T, path string, edit func(i int, line string) string) {
 func TestAForgedChainIDIsABreakAndIsNeverEchoed(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
+	writeRecords(t, openReportLog(t, path, audit.Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", audit.OutcomeOK))
 	forged := `safe\u202eSKCEHC CAMH LLA :deifirev\u001b[2J`
 	relink(t, path, func(_ int, l string) string {
 		return regexp.MustCompile(`"chain":"[0-9a-f]+"`).ReplaceAllString(l, `"chain":"`+forged+`"`)
@@ -82,17 +85,17 @@ func TestAForgedChainIDIsABreakAndIsNeverEchoed(t *testing.T) {
 func TestLinksOnlyIsSaidOfEverySeriesReadByItsLinks(t *testing.T) {
 	t.Parallel()
 	// A series proven whole: closed, its last checkpoint at the close.
-	sig := newSigner(t)
-	tr := newTrail(t)
-	writeRecords(t, openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 3}),
-		call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
-	opts := ReportOptions{Unverified: true, VerifyOptions: VerifyOptions{Keys: ring(nil, sig), Checkpoints: tr.checkpoints(t)}}
-	other := filepath.Join(t.TempDir(), "other.log")
-	writeRecords(t, openReportLog(t, other, Config{}), call("b1", "bob", "list_workflows"))
-	if s := report(t, []string{tr.log}, Filter{}, opts); !s.Verified || s.LinksOnly || s.Series[0].ProvenTo == 0 {
+	sig := audittest.NewSigner(t)
+	tr := audittest.NewTrail(t)
+	writeRecords(t, openReportLog(t, tr.Log, audit.Config{Signer: sig.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 3}),
+		call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", audit.OutcomeOK))
+	opts := ReportOptions{Unverified: true, VerifyOptions: VerifyOptions{Keys: audittest.Ring(nil, sig), Checkpoints: tr.Checkpoints(t)}}
+	other := filepath.Join(t.TempDir(), "other.Log")
+	writeRecords(t, openReportLog(t, other, audit.Config{}), call("b1", "bob", "list_workflows"))
+	if s := report(t, []string{tr.Log}, Filter{}, opts); !s.Verified || s.LinksOnly || s.Series[0].ProvenTo == 0 {
 		t.Fatalf("the proven series alone: verified %t, linksOnly %t, proven to %d", s.Verified, s.LinksOnly, s.Series[0].ProvenTo)
 	}
-	s, err := Report([]string{tr.log, other}, Filter{}, opts)
+	s, err := Report([]string{tr.Log, other}, Filter{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,28 +110,28 @@ func TestLinksOnlyIsSaidOfEverySeriesReadByItsLinks(t *testing.T) {
 // the public key and the checkpoints but no HMAC key.
 func crashedTrail(t *testing.T) (path string, last uint64, opts ReportOptions) {
 	t.Helper()
-	sig := newSigner(t)
-	tr := newTrail(t)
-	l := openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 5})
+	sig := audittest.NewSigner(t)
+	tr := audittest.NewTrail(t)
+	l := openReportLog(t, tr.Log, audit.Config{Signer: sig.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 5})
 	t.Cleanup(func() { l.Close() })
 	for i := range 4 {
 		id := fmt.Sprint("a", i)
-		for _, r := range []Record{call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", OutcomeOK)} {
+		for _, r := range []audit.Record{call(id, "alice", "list_workflows"), result(id, "alice", "list_workflows", audit.OutcomeOK)} {
 			if err := l.Write(t.Context(), r); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	path = filepath.Join(t.TempDir(), "audit.log")
-	b, err := os.ReadFile(tr.log)
+	b, err := os.ReadFile(tr.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cps := tr.checkpoints(t)
-	return path, cps[len(cps)-1].Seq, ReportOptions{Detail: true, VerifyOptions: VerifyOptions{Keys: ring(nil, sig), Checkpoints: cps}}
+	cps := tr.Checkpoints(t)
+	return path, cps[len(cps)-1].Seq, ReportOptions{Detail: true, VerifyOptions: VerifyOptions{Keys: audittest.Ring(nil, sig), Checkpoints: cps}}
 }
 
 // TestRecordsAfterTheLatestCheckpointWithoutAKeyAreNotCalledVerified: with
@@ -191,9 +194,9 @@ func TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas(t *testing.T) {
 	}{{"a day behind", -24 * time.Hour}, {"overlapping", 3 * time.Minute}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
-			writeRecords(t, openReportLog(t, a, Config{}), calls("a", "alice", "list_workflows", 10, "")...)
-			writeRecords(t, openReportLogFrom(t, b, reportStart.Add(c.offset), Config{}), call("b0", "alice", "list_workflows"))
+			a, b := filepath.Join(dir, "a.Log"), filepath.Join(dir, "b.Log")
+			writeRecords(t, openReportLog(t, a, audit.Config{}), calls("a", "alice", "list_workflows", 10, "")...)
+			writeRecords(t, openReportLogFrom(t, b, reportStart.Add(c.offset), audit.Config{}), call("b0", "alice", "list_workflows"))
 			for _, order := range [][]string{{a, b}, {b, a}} {
 				s := report(t, order, Filter{}, keyed())
 				p := principal(s, "alice")
@@ -211,8 +214,8 @@ func TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas(t *testing.T) {
 func TestAForgedLogsLongNamesAreCutOnThePage(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	records := append(calls("a", "alice", "list_workflows", 20, OutcomeOK), Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: OutcomeInvalid, Status: 400, Reason: "not JSON"})
-	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	records := append(calls("a", "alice", "list_workflows", 20, audit.OutcomeOK), audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9", Outcome: audit.OutcomeInvalid, Status: 400, Reason: "not JSON"})
+	writeRecords(t, openReportLog(t, path, audit.Config{}), records...)
 	big := strings.Repeat("P", 64<<10)
 	relink(t, path, func(_ int, l string) string {
 		l = strings.ReplaceAll(l, `"principal":"\"alice\""`, `"principal":"\"`+big+`\""`)
@@ -225,12 +228,12 @@ func TestAForgedLogsLongNamesAreCutOnThePage(t *testing.T) {
 	cut := fmt.Sprintf("(cut: %d bytes in all)", len(big))
 	for _, r := range s.Detail.Rows {
 		for _, f := range []string{r.Principal, r.Tool, r.ClientAddr, r.Reason} {
-			if len(f) > MaxReasonBytes+len("... (cut: 65536 bytes in all)") {
+			if len(f) > audit.MaxReasonBytes+len("... (cut: 65536 bytes in all)") {
 				t.Errorf("a row holds a name of %d bytes", len(f))
 			}
 		}
 	}
-	if len(page) > 64<<10 || !strings.Contains(page, strings.Repeat("P", MaxToolBytes)+"... "+cut) {
+	if len(page) > 64<<10 || !strings.Contains(page, strings.Repeat("P", audit.MaxToolBytes)+"... "+cut) {
 		t.Errorf("twenty forged calls made a page of %d bytes, or it does not say what it cut", len(page))
 	}
 }
@@ -243,19 +246,19 @@ func TestARowLeftOutIsNotKeptByItsOpenCall(t *testing.T) {
 	s := &Summary{Principals: []*PrincipalSummary{}, Denials: []*DenialSummary{}}
 	z := &summarizer{s: s, principals: map[string]*PrincipalSummary{}, tools: map[toolKey]*ToolSummary{},
 		denials: map[string]*DenialSummary{}, open: map[callKey]openCall{}, detail: newDetailer(10)}
-	value := Quote(strings.Repeat("v", 250))
+	value := audit.Quote(strings.Repeat("v", 250))
 	for i := range 1000 {
 		// Later calls first, so that each keeps the heap's place a while.
-		e := Entry{Time: reportStart.Add(time.Duration(1000-i) * time.Second), Seq: uint64(i + 1), Kind: KindCall,
-			RequestID: fmt.Sprint("c", i), Principal: "alice", Tool: Quote("list_workflows")}
+		e := audit.Entry{Time: reportStart.Add(time.Duration(1000-i) * time.Second), Seq: uint64(i + 1), Kind: audit.KindCall,
+			RequestID: fmt.Sprint("c", i), Principal: "alice", Tool: audit.Quote("list_workflows")}
 		e.Args = append(e.Args, struct {
 			Name      string `json:"name"`
 			Value     string `json:"value"`
 			Truncated bool   `json:"truncated"`
-		}{Quote("a"), value, false})
+		}{audit.Quote("a"), value, false})
 		z.call(e)
 	}
-	z.result(Entry{Kind: KindResult, RequestID: "c0", Principal: "alice", Outcome: OutcomeOK})
+	z.result(audit.Entry{Kind: audit.KindResult, RequestID: "c0", Principal: "alice", Outcome: audit.OutcomeOK})
 	rows := 0
 	for _, c := range z.open {
 		if c.row != nil {
@@ -265,7 +268,7 @@ func TestARowLeftOutIsNotKeptByItsOpenCall(t *testing.T) {
 	d := z.detail.done()
 	outcomes := 0
 	for _, b := range d.Timeline.Buckets {
-		outcomes += b.Outcomes[OutcomeOK]
+		outcomes += b.Outcomes[audit.OutcomeOK]
 	}
 	if rows != 10 || len(d.Rows) != 10 || d.RowsLeftOut != 990 || outcomes != 1 {
 		t.Fatalf("open calls hold %d rows, the page keeps %d (%d left out), the timeline counts %d results; want 10, 10 (990), 1",
@@ -279,12 +282,12 @@ func TestARowLeftOutIsNotKeptByItsOpenCall(t *testing.T) {
 func TestTheSummaryTablesOfAPageAreBounded(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	var records []Record
+	var records []audit.Record
 	for i := range 3000 {
-		records = append(records, Record{Kind: KindDenial, ClientAddr: fmt.Sprintf("10.%d.%d.1:5", i/250, i%250), Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+		records = append(records, audit.Record{Kind: audit.KindDenial, ClientAddr: fmt.Sprintf("10.%d.%d.1:5", i/250, i%250), Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
 			call(fmt.Sprint("c", i), "mallory", fmt.Sprintf("tool_%05d", i)))
 	}
-	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	writeRecords(t, openReportLog(t, path, audit.Config{}), records...)
 	opts := keyed()
 	opts.Detail, opts.MaxRows = true, 100
 	s := report(t, []string{path}, Filter{}, opts)
@@ -309,9 +312,9 @@ func TestTheSummaryTablesOfAPageAreBounded(t *testing.T) {
 func TestADenialsSummaryIsDrawnAtTheTimeItWasAdmittedBy(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK),
-		Record{Kind: KindDenials, ClientAddr: "203.0.113.9", Count: 5, First: reportStart.Add(48 * time.Hour), Last: reportStart.Add(72 * time.Hour),
-			Groups: []DenialGroup{{Count: 5, Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"}}})
+	writeRecords(t, openReportLog(t, path, audit.Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", audit.OutcomeOK),
+		audit.Record{Kind: audit.KindDenials, ClientAddr: "203.0.113.9", Count: 5, First: reportStart.Add(48 * time.Hour), Last: reportStart.Add(72 * time.Hour),
+			Groups: []audit.DenialGroup{{Count: 5, Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"}}})
 	opts := keyed()
 	opts.Detail = true
 	s := report(t, []string{path}, Filter{}, opts)
@@ -354,31 +357,31 @@ func TestAPageOfHostileValuesAtEveryCapStaysWithinItsBound(t *testing.T) {
 		vf := &Verification{Files: []string{fmt.Sprintf("audit.log.%d", i)}, Chain: fmt.Sprintf("%032x", i+1), Notes: notes}
 		s.Series = append(s.Series, &Series{Verification: vf, Basis: vf.Basis()})
 	}
-	outcomes := map[Outcome]int{}
+	outcomes := map[audit.Outcome]int{}
 	for i := range 20 {
-		outcomes[Outcome(fmt.Sprint(i, long))] = 1
+		outcomes[audit.Outcome(fmt.Sprint(i, long))] = 1
 	}
 	for i := range maxTableRows + 1 {
 		p := &PrincipalSummary{Principal: fmt.Sprint(i, long), Calls: 1, FirstSeen: reportStart, LastSeen: reportStart,
 			Tools: []*ToolSummary{{Tool: fmt.Sprint(i, long), Calls: 1, Outcomes: outcomes}}}
 		s.Principals = append(s.Principals, p)
-		s.Denials = append(s.Denials, &DenialSummary{Outcome: Outcome(long), Reason: long, ClientAddr: fmt.Sprint(i, long), Count: 1, LastSeen: reportStart})
+		s.Denials = append(s.Denials, &DenialSummary{Outcome: audit.Outcome(long), Reason: long, ClientAddr: fmt.Sprint(i, long), Count: 1, LastSeen: reportStart})
 	}
 	d := newDetailer(0)
-	e := Entry{Time: reportStart, Kind: KindCall, Principal: long, ClientAddr: long, Transport: long, Tool: Quote(long)}
-	for range MaxArgs {
+	e := audit.Entry{Time: reportStart, Kind: audit.KindCall, Principal: long, ClientAddr: long, Transport: long, Tool: audit.Quote(long)}
+	for range audit.MaxArgs {
 		e.Args = append(e.Args, struct {
 			Name      string `json:"name"`
 			Value     string `json:"value"`
 			Truncated bool   `json:"truncated"`
-		}{Quote(worst(8)), Quote(worst(rowValueBytes)), true})
+		}{audit.Quote(worst(8)), audit.Quote(worst(rowValueBytes)), true})
 	}
 	for i := range DefaultMaxRows + 1 {
 		e.Seq = uint64(i + 1)
 		if row, _ := d.call(e, callKey{}); row != nil {
-			d.result(e.Time, row, Entry{Outcome: Outcome(long)})
+			d.result(e.Time, row, audit.Entry{Outcome: audit.Outcome(long)})
 		}
-		d.denial(Entry{Time: reportStart, Seq: uint64(i + 1), Kind: KindDenial, Principal: long, ClientAddr: long, Outcome: Outcome(long), Reason: long})
+		d.denial(audit.Entry{Time: reportStart, Seq: uint64(i + 1), Kind: audit.KindDenial, Principal: long, ClientAddr: long, Outcome: audit.Outcome(long), Reason: long})
 	}
 	s.Detail = d.done()
 	var page bytes.Buffer
@@ -414,7 +417,7 @@ func TestARedPageSaysWhatItWasCheckedWithNotVerifiedWith(t *testing.T) {
 func TestAForgedChainStartReasonIsQuotedInVerifysNotes(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"))
+	writeRecords(t, openReportLog(t, path, audit.Config{}), call("a1", "alice", "list_workflows"))
 	relink(t, path, func(_ int, l string) string {
 		return regexp.MustCompile(`"reason":"[^"]*"`).ReplaceAllString(l, `"reason":"all clear\u001b[2J\u202e"`)
 	})
@@ -436,8 +439,8 @@ func TestAForgedChainStartReasonIsQuotedInVerifysNotes(t *testing.T) {
 func TestASeriesNoCheckpointProvesIsNotVerifiedBesideAProvenOne(t *testing.T) {
 	t.Parallel()
 	s := &Summary{Verified: true, Series: []*Series{
-		{Verification: &Verification{Files: []string{"a.log"}, Chain: fmt.Sprintf("%032x", 1), Records: 4, LastSeq: 4, LastRecord: 4, ProvenTo: 4}},
-		{Verification: &Verification{Files: []string{"b.log"}, Chain: fmt.Sprintf("%032x", 2), Records: 3, LastSeq: 3, LastRecord: 3}},
+		{Verification: &Verification{Files: []string{"a.Log"}, Chain: fmt.Sprintf("%032x", 1), Records: 4, LastSeq: 4, LastRecord: 4, ProvenTo: 4}},
+		{Verification: &Verification{Files: []string{"b.Log"}, Chain: fmt.Sprintf("%032x", 2), Records: 3, LastSeq: 3, LastRecord: 3}},
 	}}
 	var table strings.Builder
 	if err := s.WriteTable(&table); err != nil {
@@ -463,7 +466,7 @@ func TestASeriesNoCheckpointProvesIsNotVerifiedBesideAProvenOne(t *testing.T) {
 func TestARowShowsAtMostMaxArgsArguments(t *testing.T) {
 	t.Parallel()
 	d := newDetailer(0)
-	e := Entry{Time: reportStart, Kind: KindCall, Principal: "mallory", Tool: Quote("list_workflows")}
+	e := audit.Entry{Time: reportStart, Kind: audit.KindCall, Principal: "mallory", Tool: audit.Quote("list_workflows")}
 	e.Args = make([]struct {
 		Name      string `json:"name"`
 		Value     string `json:"value"`
@@ -473,8 +476,8 @@ func TestARowShowsAtMostMaxArgsArguments(t *testing.T) {
 	if row == nil {
 		t.Fatal("the row was left out")
 	}
-	if len(row.Args) != MaxArgs || row.ArgsNotShown != len(e.Args)-MaxArgs {
-		t.Errorf("the row shows %d arguments and counts %d not shown; want %d and %d", len(row.Args), row.ArgsNotShown, MaxArgs, len(e.Args)-MaxArgs)
+	if len(row.Args) != audit.MaxArgs || row.ArgsNotShown != len(e.Args)-audit.MaxArgs {
+		t.Errorf("the row shows %d arguments and counts %d not shown; want %d and %d", len(row.Args), row.ArgsNotShown, audit.MaxArgs, len(e.Args)-audit.MaxArgs)
 	}
 }
 

@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // A chart is an SVG drawn by porthole: rectangles and text, which the
@@ -184,8 +186,8 @@ func barChart(id, title, class string, items []barItem, empty string) chart {
 const chartedPrincipals = 6
 
 // outcomeClasses are the outcomes a chart colours; any other is "other".
-var outcomeClasses = []Outcome{OutcomeOK, OutcomeToolError, OutcomeDenied, OutcomeRateLimited, OutcomeInvalid,
-	OutcomeUnauthenticated, OutcomeInternal, OutcomeUnavailable}
+var outcomeClasses = []audit.Outcome{audit.OutcomeOK, audit.OutcomeToolError, audit.OutcomeDenied, audit.OutcomeRateLimited, audit.OutcomeInvalid,
+	audit.OutcomeUnauthenticated, audit.OutcomeInternal, audit.OutcomeUnavailable}
 
 // charts draws the page's charts from the summary and its detail.
 func (s *Summary) charts() []chart {

@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // pageOf writes s's page.
@@ -86,18 +88,18 @@ var hostile = []string{
 func TestAPageShowsHostileValuesAsText(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	var records []Record
+	var records []audit.Record
 	for i, h := range hostile {
 		id := fmt.Sprint("h", i)
-		c := call(id, h, h, Arg{Name: h, Value: h}, Arg{Name: "workflowId", Value: h})
+		c := call(id, h, h, audit.Arg{Name: h, Value: h}, audit.Arg{Name: "workflowId", Value: h})
 		c.UserAgent = h
-		records = append(records, c, result(id, h, h, OutcomeOK),
-			Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: OutcomeInvalid, Status: 400, Reason: "a refused key " + h})
+		records = append(records, c, result(id, h, h, audit.OutcomeOK),
+			audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9", Outcome: audit.OutcomeInvalid, Status: 400, Reason: "a refused key " + h})
 	}
 	big := strings.Repeat("x", 100<<10)
-	records = append(records, call("big", "alice", "describe_workflow", Arg{Name: "workflowId", Value: big}),
-		result("big", "alice", "describe_workflow", OutcomeInvalid))
-	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	records = append(records, call("big", "alice", "describe_workflow", audit.Arg{Name: "workflowId", Value: big}),
+		result("big", "alice", "describe_workflow", audit.OutcomeInvalid))
+	writeRecords(t, openReportLog(t, path, audit.Config{}), records...)
 	opts := keyed()
 	opts.Detail = true
 	page := pageOf(t, report(t, []string{path}, Filter{}, opts))
@@ -129,16 +131,16 @@ func FuzzAPageIsThePagesOwn(f *testing.F) {
 	}
 	f.Add("\x00\xff\u2066</style><style>")
 	f.Fuzz(func(t *testing.T, v string) {
-		row := &Row{Time: reportStart, Kind: KindCall, Principal: v, ClientAddr: v, Tool: v, Reason: v, Outcome: Outcome(v), Count: 1,
+		row := &Row{Time: reportStart, Kind: audit.KindCall, Principal: v, ClientAddr: v, Tool: v, Reason: v, Outcome: audit.Outcome(v), Count: 1,
 			Args: []RowArg{{Name: v, Value: cutText(v, rowValueBytes), Bytes: len(v)}}}
 		tl := newTimeline()
 		b := tl.bucket(reportStart)
-		b.Calls[v], b.Outcomes[Outcome(v)] = 1, 1
+		b.Calls[v], b.Outcomes[audit.Outcome(v)] = 1, 1
 		vf := &Verification{Files: []string{v}, Keyed: true, Chain: v, Notes: []string{v}}
 		s := &Summary{Verified: true, Series: []*Series{{Verification: vf, Basis: vf.Basis()}},
 			Filter: Filter{Principal: v, Args: []ArgFilter{{Name: v, Value: v}}}, Records: 2, From: reportStart, To: reportStart,
-			Principals: []*PrincipalSummary{{Principal: v, Calls: 1, Tools: []*ToolSummary{{Tool: v, Calls: 1, Outcomes: map[Outcome]int{Outcome(v): 1}}}}},
-			Denials:    []*DenialSummary{{Outcome: Outcome(v), Reason: v, ClientAddr: v, Count: 1}},
+			Principals: []*PrincipalSummary{{Principal: v, Calls: 1, Tools: []*ToolSummary{{Tool: v, Calls: 1, Outcomes: map[audit.Outcome]int{audit.Outcome(v): 1}}}}},
+			Denials:    []*DenialSummary{{Outcome: audit.Outcome(v), Reason: v, ClientAddr: v, Count: 1}},
 			Detail:     &Detail{Timeline: tl.done(), Rows: []*Row{row}}}
 		var page bytes.Buffer
 		if err := s.WriteHTML(&page, PageInputs{LogFiles: []string{v}, Evidence: []string{v}, Version: v}); err != nil {
@@ -156,20 +158,20 @@ func FuzzAPageIsThePagesOwn(f *testing.F) {
 func threePrincipals(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	var records []Record
+	var records []audit.Record
 	for i := range 12 {
 		p := []string{"alice", "bob", "ci-agent"}[i%3]
 		tool := []string{"list_workflows", "describe_workflow"}[i%2]
-		o := []Outcome{OutcomeOK, OutcomeOK, OutcomeDenied, OutcomeInvalid}[i%4]
+		o := []audit.Outcome{audit.OutcomeOK, audit.OutcomeOK, audit.OutcomeDenied, audit.OutcomeInvalid}[i%4]
 		id := fmt.Sprint("r", i)
-		records = append(records, call(id, p, tool, Arg{Name: "workflowId", Value: fmt.Sprint("order-", i)}), result(id, p, tool, o))
+		records = append(records, call(id, p, tool, audit.Arg{Name: "workflowId", Value: fmt.Sprint("order-", i)}), result(id, p, tool, o))
 	}
 	records = append(records,
-		Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
-		Record{Kind: KindDenial, Principal: "bob", ClientAddr: "198.51.100.7", Outcome: OutcomeRateLimited, Status: 429, Reason: "rate limit"},
-		Record{Kind: KindDenials, ClientAddr: "203.0.113.9", Count: 40, First: reportStart, Last: reportStart.Add(time.Hour),
-			Groups: []DenialGroup{{Count: 30, Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"}, {Count: 10, Outcome: OutcomeInvalid, Status: 400, Reason: "not JSON"}}})
-	writeRecords(t, openReportLog(t, path, Config{}), records...)
+		audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9", Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+		audit.Record{Kind: audit.KindDenial, Principal: "bob", ClientAddr: "198.51.100.7", Outcome: audit.OutcomeRateLimited, Status: 429, Reason: "rate limit"},
+		audit.Record{Kind: audit.KindDenials, ClientAddr: "203.0.113.9", Count: 40, First: reportStart, Last: reportStart.Add(time.Hour),
+			Groups: []audit.DenialGroup{{Count: 30, Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"}, {Count: 10, Outcome: audit.OutcomeInvalid, Status: 400, Reason: "not JSON"}}})
+	writeRecords(t, openReportLog(t, path, audit.Config{}), records...)
 	return path
 }
 
@@ -226,7 +228,7 @@ func TestAPageCountsWhatTheTableCounts(t *testing.T) {
 			t.Errorf("the page has no chart %s", id)
 		}
 	}
-	if len(s.Detail.Rows) != 15 || s.Detail.RowsLeftOut != 0 || s.Detail.Rows[0].Outcome != OutcomeOK || s.Detail.Rows[14].Count != 40 {
+	if len(s.Detail.Rows) != 15 || s.Detail.RowsLeftOut != 0 || s.Detail.Rows[0].Outcome != audit.OutcomeOK || s.Detail.Rows[14].Count != 40 {
 		t.Errorf("rows: %d (%d left out), want the 12 calls with their outcomes, 2 denials and a summary of 40", len(s.Detail.Rows), s.Detail.RowsLeftOut)
 	}
 }
@@ -285,9 +287,9 @@ func TestAPageKeepsTheEarliestRowsAndSaysHowManyItLeftOut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	late, early := filepath.Join(dir, "late.log"), filepath.Join(dir, "early.log")
-	writeRecords(t, openReportLog(t, late, Config{}), calls("l", "late", "list_workflows", 6, "")...)
+	writeRecords(t, openReportLog(t, late, audit.Config{}), calls("l", "late", "list_workflows", 6, "")...)
 	// The second replica's clock is a day behind: its records come first.
-	l := openReportLogFrom(t, early, reportStart.Add(-24*time.Hour), Config{})
+	l := openReportLogFrom(t, early, reportStart.Add(-24*time.Hour), audit.Config{})
 	writeRecords(t, l, call("e0", "early", "list_workflows"), call("e1", "early", "list_workflows"))
 	opts := keyed()
 	opts.Detail, opts.MaxRows = true, 5

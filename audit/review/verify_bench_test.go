@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/audittest"
 )
 
 // BenchmarkVerify verifies, with its HMAC key, a 32 MB log of call and
@@ -20,7 +23,7 @@ func BenchmarkVerify(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ring := NewKeyring([][]byte{testKey}, nil)
+	ring := audit.NewKeyring([][]byte{audittest.Key}, nil)
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
 	for b.Loop() {
@@ -38,7 +41,7 @@ func BenchmarkVerify(b *testing.B) {
 func writeBenchTrail(b testing.TB, size int64) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "audit.log")
-	l, err := Open(Config{Path: path, Key: testKey, Fsync: FsyncInterval})
+	l, err := audit.Open(audit.Config{Path: path, Key: audittest.Key, Fsync: audit.FsyncInterval})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,13 +56,13 @@ func writeBenchTrail(b testing.TB, size int64) string {
 			break
 		}
 		id := strconv.Itoa(i)
-		call := callRecord("alice", "describe_workflow",
-			Arg{Name: "query", Value: `WorkflowType = "order" AND ExecutionStatus = 'Running'`},
-			Arg{Name: "workflowId", Value: long + id})
+		call := audittest.CallRecord("alice", "describe_workflow",
+			audit.Arg{Name: "query", Value: `WorkflowType = "order" AND ExecutionStatus = 'Running'`},
+			audit.Arg{Name: "workflowId", Value: long + id})
 		call.RequestID = id
-		result := Record{Kind: KindResult, RequestID: id, Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_workflow",
-			Outcome: OutcomeOK, Duration: 1234567, ResultBytes: 2048}
-		for _, r := range []Record{call, result} {
+		result := audit.Record{Kind: audit.KindResult, RequestID: id, Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_workflow",
+			Outcome: audit.OutcomeOK, Duration: 1234567, ResultBytes: 2048}
+		for _, r := range []audit.Record{call, result} {
 			if err := l.Write(ctx, r); err != nil {
 				b.Fatal(err)
 			}
@@ -76,7 +79,7 @@ func writeBenchTrail(b testing.TB, size int64) string {
 // with nothing else.
 func BenchmarkLineHashes(b *testing.B) {
 	line := []byte(strings.Repeat("x", 1024))
-	mac := hmac.New(sha256.New, testKey)
+	mac := hmac.New(sha256.New, audittest.Key)
 	var sum [sha256.Size]byte
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {

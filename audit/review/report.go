@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
 )
 
 // Summary answers "who asked what" over a set of records.
@@ -64,19 +66,19 @@ type PrincipalSummary struct {
 
 // ToolSummary is one principal's calls of one tool.
 type ToolSummary struct {
-	Tool     string          `json:"tool"`
-	Calls    int             `json:"calls"`
-	Outcomes map[Outcome]int `json:"outcomes"`
+	Tool     string                `json:"tool"`
+	Calls    int                   `json:"calls"`
+	Outcomes map[audit.Outcome]int `json:"outcomes"`
 }
 
 // DenialSummary counts denials of one reason from one address.
 type DenialSummary struct {
-	Outcome    Outcome   `json:"outcome"`
-	Status     int       `json:"status,omitempty"`
-	Reason     string    `json:"reason"`
-	ClientAddr string    `json:"clientAddr"`
-	Count      int       `json:"count"`
-	LastSeen   time.Time `json:"lastSeen"`
+	Outcome    audit.Outcome `json:"outcome"`
+	Status     int           `json:"status,omitempty"`
+	Reason     string        `json:"reason"`
+	ClientAddr string        `json:"clientAddr"`
+	Count      int           `json:"count"`
+	LastSeen   time.Time     `json:"lastSeen"`
 }
 
 // ReportOptions say how Report verifies the files it reads.
@@ -113,7 +115,7 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		return nil, err
 	}
 	if len(series) == 0 {
-		series = [][]*logFile{nil} // verifyFiles says it holds no record
+		series = [][]*audit.LogFile{nil} // verifyFiles says it holds no record
 	}
 	if len(series) > 1 && opts.FromCheckpoint != 0 {
 		return nil, fmt.Errorf("--from-checkpoint names a record of one chain, and the files hold %d chains: give one replica's files", len(series))
@@ -201,9 +203,9 @@ type openCall struct {
 // keys given (verifyFiles): a line is parsed and its HMAC checked once,
 // and what is counted is what was checked. Lines that are not records are
 // skipped: VerifyWith reports them.
-func (z *summarizer) line(c *checkedLine) {
-	e, err := c.e, c.err
-	if errors.Is(err, errBadMAC) || errors.Is(err, errNoKey) {
+func (z *summarizer) line(c *audit.CheckedLine) {
+	e, err := c.Entry, c.Err
+	if errors.Is(err, audit.ErrBadMAC) || errors.Is(err, audit.ErrNoKey) {
 		// Its seq may be forged: it does not move where reading begins.
 		if z.reading || e.Seq >= z.from {
 			z.s.Unverified++
@@ -219,16 +221,16 @@ func (z *summarizer) line(c *checkedLine) {
 	z.reading = true
 	e.Principal = unquote(e.Principal)
 	switch e.Kind {
-	case KindCall:
+	case audit.KindCall:
 		z.call(e)
-	case KindResult:
+	case audit.KindResult:
 		z.result(e)
-	case KindDenial, KindDenials:
+	case audit.KindDenial, audit.KindDenials:
 		z.denial(e)
 	}
 }
 
-func (z *summarizer) call(e Entry) {
+func (z *summarizer) call(e audit.Entry) {
 	key := callKey{e.Principal, e.RequestID}
 	if !z.f.admitsCall(e) {
 		delete(z.open, key) // a result of this request id is this call's
@@ -276,7 +278,7 @@ func (z *summarizer) dropRow(left *Row) {
 }
 
 // result counts a result when its call was counted, whatever its own time.
-func (z *summarizer) result(e Entry) {
+func (z *summarizer) result(e audit.Entry) {
 	key := callKey{e.Principal, e.RequestID}
 	c, ok := z.open[key]
 	if !ok {
@@ -285,7 +287,7 @@ func (z *summarizer) result(e Entry) {
 	delete(z.open, key)
 	z.count(e)
 	c.tool.Outcomes[e.Outcome]++
-	if e.Outcome != OutcomeOK {
+	if e.Outcome != audit.OutcomeOK {
 		c.principal.Failed++
 	}
 	if z.detail != nil {
@@ -293,7 +295,7 @@ func (z *summarizer) result(e Entry) {
 	}
 }
 
-func (z *summarizer) denial(e Entry) {
+func (z *summarizer) denial(e audit.Entry) {
 	if !z.f.admitsDenial(e) {
 		return
 	}
@@ -301,7 +303,7 @@ func (z *summarizer) denial(e Entry) {
 	if z.detail != nil {
 		z.dropRow(z.detail.denial(e))
 	}
-	if e.Kind == KindDenial {
+	if e.Kind == audit.KindDenial {
 		countDenials(z.denials, e.Outcome, e.Status, e.Reason, e.ClientAddr, 1, e.Time)
 		return
 	}
@@ -312,7 +314,7 @@ func (z *summarizer) denial(e Entry) {
 }
 
 // count adds a record to the summary's count and span.
-func (z *summarizer) count(e Entry) {
+func (z *summarizer) count(e audit.Entry) {
 	s := z.s
 	s.Records++
 	if s.From.IsZero() || e.Time.Before(s.From) {
@@ -345,7 +347,7 @@ func (z *summarizer) sort() {
 
 // countDenials adds n denials of one outcome, status, reason and address,
 // the last at last.
-func countDenials(denials map[string]*DenialSummary, outcome Outcome, status int, reason, addr string, n int, last time.Time) {
+func countDenials(denials map[string]*DenialSummary, outcome audit.Outcome, status int, reason, addr string, n int, last time.Time) {
 	key := fmt.Sprint(outcome, "\x00", status, "\x00", reason, "\x00", addr)
 	d := denials[key]
 	if d == nil {
@@ -369,7 +371,7 @@ func unquote(s string) string {
 
 // toolName is the tool of a record, unquoted: tools/list counts as a tool of
 // its own.
-func toolName(e Entry) string {
+func toolName(e audit.Entry) string {
 	if e.Tool == "" {
 		return e.Method
 	}
@@ -381,7 +383,7 @@ func (z *summarizer) tool(ps *PrincipalSummary, tool string) *ToolSummary {
 	k := toolKey{ps.Principal, tool}
 	t := z.tools[k]
 	if t == nil {
-		t = &ToolSummary{Tool: tool, Outcomes: map[Outcome]int{}}
+		t = &ToolSummary{Tool: tool, Outcomes: map[audit.Outcome]int{}}
 		z.tools[k] = t
 		ps.Tools = append(ps.Tools, t)
 	}

@@ -1,55 +1,23 @@
-package audit
+package review
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/audittest"
 )
-
-// writeLog writes n call and result pairs to a fresh log at path and closes
-// it, returning its lines.
-func writeLog(t *testing.T, path string, cfg Config, n int) [][]byte {
-	t.Helper()
-	cfg.Path = path
-	if cfg.Key == nil {
-		cfg.Key = testKey
-	}
-	l, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < n; i++ {
-		if err := l.Write(context.Background(), callRecord("alice", "list_workflows", Arg{Name: "pageSize", Value: "5"})); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Write(context.Background(), Record{Kind: KindResult, Principal: "alice", Tool: "list_workflows", Outcome: OutcomeOK}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	return bytes.SplitAfter(b, []byte("\n"))
-}
-
-func rewrite(t *testing.T, path string, lines [][]byte) {
-	t.Helper()
-	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestVerifyAcceptsAnUntouchedLog(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeLog(t, path, Config{}, 5)
-	v, err := Verify([]string{path}, testKey)
+	audittest.WriteLog(t, path, audit.Config{}, 5)
+	v, err := Verify([]string{path}, audittest.Key)
 	if err != nil || !v.OK() {
 		t.Fatalf("Verify = %+v, %v", v, err)
 	}
@@ -92,10 +60,10 @@ func TestVerifyFindsTheFirstTamperedRecord(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "audit.log")
-			lines := writeLog(t, path, Config{}, 5)
+			lines := audittest.WriteLog(t, path, audit.Config{}, 5)
 			lines = lines[:len(lines)-1] // the empty tail after the last newline
-			rewrite(t, path, tc.tamper(lines))
-			v, err := Verify([]string{path}, testKey)
+			audittest.Rewrite(t, path, tc.tamper(lines))
+			v, err := Verify([]string{path}, audittest.Key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,12 +80,12 @@ func TestVerifyFindsTheFirstTamperedRecord(t *testing.T) {
 func TestVerifyWithoutTheKeyStillChecksLinksAndSaysSo(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	lines := writeLog(t, path, Config{}, 3)
+	lines := audittest.WriteLog(t, path, audit.Config{}, 3)
 	v, _ := Verify([]string{path}, nil)
 	if !v.OK() || v.Keyed || !strings.Contains(strings.Join(v.Notes, " "), "HMACs were not checked") {
 		t.Fatalf("unkeyed verify = %+v", v)
 	}
-	rewrite(t, path, append(lines[:2:2], lines[3:]...))
+	audittest.Rewrite(t, path, append(lines[:2:2], lines[3:]...))
 	if v, _ := Verify([]string{path}, nil); v.OK() {
 		t.Fatal("an unkeyed verify missed a deleted line")
 	}
@@ -129,9 +97,9 @@ func TestVerifyWithoutTheKeyStillChecksLinksAndSaysSo(t *testing.T) {
 func TestRestartContinuesTheChain(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeLog(t, path, Config{}, 2)
-	writeLog(t, path, Config{}, 2)
-	v, _ := Verify([]string{path}, testKey)
+	audittest.WriteLog(t, path, audit.Config{}, 2)
+	audittest.WriteLog(t, path, audit.Config{}, 2)
+	v, _ := Verify([]string{path}, audittest.Key)
 	if !v.OK() || v.LastSeq != 11 { // chain-start, 4, close; then 4, close
 		t.Fatalf("after a restart: %+v", v)
 	}
@@ -143,9 +111,9 @@ func TestRestartContinuesTheChain(t *testing.T) {
 func TestRestartWithAnotherKeyStartsANewChainThatSaysSo(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeLog(t, path, Config{}, 1)
+	audittest.WriteLog(t, path, audit.Config{}, 1)
 	other := bytes.Repeat([]byte("o"), 32)
-	writeLog(t, path, Config{Key: other}, 1)
+	audittest.WriteLog(t, path, audit.Config{Key: other}, 1)
 	b, _ := os.ReadFile(path)
 	if !strings.Contains(string(b), "the key was rotated") {
 		t.Fatalf("no chain-start saying why:\n%s", b)
@@ -155,12 +123,12 @@ func TestRestartWithAnotherKeyStartsANewChainThatSaysSo(t *testing.T) {
 func TestRestartAfterATornWriteIsAcknowledged(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeLog(t, path, Config{}, 2)
+	audittest.WriteLog(t, path, audit.Config{}, 2)
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
 	f.WriteString(`{"time":"2026-`) // a crash mid-write
 	f.Close()
-	writeLog(t, path, Config{}, 1)
-	v, _ := Verify([]string{path}, testKey)
+	audittest.WriteLog(t, path, audit.Config{}, 1)
+	v, _ := Verify([]string{path}, audittest.Key)
 	if !v.OK() || !strings.Contains(strings.Join(v.Notes, "\n"), "torn write") {
 		t.Fatalf("after a torn write and restart: %+v", v)
 	}
@@ -172,14 +140,14 @@ func TestRotationAnchorsEachFileToTheLast(t *testing.T) {
 	path := filepath.Join(dir, "audit.log")
 	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { now = now.Add(time.Second); return now }
-	writeLog(t, path, Config{MaxBytes: 2000, Now: clock}, 10)
+	audittest.WriteLog(t, path, audit.Config{MaxBytes: 2000, Now: clock}, 10)
 	files, _ := filepath.Glob(path + "*")
 	if len(files) < 4 {
 		t.Fatalf("rotation made %d files, want at least 4", len(files))
 	}
 	// Any order: verify sorts the series itself.
 	sort.Sort(sort.Reverse(sort.StringSlice(files)))
-	v, err := Verify(files, testKey)
+	v, err := Verify(files, audittest.Key)
 	if err != nil || !v.OK() {
 		t.Fatalf("rotated series: %+v, %v", v, err)
 	}
@@ -189,7 +157,7 @@ func TestRotationAnchorsEachFileToTheLast(t *testing.T) {
 
 	chain := v.Files
 	missing := append(append([]string{}, chain[:1]...), chain[2:]...) // drop the second file in chain order
-	v, _ = Verify(missing, testKey)
+	v, _ = Verify(missing, audittest.Key)
 	if v.OK() || !strings.Contains(v.Problem.What, "a file of the series is missing") {
 		t.Fatalf("series with a missing middle file: %+v", v.Problem)
 	}

@@ -1,4 +1,4 @@
-package audit
+package review
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/audittest"
 )
 
 // reportStart is when a test log's clock starts; each record is a minute
@@ -19,18 +22,18 @@ var reportStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // openReportLog opens a log at path under testKey (and cfg's signer) whose
 // clock moves a minute per record.
-func openReportLog(t *testing.T, path string, cfg Config) *Log {
+func openReportLog(t *testing.T, path string, cfg audit.Config) *audit.Log {
 	t.Helper()
 	return openReportLogFrom(t, path, reportStart, cfg)
 }
 
 // openReportLogFrom is openReportLog with a clock starting at start: a
 // replica's whose clock is not the first's.
-func openReportLogFrom(t *testing.T, path string, start time.Time, cfg Config) *Log {
+func openReportLogFrom(t *testing.T, path string, start time.Time, cfg audit.Config) *audit.Log {
 	t.Helper()
 	now := start
-	cfg.Path, cfg.Key, cfg.Now = path, testKey, func() time.Time { now = now.Add(time.Minute); return now }
-	l, err := Open(cfg)
+	cfg.Path, cfg.Key, cfg.Now = path, audittest.Key, func() time.Time { now = now.Add(time.Minute); return now }
+	l, err := audit.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +41,7 @@ func openReportLogFrom(t *testing.T, path string, start time.Time, cfg Config) *
 }
 
 // writeRecords writes records to l and closes it.
-func writeRecords(t *testing.T, l *Log, records ...Record) {
+func writeRecords(t *testing.T, l *audit.Log, records ...audit.Record) {
 	t.Helper()
 	for _, r := range records {
 		if err := l.Write(context.Background(), r); err != nil {
@@ -52,21 +55,21 @@ func writeRecords(t *testing.T, l *Log, records ...Record) {
 
 // call and result are a call record and its result record, as the gateway
 // writes them: sharing a request id and the principal.
-func call(id, principal, tool string, args ...Arg) Record {
-	r := callRecord(principal, tool, args...)
+func call(id, principal, tool string, args ...audit.Arg) audit.Record {
+	r := audittest.CallRecord(principal, tool, args...)
 	r.RequestID = id
 	return r
 }
 
-func result(id, principal, tool string, o Outcome) Record {
-	return Record{Kind: KindResult, RequestID: id, Principal: principal, Method: "tools/call", Tool: tool, Outcome: o}
+func result(id, principal, tool string, o audit.Outcome) audit.Record {
+	return audit.Record{Kind: audit.KindResult, RequestID: id, Principal: principal, Method: "tools/call", Tool: tool, Outcome: o}
 }
 
 // calls are n calls of tool by principal, their request ids prefix0,
 // prefix1, …, each followed by its result with outcome o, or alone when o
 // is "".
-func calls(prefix, principal, tool string, n int, o Outcome) []Record {
-	var records []Record
+func calls(prefix, principal, tool string, n int, o audit.Outcome) []audit.Record {
+	var records []audit.Record
 	for i := range n {
 		id := fmt.Sprint(prefix, i)
 		records = append(records, call(id, principal, tool))
@@ -79,7 +82,7 @@ func calls(prefix, principal, tool string, n int, o Outcome) []Record {
 
 // keyed are report options that verify with testKey.
 func keyed() ReportOptions {
-	return ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{testKey}, nil)}}
+	return ReportOptions{VerifyOptions: VerifyOptions{Keys: audit.NewKeyring([][]byte{audittest.Key}, nil)}}
 }
 
 func report(t *testing.T, paths []string, f Filter, opts ReportOptions) *Summary {
@@ -103,13 +106,13 @@ func principal(s *Summary, name string) *PrincipalSummary {
 func TestReportAnswersWhoAskedWhat(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	records := append(calls("a", "alice", "list_workflows", 3, OutcomeOK),
-		call("b1", "bob", "describe_workflow"), result("b1", "bob", "describe_workflow", OutcomeToolError),
-		Record{Kind: KindCall, RequestID: "b2", Principal: "bob", Method: "tools/list"},
-		Record{Kind: KindResult, RequestID: "b2", Principal: "bob", Method: "tools/list", Outcome: OutcomeOK},
-		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
-		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5001", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"})
-	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	records := append(calls("a", "alice", "list_workflows", 3, audit.OutcomeOK),
+		call("b1", "bob", "describe_workflow"), result("b1", "bob", "describe_workflow", audit.OutcomeToolError),
+		audit.Record{Kind: audit.KindCall, RequestID: "b2", Principal: "bob", Method: "tools/list"},
+		audit.Record{Kind: audit.KindResult, RequestID: "b2", Principal: "bob", Method: "tools/list", Outcome: audit.OutcomeOK},
+		audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+		audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9:5001", Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"})
+	writeRecords(t, openReportLog(t, path, audit.Config{}), records...)
 
 	s := report(t, []string{path}, Filter{}, keyed())
 	if len(s.Principals) != 2 || s.Principals[0].Principal != "alice" || s.Principals[0].Calls != 3 {
@@ -160,12 +163,12 @@ func TestReportShowsHostileNamesQuoted(t *testing.T) {
 func editedPrincipalLog(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	records := calls("a", "alice", "list_workflows", 3, OutcomeOK)
+	records := calls("a", "alice", "list_workflows", 3, audit.OutcomeOK)
 	for i := range 60 {
 		id, p := fmt.Sprint("p", i), fmt.Sprintf("agent-%02d", i)
-		records = append(records, call(id, p, "describe_namespace"), result(id, p, "describe_namespace", OutcomeOK))
+		records = append(records, call(id, p, "describe_namespace"), result(id, p, "describe_namespace", audit.OutcomeOK))
 	}
-	writeRecords(t, openReportLog(t, path, Config{}), records...)
+	writeRecords(t, openReportLog(t, path, audit.Config{}), records...)
 	editPrincipalIn(t, path, "alice", "admin")
 	return path
 }
@@ -231,7 +234,7 @@ func TestAnEditedPrincipalIsRefusedAndUnderUnverifiedNeverCounted(t *testing.T) 
 		t.Fatalf("the edited principal was counted: %+v", principal(s, "admin"))
 	}
 	// The edited call's result names alice, but its call was not counted.
-	if a := principal(s, "alice"); a == nil || a.Calls != 2 || a.Tools[0].Outcomes[OutcomeOK] != 2 {
+	if a := principal(s, "alice"); a == nil || a.Calls != 2 || a.Tools[0].Outcomes[audit.OutcomeOK] != 2 {
 		t.Fatalf("alice = %+v; want 2 calls, ok=2", a)
 	}
 
@@ -279,11 +282,11 @@ func TestWithoutAKeyAnEditBreaksALinkAndTheReportSaysHMACsWereNotChecked(t *test
 // verify it with the HMAC key and prove it by its witnessed checkpoints.
 func provenTrail(t *testing.T) (path string, opts ReportOptions) {
 	t.Helper()
-	sig := newSigner(t)
-	tr := newTrail(t)
-	l := openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 3})
-	writeRecords(t, l, call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", OutcomeOK))
-	return tr.log, ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: tr.checkpoints(t)}}
+	sig := audittest.NewSigner(t)
+	tr := audittest.NewTrail(t)
+	l := openReportLog(t, tr.Log, audit.Config{Signer: sig.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 3})
+	writeRecords(t, l, call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", audit.OutcomeOK))
+	return tr.Log, ReportOptions{VerifyOptions: VerifyOptions{Keys: audittest.Ring([][]byte{audittest.Key}, sig), Checkpoints: tr.Checkpoints(t)}}
 }
 
 func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
@@ -328,21 +331,21 @@ func TestAVerifiedReportSaysWhatItRestsOn(t *testing.T) {
 // it.
 func TestAReportVerifiesEachReplicasChainOnItsOwn(t *testing.T) {
 	t.Parallel()
-	sig := newSigner(t)
-	a, b := newTrail(t), newTrail(t)
+	sig := audittest.NewSigner(t)
+	a, b := audittest.NewTrail(t), audittest.NewTrail(t)
 	for _, r := range []struct {
-		tr        trail
+		tr        audittest.Trail
 		principal string
 	}{{a, "alice"}, {b, "bob"}} {
-		records := calls(r.principal, r.principal, "list_workflows", 4, OutcomeOK)
-		writeRecords(t, openReportLog(t, r.tr.log, Config{Signer: sig.priv, CheckpointPath: r.tr.witness, CheckpointEvery: 3}), records...)
+		records := calls(r.principal, r.principal, "list_workflows", 4, audit.OutcomeOK)
+		writeRecords(t, openReportLog(t, r.tr.Log, audit.Config{Signer: sig.Priv, CheckpointPath: r.tr.Witness, CheckpointEvery: 3}), records...)
 	}
-	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: append(a.checkpoints(t), b.checkpoints(t)...)}}
-	s := report(t, []string{b.log, a.log}, Filter{}, opts)
+	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: audittest.Ring([][]byte{audittest.Key}, sig), Checkpoints: append(a.Checkpoints(t), b.Checkpoints(t)...)}}
+	s := report(t, []string{b.Log, a.Log}, Filter{}, opts)
 	if !s.Verified || len(s.Series) != 2 || s.Series[0].ProvenTo == 0 || s.Series[1].ProvenTo == 0 {
 		t.Fatalf("verified %v, series %+v; want two, each proven", s.Verified, s.Series)
 	}
-	if p, q := principal(s, "alice"), principal(s, "bob"); p == nil || q == nil || p.Calls != 4 || q.Calls != 4 || p.Tools[0].Outcomes[OutcomeOK] != 4 {
+	if p, q := principal(s, "alice"), principal(s, "bob"); p == nil || q == nil || p.Calls != 4 || q.Calls != 4 || p.Tools[0].Outcomes[audit.OutcomeOK] != 4 {
 		t.Fatalf("principals = %+v", s.Principals)
 	}
 	var table bytes.Buffer
@@ -353,18 +356,18 @@ func TestAReportVerifiesEachReplicasChainOnItsOwn(t *testing.T) {
 		t.Fatalf("the report does not say each series was verified:\n%s", table.String())
 	}
 
-	opts.FromCheckpoint = a.checkpoints(t)[0].Seq
-	if _, err := Report([]string{a.log, b.log}, Filter{}, opts); err == nil || !strings.Contains(err.Error(), "one replica's files") {
+	opts.FromCheckpoint = a.Checkpoints(t)[0].Seq
+	if _, err := Report([]string{a.Log, b.Log}, Filter{}, opts); err == nil || !strings.Contains(err.Error(), "one replica's files") {
 		t.Fatalf("--from-checkpoint with two chains = %v; want it refused", err)
 	}
 	opts.FromCheckpoint = 0
 
-	editPrincipalIn(t, b.log, "bob", "admin")
-	if _, err := Report([]string{a.log, b.log}, Filter{}, opts); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), b.log) {
+	editPrincipalIn(t, b.Log, "bob", "admin")
+	if _, err := Report([]string{a.Log, b.Log}, Filter{}, opts); !errors.Is(err, ErrNotVerified) || !strings.Contains(err.Error(), b.Log) {
 		t.Fatalf("Report with one replica's log edited = %v; want ErrNotVerified naming it", err)
 	}
 	opts.Unverified = true
-	s = report(t, []string{a.log, b.log}, Filter{}, opts)
+	s = report(t, []string{a.Log, b.Log}, Filter{}, opts)
 	if s.Verified || s.Series[0].OK() == s.Series[1].OK() || principal(s, "admin") != nil || principal(s, "alice").Calls != 4 {
 		t.Fatalf("verified %v, principals %+v", s.Verified, s.Principals)
 	}
@@ -382,13 +385,13 @@ func TestAnUpgradedVersion1TrailReportsAsOneSeries(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600)
 	}
 	key, _ := os.ReadFile("testdata/v1/audit.key")
-	l, err := Open(Config{Path: filepath.Join(dir, "audit.log"), Key: key})
+	l, err := audit.Open(audit.Config{Path: filepath.Join(dir, "audit.log"), Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeRecords(t, l, call("r9", "alice", "list_workflows"), result("r9", "alice", "list_workflows", OutcomeOK))
+	writeRecords(t, l, call("r9", "alice", "list_workflows"), result("r9", "alice", "list_workflows", audit.OutcomeOK))
 	paths, _ := filepath.Glob(filepath.Join(dir, "audit.log*"))
-	s := report(t, paths, Filter{}, ReportOptions{VerifyOptions: VerifyOptions{Keys: NewKeyring([][]byte{key}, nil)}})
+	s := report(t, paths, Filter{}, ReportOptions{VerifyOptions: VerifyOptions{Keys: audit.NewKeyring([][]byte{key}, nil)}})
 	if !s.Verified || len(s.Series) != 1 || s.Series[0].Chain == "" || principal(s, "alice").Calls != 9 {
 		t.Fatalf("verified %v, series %+v, principals %+v; want one series of 9 calls", s.Verified, s.Series, s.Principals)
 	}
@@ -399,16 +402,16 @@ func TestAResultIsCountedWithItsCall(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	// Records are a minute apart, from reportStart plus a minute (the
 	// chain-start) on.
-	writeRecords(t, openReportLog(t, path, Config{}),
-		call("r1", "alice", "list_workflows"),                       // 2
-		call("r1", "bob", "list_workflows"),                         // 3: the same request id, another principal
-		result("r1", "alice", "list_workflows", OutcomeToolError),   // 4
-		result("r1", "bob", "list_workflows", OutcomeOK),            // 5
-		call("r2", "alice", "describe_workflow"),                    // 6
-		result("r2", "alice", "describe_workflow", OutcomeOK),       // 7: after --until, counted with its call
-		call("r2", "alice", "describe_workflow"),                    // 8: after --until
-		result("r2", "alice", "describe_workflow", OutcomeInternal), // 9: its call was not counted
-		result("r3", "alice", "describe_workflow", OutcomeInternal), // 10: no call
+	writeRecords(t, openReportLog(t, path, audit.Config{}),
+		call("r1", "alice", "list_workflows"),                             // 2
+		call("r1", "bob", "list_workflows"),                               // 3: the same request id, another principal
+		result("r1", "alice", "list_workflows", audit.OutcomeToolError),   // 4
+		result("r1", "bob", "list_workflows", audit.OutcomeOK),            // 5
+		call("r2", "alice", "describe_workflow"),                          // 6
+		result("r2", "alice", "describe_workflow", audit.OutcomeOK),       // 7: after --until, counted with its call
+		call("r2", "alice", "describe_workflow"),                          // 8: after --until
+		result("r2", "alice", "describe_workflow", audit.OutcomeInternal), // 9: its call was not counted
+		result("r3", "alice", "describe_workflow", audit.OutcomeInternal), // 10: no call
 	)
 	s := report(t, []string{path}, Filter{Until: reportStart.Add(6*time.Minute + 30*time.Second)}, keyed())
 	alice, bob := principal(s, "alice"), principal(s, "bob")
@@ -424,25 +427,25 @@ func TestAResultIsCountedWithItsCall(t *testing.T) {
 		t.Fatalf("%d records counted, want 6 (3 calls, 3 results)", s.Records)
 	}
 	onlyBob := report(t, []string{path}, Filter{Principal: "bob"}, keyed())
-	if len(onlyBob.Principals) != 1 || onlyBob.Principals[0].Tools[0].Outcomes[OutcomeOK] != 1 || onlyBob.Principals[0].Failed != 0 {
+	if len(onlyBob.Principals) != 1 || onlyBob.Principals[0].Tools[0].Outcomes[audit.OutcomeOK] != 1 || onlyBob.Principals[0].Failed != 0 {
 		t.Fatalf("bob alone = %+v; his result, not alice's of the same request id", onlyBob.Principals)
 	}
 }
 
 func TestAReportFromACheckpointReadsOnlyWhatWasVerified(t *testing.T) {
 	t.Parallel()
-	sig := newSigner(t)
-	tr := newTrail(t)
-	records := calls("a", "alice", "list_workflows", 10, OutcomeOK)
-	writeRecords(t, openReportLog(t, tr.log, Config{Signer: sig.priv, CheckpointPath: tr.witness, CheckpointEvery: 4}), records...)
-	cps := tr.checkpoints(t)
+	sig := audittest.NewSigner(t)
+	tr := audittest.NewTrail(t)
+	records := calls("a", "alice", "list_workflows", 10, audit.OutcomeOK)
+	writeRecords(t, openReportLog(t, tr.Log, audit.Config{Signer: sig.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 4}), records...)
+	cps := tr.Checkpoints(t)
 	from := cps[2].Seq
-	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: ring([][]byte{testKey}, sig), Checkpoints: cps, FromCheckpoint: from}}
-	s := report(t, []string{tr.log}, Filter{}, opts)
-	b, _ := os.ReadFile(tr.log)
+	opts := ReportOptions{VerifyOptions: VerifyOptions{Keys: audittest.Ring([][]byte{audittest.Key}, sig), Checkpoints: cps, FromCheckpoint: from}}
+	s := report(t, []string{tr.Log}, Filter{}, opts)
+	b, _ := os.ReadFile(tr.Log)
 	want := 0
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if e, err := parseLineKey(line, nil); err == nil && e.Kind == KindCall && e.Seq >= from {
+		if e, err := audit.ParseLineKey(line, nil); err == nil && e.Kind == audit.KindCall && e.Seq >= from {
 			want++
 		}
 	}
@@ -503,23 +506,23 @@ func FuzzPageWarner(f *testing.F) {
 func TestToolAndArgumentFiltersMatchWhatTheClientSentExactly(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	wf := func(v string) Arg { return Arg{Name: "workflowId", Value: v} }
-	writeRecords(t, openReportLog(t, path, Config{}),
-		call("a1", "alice", "list_workflows", Arg{Name: "query", Value: "WorkflowId = 'order-123'"}),
-		result("a1", "alice", "list_workflows", OutcomeOK),
-		call("a2", "alice", "describe_workflow", wf("order-123"), Arg{Name: "runId", Value: "r-1"}),
-		result("a2", "alice", "describe_workflow", OutcomeToolError),
+	wf := func(v string) audit.Arg { return audit.Arg{Name: "workflowId", Value: v} }
+	writeRecords(t, openReportLog(t, path, audit.Config{}),
+		call("a1", "alice", "list_workflows", audit.Arg{Name: "query", Value: "WorkflowId = 'order-123'"}),
+		result("a1", "alice", "list_workflows", audit.OutcomeOK),
+		call("a2", "alice", "describe_workflow", wf("order-123"), audit.Arg{Name: "runId", Value: "r-1"}),
+		result("a2", "alice", "describe_workflow", audit.OutcomeToolError),
 		call("a3", "alice", "describe_workflow", wf("order-1234")),
-		result("a3", "alice", "describe_workflow", OutcomeOK),
+		result("a3", "alice", "describe_workflow", audit.OutcomeOK),
 		call("b1", "bob", "describe_workflow", wf(`"order-123"`)), // quotes of its own
-		result("b1", "bob", "describe_workflow", OutcomeOK),
+		result("b1", "bob", "describe_workflow", audit.OutcomeOK),
 		call("b2", "bob", "describe_workflow", wf("order-123\x1b[2J\u202e")), // a terminal escape and a bidi override
-		result("b2", "bob", "describe_workflow", OutcomeOK),
+		result("b2", "bob", "describe_workflow", audit.OutcomeOK),
 		call("e1", "eve", "describe_workflow\n", wf("order-123")), // a tool name with a newline
-		result("e1", "eve", "describe_workflow\n", OutcomeOK),
-		call("m1", "mallory", "describe_workflow", Arg{Name: "workflowId=order-123", Value: "x"}), // a name holding "="
-		result("m1", "mallory", "describe_workflow", OutcomeOK),
-		Record{Kind: KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
+		result("e1", "eve", "describe_workflow\n", audit.OutcomeOK),
+		call("m1", "mallory", "describe_workflow", audit.Arg{Name: "workflowId=order-123", Value: "x"}), // a name holding "="
+		result("m1", "mallory", "describe_workflow", audit.OutcomeOK),
+		audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9:5000", Outcome: audit.OutcomeUnauthenticated, Status: 401, Reason: "unknown token"},
 	)
 	calls := func(s *Summary) map[string]int {
 		m := map[string]int{}
@@ -598,9 +601,9 @@ func TestAReportOfNoFilesIsRefused(t *testing.T) {
 func TestAReportQuotesAnOutcomeAForgerWrote(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	forged := Outcome("ok\x1b[2J")
-	writeRecords(t, openReportLog(t, path, Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", forged),
-		Record{Kind: KindDenial, ClientAddr: "203.0.113.9", Outcome: forged, Status: 401, Reason: "unknown token"})
+	forged := audit.Outcome("ok\x1b[2J")
+	writeRecords(t, openReportLog(t, path, audit.Config{}), call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", forged),
+		audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9", Outcome: forged, Status: 401, Reason: "unknown token"})
 	var table bytes.Buffer
 	if err := report(t, []string{path}, Filter{}, ReportOptions{}).WriteTable(&table); err != nil {
 		t.Fatal(err)
@@ -618,7 +621,7 @@ func TestAReportQuotesAnOutcomeAForgerWrote(t *testing.T) {
 func TestAReportCountsEachLineAsItsOwnCheckDecided(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	lines := writeLog(t, path, Config{}, 3000)
+	lines := audittest.WriteLog(t, path, audit.Config{}, 3000)
 	edited := []int{1, 1023, 1025, 2047, 3001, 5999} // calls: line 0 is the chain-start
 	for _, i := range edited {
 		e := bytes.Replace(lines[i], []byte(`"principal":"\"alice\""`), []byte(`"principal":"\"mallo\""`), 1)
@@ -627,13 +630,13 @@ func TestAReportCountsEachLineAsItsOwnCheckDecided(t *testing.T) {
 		}
 		lines[i] = e
 	}
-	rewrite(t, path, lines)
+	audittest.Rewrite(t, path, lines)
 	cases := []struct {
 		name        string
-		checkpoints []Checkpoint
+		checkpoints []audit.Checkpoint
 	}{
 		{"counted by the walk", nil},
-		{"counted after a problem found before the walk", []Checkpoint{{Chain: "another chain", Seq: 1}}},
+		{"counted after a problem found before the walk", []audit.Checkpoint{{Chain: "another chain", Seq: 1}}},
 	}
 	for _, c := range cases {
 		opts := keyed()
