@@ -32,22 +32,11 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("%w: name at least one log file", errUsage)
-	}
-	if asJSON && htmlOut != "" {
-		return fmt.Errorf("%w: --json and --html each say where the report goes; give one", errUsage)
-	}
-	if htmlOut != "" {
-		if err := checkHTMLOut(htmlOut, files); err != nil {
-			return err
-		}
-	}
-	f := review.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
-	if f.Since, err = parseWhen(since); err != nil {
+	if err := checkReportOut(files, asJSON, htmlOut); err != nil {
 		return err
 	}
-	if f.Until, err = parseWhen(until); err != nil {
+	f, err := reportFilter(principal, tool, args, since, until)
+	if err != nil {
 		return err
 	}
 	// Notes on the checkpoint files go to stderr: stdout may be JSON.
@@ -67,33 +56,72 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case asJSON:
-		err = sum.WriteJSON(stdout)
-	case htmlOut != "":
-		if err = writeHTMLReport(htmlOut, sum, files, vf.evidence); err == nil {
-			fmt.Fprintf(stdout, "wrote %s (it holds personal data: keep it as the audit log is kept)\n", htmlOut)
-		}
-	default:
-		err = sum.WriteTable(stdout)
-	}
-	if err != nil {
+	if err := writeReport(sum, asJSON, htmlOut, files, vf.evidence, stdout); err != nil {
 		return err
 	}
 	// The report is written either way; the exit status says whether
 	// every series is proven complete, for a scheduled check.
 	if vf.requireComplete {
-		for _, s := range sum.Series {
-			if !s.Verification.OK() {
-				// Reported with --unverified: a broken series is broken
-				// (exit 1), not merely unproven.
-				fmt.Fprintf(stderr, "porthole: BROKEN: the series of %s does not verify; --require-complete exits 1\n", strings.Join(s.Verification.Files, ", "))
-				return errChainBroken
-			}
-			if !s.Verification.ProvenComplete() {
-				fmt.Fprintf(stderr, "porthole: NOT COMPLETE: no signed checkpoint proves the series of %s to its last record; --require-complete exits 3\n", strings.Join(s.Verification.Files, ", "))
-				return errNotComplete
-			}
+		return requireComplete(sum, stderr)
+	}
+	return nil
+}
+
+// checkReportOut refuses a report of no file, or asked to go two places,
+// or to an HTML file it must not write.
+func checkReportOut(files []string, asJSON bool, htmlOut string) error {
+	switch {
+	case len(files) == 0:
+		return fmt.Errorf("%w: name at least one log file", errUsage)
+	case asJSON && htmlOut != "":
+		return fmt.Errorf("%w: --json and --html each say where the report goes; give one", errUsage)
+	case htmlOut != "":
+		return checkHTMLOut(htmlOut, files)
+	}
+	return nil
+}
+
+// reportFilter is the report's filter from its flags.
+func reportFilter(principal, tool string, args argFilters, since, until string) (review.Filter, error) {
+	f := review.Filter{Principal: principal, Tool: tool, Args: args, Normalize: screenedQuery}
+	var err error
+	if f.Since, err = parseWhen(since); err != nil {
+		return f, err
+	}
+	f.Until, err = parseWhen(until)
+	return f, err
+}
+
+// writeReport writes sum as JSON, as an HTML page to htmlOut, or as a
+// table.
+func writeReport(sum *review.Summary, asJSON bool, htmlOut string, files, evidence []string, stdout io.Writer) error {
+	switch {
+	case asJSON:
+		return sum.WriteJSON(stdout)
+	case htmlOut != "":
+		if err := writeHTMLReport(htmlOut, sum, files, evidence); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (it holds personal data: keep it as the audit log is kept)\n", htmlOut)
+		return nil
+	}
+	return sum.WriteTable(stdout)
+}
+
+// requireComplete refuses a report any of whose series does not verify
+// (errChainBroken, exit 1) or is not proven complete to its last record
+// by a signed checkpoint (errNotComplete, exit 3).
+func requireComplete(sum *review.Summary, stderr io.Writer) error {
+	for _, s := range sum.Series {
+		if !s.Verification.OK() {
+			// Reported with --unverified: a broken series is broken
+			// (exit 1), not merely unproven.
+			fmt.Fprintf(stderr, "porthole: BROKEN: the series of %s does not verify; --require-complete exits 1\n", strings.Join(s.Verification.Files, ", "))
+			return errChainBroken
+		}
+		if !s.Verification.ProvenComplete() {
+			fmt.Fprintf(stderr, "porthole: NOT COMPLETE: no signed checkpoint proves the series of %s to its last record; --require-complete exits 3\n", strings.Join(s.Verification.Files, ", "))
+			return errNotComplete
 		}
 	}
 	return nil

@@ -154,25 +154,20 @@ func otlpEndpoint() (secure bool, host string) {
 	return secure, host
 }
 
-// startTracing makes the tracer provider the OTEL_* variables describe, or
-// returns nil when they ask for none: then porthole makes no span at all.
-// Spans go through red, the redactor of everything else that leaves,
-// before they are exported (redactingExporter). shutdown flushes.
-func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor, log *zap.Logger) (tr *gateway.Tracing, shutdown func(), err error) {
-	on, err := tracesOn()
-	if err != nil || !on {
-		return nil, func() {}, err
-	}
-	protocol := otlpProtocol()
-	var exp sdktrace.SpanExporter
+// otlpExporter is the OTLP exporter of protocol (http/protobuf by
+// default, or grpc), over TLS with porthole's configuration where the
+// endpoint is reached over TLS, with a warning at every start where it is
+// plaintext beyond loopback.
+func otlpExporter(ctx context.Context, protocol string, log *zap.Logger) (sdktrace.SpanExporter, error) {
 	tlsCfg, plainHost, err := otlpTLS()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if plainHost != "" && !loopback(plainHost) {
 		// Said at every start: spans name tools, workflows and timings.
 		log.Warn("WARNING: traces are exported to "+plainHost+" in plaintext and the address is not loopback; use an https:// endpoint", zap.String("otlpHost", plainHost))
 	}
+	var exp sdktrace.SpanExporter
 	switch {
 	case (protocol == "" || protocol == "http/protobuf") && tlsCfg != nil:
 		exp, err = otlptracehttp.New(ctx, otlptracehttp.WithTLSClientConfig(tlsCfg))
@@ -183,10 +178,27 @@ func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor
 	case protocol == "grpc":
 		exp, err = otlptracegrpc.New(ctx)
 	default:
-		return nil, nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%q: porthole exports with http/protobuf (the default) or grpc", errUsage, protocol)
+		return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%q: porthole exports with http/protobuf (the default) or grpc", errUsage, protocol)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: the OTLP trace exporter: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: the OTLP trace exporter: %v", errUsage, err)
+	}
+	return exp, nil
+}
+
+// startTracing makes the tracer provider the OTEL_* variables describe, or
+// returns nil when they ask for none: then porthole makes no span at all.
+// Spans go through red, the redactor of everything else that leaves,
+// before they are exported (redactingExporter). shutdown flushes.
+func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor, log *zap.Logger) (tr *gateway.Tracing, shutdown func(), err error) {
+	on, err := tracesOn()
+	if err != nil || !on {
+		return nil, func() {}, err
+	}
+	protocol := otlpProtocol()
+	exp, err := otlpExporter(ctx, protocol, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "porthole"), attribute.String("service.version", Version())),
