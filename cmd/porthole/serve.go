@@ -114,6 +114,56 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 	return o, nil
 }
 
+// readLinkSecrets reads the secrets of the links porthole opens that the
+// redactor must know before it is made: the introspection client secret
+// and the Redis password.
+func readLinkSecrets(ts *temporalSettings, oa *oauthSettings, rs *redisSettings) error {
+	secret, err := oa.readSecret()
+	if err != nil {
+		return err
+	}
+	password, err := rs.readURL()
+	if err != nil {
+		return err
+	}
+	for _, v := range []string{secret, password} {
+		if v != "" {
+			ts.extraSecrets = append(ts.extraSecrets, v)
+		}
+	}
+	return nil
+}
+
+// watchAdminTokens has g ask for the admin tokens at /metrics, read again
+// every interval and at SIGHUP.
+func watchAdminTokens(ctx context.Context, g *gateway.Server, admins *tokens.Store, interval time.Duration) {
+	go admins.Watch(ctx, interval)
+	go reloadOnHangup(ctx, admins)
+	g.RequireAdminTokens(admins)
+}
+
+// openCredentials reads what callers authenticate with: the tokens file,
+// the admin tokens file (at start, before anything dials: a file that
+// cannot be read is refused as any other setting is), and the OAuth
+// settings into httpOpts.
+func openCredentials(ctx context.Context, fs *frontSettings, oa *oauthSettings, httpOpts *gateway.HTTPOptions, log *zap.Logger) (store, admins *tokens.Store, err error) {
+	if store, err = fs.openTokens(log); err != nil {
+		return nil, nil, err
+	}
+	if admins, err = fs.openAdminTokens(log); err != nil {
+		return nil, nil, err
+	}
+	if httpOpts.OAuth, err = oa.options(ctx, fs.tokensReload, log); err != nil {
+		return nil, nil, err
+	}
+	if httpOpts.OAuth != nil && !fs.allowsHostOf(oa.publicURL) {
+		log.Warn("WARNING: the host of PORTHOLE_PUBLIC_URL is not in PORTHOLE_ALLOWED_HOSTS: clients that reach porthole by it get 403, unless a proxy changes Host", zap.String("publicURL", oa.publicURL))
+	}
+	return store, admins, nil
+}
+
+// runServe is porthole serve: the MCP endpoint over HTTP, and the admin
+// listener.
 func runServe(args []string, stderr io.Writer) error {
 	var (
 		ts temporalSettings
@@ -135,15 +185,8 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if secret, err := oa.readSecret(); err != nil {
+	if err := readLinkSecrets(&ts, &oa, &rs); err != nil {
 		return err
-	} else if secret != "" {
-		ts.extraSecrets = append(ts.extraSecrets, secret)
-	}
-	if password, err := rs.readURL(); err != nil {
-		return err
-	} else if password != "" {
-		ts.extraSecrets = append(ts.extraSecrets, password)
 	}
 	c, err := ts.setup(&as)
 	if err != nil {
@@ -158,21 +201,9 @@ func runServe(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	store, err := fs.openTokens(log)
+	store, admins, err := openCredentials(ctx, &fs, &oa, &httpOpts, log)
 	if err != nil {
 		return err
-	}
-	// Read at start, before anything dials: a file that cannot be read is
-	// refused as any other setting is.
-	admins, err := fs.openAdminTokens(log)
-	if err != nil {
-		return err
-	}
-	if httpOpts.OAuth, err = oa.options(ctx, fs.tokensReload, log); err != nil {
-		return err
-	}
-	if httpOpts.OAuth != nil && !fs.allowsHostOf(oa.publicURL) {
-		log.Warn("WARNING: the host of PORTHOLE_PUBLIC_URL is not in PORTHOLE_ALLOWED_HOSTS: clients that reach porthole by it get 403, unless a proxy changes Host", zap.String("publicURL", oa.publicURL))
 	}
 	if (store == nil || store.Current().Len() == 0) && !fs.noAuth && httpOpts.OAuth == nil {
 		fs.waitUnconfigured(ctx, log)
@@ -192,9 +223,7 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	defer closeAll()
 	if admins != nil {
-		go admins.Watch(ctx, fs.tokensReload)
-		go reloadOnHangup(ctx, admins)
-		g.RequireAdminTokens(admins)
+		watchAdminTokens(ctx, g, admins, fs.tokensReload)
 	}
 	return fs.serveMCP(ctx, g, httpOpts, store, c.cfg.Namespace, log)
 }
