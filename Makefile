@@ -250,7 +250,7 @@ soak: $(TEMPORAL_CLI) redis-server
 
 ## bench-links: the cost of each link of the chain alone, as Go benchmarks (the shared-limit charge against a real redis-server among them)
 bench-links: redis-server
-	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./policy/ ./gateway/ ./gateway/rpcdecode/ ./gateway/tokens/ ./gateway/limit/redislimit/
+	$(GO) test -run '^$$' -bench . -benchmem ./redact/ ./audit/ ./audit/review/ ./policy/ ./gateway/ ./gateway/rpcdecode/ ./gateway/tokens/ ./gateway/limit/redislimit/
 
 ## clients: install the npm clients the interoperability tests run
 clients: $(CLIENTS_DIR)/.installed

@@ -71,3 +71,31 @@ const MacSuffix = macSuffix
 
 // SealBody seals a body an attacker made, with key.
 func SealBody(key []byte, body string) []byte { return sealBody(key, body) }
+
+// NewMemSink is a sink in memory that, once told to fail, still takes a
+// write of at most pass bytes and puts the first tear bytes of a failing
+// write in (a torn line).
+func NewMemSink(pass, tear int) *memSink { return &memSink{pass: pass, tear: tear} }
+
+// OpenMem opens a log on the sink s.
+func OpenMem(t *testing.T, s *memSink, cfg Config) *Log { return openMem(t, s, cfg) }
+
+// Fail makes s fail every write (nil: heal it).
+func (s *memSink) Fail(err error) { s.fail(err) }
+
+// SetTear sets how much of a failing write s still puts in.
+func (s *memSink) SetTear(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tear = n
+}
+
+// Bytes is what s holds.
+func (s *memSink) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.buf.Bytes())
+}
+
+// Lines are s's lines.
+func (s *memSink) Lines() []string { return s.lines() }

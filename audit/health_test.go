@@ -1,12 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -300,93 +297,4 @@ func TestAnFsyncThatDoesNotReturnIsAProblem(t *testing.T) {
 	eventually(t, "the hung fsync is a problem", func() bool { return strings.Contains(l.Problem(), "has not returned") })
 	close(s.syncBlock)
 	eventually(t, "the problem ends with the fsync", func() bool { return l.Problem() == "" })
-}
-
-// TestTriesOfAFailingSinkLeaveNoBlankLines: while a sink refuses records
-// but takes a single byte (a non-blocking pipe whose reader is slow), each
-// try of the sink wrote a newline to end a line no write had torn; a
-// series of them is a series of lines that are not records, which verify
-// refuses. A newline now ends only a line a write tore, once, and the log
-// verifies.
-func TestTriesOfAFailingSinkLeaveNoBlankLines(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		name string
-		tear int
-	}{
-		{"a write that fails writes nothing", 0},
-		{"a write that fails tears its line", 30},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			s := &memSink{pass: 1, tear: c.tear}
-			l := openMem(t, s, Config{SyncInterval: 5 * time.Millisecond})
-			for _, rec := range []Record{{Kind: KindChainStart, Reason: "a new audit log"}, callRecord("alice", "x")} {
-				if err := l.Write(context.Background(), rec); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s.fail(syscall.EAGAIN)
-			if err := l.Write(context.Background(), callRecord("alice", "x")); err == nil {
-				t.Fatal("a write to a failing sink succeeded")
-			}
-			s.mu.Lock()
-			s.tear = 0 // the tries tear nothing more
-			s.mu.Unlock()
-			time.Sleep(50 * time.Millisecond) // about ten tries
-			s.fail(nil)
-			eventually(t, "the problem ends once the sink heals", func() bool { return l.Problem() == "" })
-			if err := l.Write(context.Background(), callRecord("alice", "y")); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), "log")
-			s.mu.Lock()
-			err := os.WriteFile(path, s.buf.Bytes(), 0o600)
-			s.mu.Unlock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := chainHolds(path, testKey); err != nil {
-				t.Fatalf("%v; the log:\n%s", err, strings.Join(s.lines(), "\n"))
-			}
-		})
-	}
-}
-
-// chainHolds reports whether the log at path is a chain: no blank line;
-// every line a record whose HMAC holds under key, linked to the line
-// before it; but for a torn line (a write that failed part way), which the
-// chain-start on the next line acknowledges by linking past it.
-func chainHolds(path string, key []byte) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	prev, torn := "", false
-	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		body := bytes.TrimSuffix(line, []byte("\n"))
-		if len(bytes.TrimSpace(body)) == 0 {
-			return fmt.Errorf("line %d is blank", i+1)
-		}
-		e, err := ParseLineKey(body, key)
-		switch {
-		case err != nil && torn:
-			return fmt.Errorf("line %d: %v, after a torn line", i+1, err)
-		case err != nil:
-			torn = true
-			continue
-		case torn && (e.Kind != KindChainStart || e.Prev != prev):
-			return fmt.Errorf("line %d does not acknowledge the torn line before it", i+1)
-		case !torn && prev != "" && e.Prev != prev:
-			return fmt.Errorf("line %d does not link to the line before it", i+1)
-		}
-		prev, torn = LineHash(line), false
-	}
-	if torn {
-		return errors.New("the log ends in a torn line")
-	}
-	return nil
 }

@@ -60,7 +60,7 @@ func ReadLogFile(path string) (f *LogFile, hasRecord bool, err error) {
 	return f, hasRecord, err
 }
 
-// Each calls fn with Each line of the file in order, without its newline:
+// Each calls fn with each line of the file in order, without its newline:
 // its index, the line (valid only until fn returns: two buffers take
 // turns, the line and the one read ahead to know which is last), and
 // whether it is the file's last. The lines are those of the file's

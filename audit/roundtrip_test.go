@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -692,4 +693,51 @@ func firstRecordAfter(t *testing.T, path string, n int) audit.Entry {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestTriesOfAFailingSinkLeaveNoBlankLines: while a sink refuses records
+// but takes a single byte (a non-blocking pipe whose reader is slow), each
+// try of the sink wrote a newline to end a line no write had torn; a
+// series of them is a series of lines that are not records, which verify
+// refuses. A newline now ends only a line a write tore, once, and the log
+// verifies.
+func TestTriesOfAFailingSinkLeaveNoBlankLines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		tear int
+	}{
+		{"a write that fails writes nothing", 0},
+		{"a write that fails tears its line", 30},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := audit.NewMemSink(1, c.tear)
+			l := audit.OpenMem(t, s, audit.Config{SyncInterval: 5 * time.Millisecond})
+			for _, rec := range []audit.Record{{Kind: audit.KindChainStart, Reason: "a new audit log"}, audittest.CallRecord("alice", "x")} {
+				if err := l.Write(context.Background(), rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Fail(syscall.EAGAIN)
+			if err := l.Write(context.Background(), audittest.CallRecord("alice", "x")); err == nil {
+				t.Fatal("a write to a failing sink succeeded")
+			}
+			s.SetTear(0)                      // the tries tear nothing more
+			time.Sleep(50 * time.Millisecond) // about ten tries
+			s.Fail(nil)
+			audittest.Eventually(t, "the problem ends once the sink heals", func() bool { return l.Problem() == "" })
+			if err := l.Write(context.Background(), audittest.CallRecord("alice", "y")); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "audit.log")
+			if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			v, err := review.Verify([]string{path}, audittest.Key)
+			if err != nil || !v.OK() {
+				t.Fatalf("Verify = %+v, %v; the log:\n%s", v, err, strings.Join(s.Lines(), "\n"))
+			}
+		})
+	}
 }

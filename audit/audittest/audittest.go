@@ -137,3 +137,15 @@ func writePairs(t testing.TB, l *audit.Log, n int) {
 		t.Fatal(err)
 	}
 }
+
+// Eventually fails t unless cond holds within 2 s.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 2s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

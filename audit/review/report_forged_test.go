@@ -90,7 +90,7 @@ func TestLinksOnlyIsSaidOfEverySeriesReadByItsLinks(t *testing.T) {
 	writeRecords(t, openReportLog(t, tr.Log, audit.Config{Signer: sig.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 3}),
 		call("a1", "alice", "list_workflows"), result("a1", "alice", "list_workflows", audit.OutcomeOK))
 	opts := ReportOptions{Unverified: true, VerifyOptions: VerifyOptions{Keys: audittest.Ring(nil, sig), Checkpoints: tr.Checkpoints(t)}}
-	other := filepath.Join(t.TempDir(), "other.Log")
+	other := filepath.Join(t.TempDir(), "other.log")
 	writeRecords(t, openReportLog(t, other, audit.Config{}), call("b1", "bob", "list_workflows"))
 	if s := report(t, []string{tr.Log}, Filter{}, opts); !s.Verified || s.LinksOnly || s.Series[0].ProvenTo == 0 {
 		t.Fatalf("the proven series alone: verified %t, linksOnly %t, proven to %d", s.Verified, s.LinksOnly, s.Series[0].ProvenTo)
@@ -194,7 +194,7 @@ func TestFirstAndLastSeenAreTheEarliestAndLatestAcrossReplicas(t *testing.T) {
 	}{{"a day behind", -24 * time.Hour}, {"overlapping", 3 * time.Minute}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			a, b := filepath.Join(dir, "a.Log"), filepath.Join(dir, "b.Log")
+			a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
 			writeRecords(t, openReportLog(t, a, audit.Config{}), calls("a", "alice", "list_workflows", 10, "")...)
 			writeRecords(t, openReportLogFrom(t, b, reportStart.Add(c.offset), audit.Config{}), call("b0", "alice", "list_workflows"))
 			for _, order := range [][]string{{a, b}, {b, a}} {
@@ -439,8 +439,8 @@ func TestAForgedChainStartReasonIsQuotedInVerifysNotes(t *testing.T) {
 func TestASeriesNoCheckpointProvesIsNotVerifiedBesideAProvenOne(t *testing.T) {
 	t.Parallel()
 	s := &Summary{Verified: true, Series: []*Series{
-		{Verification: &Verification{Files: []string{"a.Log"}, Chain: fmt.Sprintf("%032x", 1), Records: 4, LastSeq: 4, LastRecord: 4, ProvenTo: 4}},
-		{Verification: &Verification{Files: []string{"b.Log"}, Chain: fmt.Sprintf("%032x", 2), Records: 3, LastSeq: 3, LastRecord: 3}},
+		{Verification: &Verification{Files: []string{"a.log"}, Chain: fmt.Sprintf("%032x", 1), Records: 4, LastSeq: 4, LastRecord: 4, ProvenTo: 4}},
+		{Verification: &Verification{Files: []string{"b.log"}, Chain: fmt.Sprintf("%032x", 2), Records: 3, LastSeq: 3, LastRecord: 3}},
 	}}
 	var table strings.Builder
 	if err := s.WriteTable(&table); err != nil {
