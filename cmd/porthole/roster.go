@@ -83,27 +83,20 @@ func runRoster(args []string, stdout, stderr io.Writer) error {
 	return pinRoster(ctx, path, r, dryRun, stdout)
 }
 
-// pinRoster reads each upstream's tools and writes the digests of the ones
-// the roster names. It warns about what will still be withheld, so that a
-// pin is not mistaken for exposure.
-func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool, stdout io.Writer) error {
-	if err := r.Resolve(os.LookupEnv); err != nil {
-		return err
-	}
-	set, err := upstream.NewSet(r, upstream.Options{Logger: zap.NewNop(), Version: Version()})
-	if err != nil {
-		return err
-	}
+// offeredDigests asks each upstream for the tools it offers and returns
+// the digest of each named one, by upstream and tool, and each definition
+// by served name; it warns of a named tool withheld or not offered.
+func offeredDigests(ctx context.Context, set *upstream.Set, stdout io.Writer) (map[string]map[string]string, map[string]*mcp.Tool, error) {
 	digests := map[string]map[string]string{}
 	defs := map[string]*mcp.Tool{}
 	for _, u := range set.Upstreams() {
 		offered, err := u.Offered(ctx)
 		if err != nil {
-			return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
+			return nil, nil, fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
 		}
 		candidates, missing, err := u.Entry.Candidates(offered)
 		if err != nil {
-			return fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
+			return nil, nil, fmt.Errorf("upstream %q: %w", u.Entry.Name, err)
 		}
 		digests[u.Entry.Name] = map[string]string{}
 		for _, c := range candidates {
@@ -117,14 +110,12 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 			fmt.Fprintf(stdout, "warning: %s: the upstream does not offer %s\n", u.Entry.Name, name)
 		}
 	}
-	old, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	out, changes, err := upstream.WritePins(old, digests)
-	if err != nil {
-		return err
-	}
+	return digests, defs, nil
+}
+
+// printChanges says, for each pin that changes, its old and new digest
+// and the definition now pinned.
+func printChanges(stdout io.Writer, changes []upstream.PinChange, defs map[string]*mcp.Tool) {
 	for _, c := range changes {
 		was := c.Old
 		if was == "" {
@@ -133,6 +124,32 @@ func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool
 		fmt.Fprintf(stdout, "%s: %s: %s -> %s\n", c.Upstream, c.Tool, was, c.New)
 		printDefinition(stdout, defs[upstream.ServedName(c.Upstream, c.Tool)])
 	}
+}
+
+// pinRoster reads each upstream's tools and writes the digests of the ones
+// the roster names. It warns about what will still be withheld, so that a
+// pin is not mistaken for exposure.
+func pinRoster(ctx context.Context, path string, r *upstream.Roster, dryRun bool, stdout io.Writer) error {
+	if err := r.Resolve(os.LookupEnv); err != nil {
+		return err
+	}
+	set, err := upstream.NewSet(r, upstream.Options{Logger: zap.NewNop(), Version: Version()})
+	if err != nil {
+		return err
+	}
+	digests, defs, err := offeredDigests(ctx, set, stdout)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, changes, err := upstream.WritePins(old, digests)
+	if err != nil {
+		return err
+	}
+	printChanges(stdout, changes, defs)
 	if len(changes) == 0 {
 		fmt.Fprintln(stdout, "every named tool already has its current digest")
 		return nil

@@ -103,24 +103,8 @@ func WritePins(roster []byte, digests map[string]map[string]string) ([]byte, []P
 			continue
 		}
 		for _, tool := range tools.Content {
-			tn := mapValue(tool, "name")
-			if tn == nil {
-				continue
-			}
-			digest, ok := digests[name.Value][tn.Value]
-			if !ok {
-				continue
-			}
-			old := mapValue(tool, "sha256")
-			switch {
-			case old == nil:
-				tool.Content = append(tool.Content,
-					&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sha256"},
-					&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: digest})
-				changes = append(changes, PinChange{Upstream: name.Value, Tool: tn.Value, New: digest})
-			case old.Value != digest:
-				changes = append(changes, PinChange{Upstream: name.Value, Tool: tn.Value, Old: old.Value, New: digest})
-				old.Value, old.Tag, old.Style = digest, "!!str", 0
+			if c, ok := pinTool(tool, name.Value, digests[name.Value]); ok {
+				changes = append(changes, c)
 			}
 		}
 	}
@@ -134,6 +118,32 @@ func WritePins(roster []byte, digests map[string]map[string]string) ([]byte, []P
 		return nil, nil, err
 	}
 	return out.Bytes(), changes, nil
+}
+
+// pinTool writes, into one tool's node of upstream's entry, its digest
+// from digests, and reports the change, if any.
+func pinTool(tool *yaml.Node, upstream string, digests map[string]string) (PinChange, bool) {
+	tn := mapValue(tool, "name")
+	if tn == nil {
+		return PinChange{}, false
+	}
+	digest, ok := digests[tn.Value]
+	if !ok {
+		return PinChange{}, false
+	}
+	old := mapValue(tool, "sha256")
+	switch {
+	case old == nil:
+		tool.Content = append(tool.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sha256"},
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: digest})
+		return PinChange{Upstream: upstream, Tool: tn.Value, New: digest}, true
+	case old.Value != digest:
+		c := PinChange{Upstream: upstream, Tool: tn.Value, Old: old.Value, New: digest}
+		old.Value, old.Tag, old.Style = digest, "!!str", 0
+		return c, true
+	}
+	return PinChange{}, false
 }
 
 // mapValue is the value of key in a mapping node, or nil.

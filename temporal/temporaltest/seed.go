@@ -387,40 +387,68 @@ func (f *Fixture) waitUntilVisible(ctx context.Context) error {
 	}
 }
 
+// notYet says what the seeded namespace does not show yet, or "" once it
+// shows everything the tests read.
 func (f *Fixture) notYet(ctx context.Context) string {
+	for _, check := range []func(context.Context) string{f.workflowsNotYet, f.nexusNotYet, f.schedulesAndBatchesNotYet, f.visibilityNotYet} {
+		if why := check(ctx); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// describe is the workflow service's description of a workflow, or why
+// there is none.
+func (f *Fixture) describe(ctx context.Context, workflowID string) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
 	d, err := f.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
 		Namespace: f.namespace,
-		Execution: &commonpb.WorkflowExecution{WorkflowId: RunningWorkflowID},
+		Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID},
 	})
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
-	if len(d.GetPendingActivities()) == 0 || d.GetPendingActivities()[0].GetLastFailure() == nil {
+	return d, ""
+}
+
+// workflowsNotYet: the running workflow's activity has failed once, and
+// its child has started.
+func (f *Fixture) workflowsNotYet(ctx context.Context) string {
+	d, why := f.describe(ctx, RunningWorkflowID)
+	switch {
+	case why != "":
+		return why
+	case len(d.GetPendingActivities()) == 0 || d.GetPendingActivities()[0].GetLastFailure() == nil:
 		return "the running workflow's activity has not failed yet"
-	}
-	if len(d.GetPendingChildren()) == 0 {
+	case len(d.GetPendingChildren()) == 0:
 		return "the child workflow has not started"
 	}
-	caller, err := f.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
-		Namespace: f.namespace,
-		Execution: &commonpb.WorkflowExecution{WorkflowId: NexusCallerWorkflowID},
-	})
-	if err != nil {
-		return err.Error()
+	return ""
+}
+
+// nexusNotYet: the Nexus operation has started, and its handler's
+// workflow holds a callback.
+func (f *Fixture) nexusNotYet(ctx context.Context) string {
+	caller, why := f.describe(ctx, NexusCallerWorkflowID)
+	if why != "" {
+		return why
 	}
 	if ops := caller.GetPendingNexusOperations(); len(ops) == 0 || ops[0].GetState() != enumspb.PENDING_NEXUS_OPERATION_STATE_STARTED {
 		return "the Nexus operation has not started"
 	}
-	handler, err := f.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
-		Namespace: f.namespace,
-		Execution: &commonpb.WorkflowExecution{WorkflowId: NexusHandlerWorkflowID},
-	})
-	if err != nil {
-		return err.Error()
+	handler, why := f.describe(ctx, NexusHandlerWorkflowID)
+	if why != "" {
+		return why
 	}
 	if len(handler.GetCallbacks()) == 0 {
 		return "the Nexus handler's workflow holds no callback"
 	}
+	return ""
+}
+
+// schedulesAndBatchesNotYet: the schedule has acted, and the batch
+// operation has completed.
+func (f *Fixture) schedulesAndBatchesNotYet(ctx context.Context) string {
 	s, err := f.client.ScheduleClient().GetHandle(ctx, ScheduleID).Describe(ctx)
 	if err != nil {
 		return err.Error()
@@ -435,6 +463,12 @@ func (f *Fixture) notYet(ctx context.Context) string {
 	if b.GetState() != enumspb.BATCH_OPERATION_STATE_COMPLETED {
 		return "the batch operation is " + b.GetState().String()
 	}
+	return ""
+}
+
+// visibilityNotYet: visibility lists each seeded workflow, and the closed
+// ones.
+func (f *Fixture) visibilityNotYet(ctx context.Context) string {
 	for _, id := range []string{CompletedWorkflowID, FailedWorkflowID, TimedOutWorkflowID, RunningWorkflowID, ChildWorkflowID} {
 		resp, err := f.client.CountWorkflow(ctx, countRequest(fmt.Sprintf("WorkflowId = '%s'", id)))
 		if err != nil {
