@@ -186,6 +186,55 @@ type request struct {
 	reply chan error
 }
 
+// openSink opens where cfg.Path says records go: a stream (stderr,
+// stdout, a pipe or a device), on which a chain starts anew each time, or
+// a file, whose chain is resumed and which can be rotated.
+func openSink(cfg Config) (s sink, rotatable bool, st resumed, err error) {
+	switch cfg.Path {
+	case "", "stderr":
+		st.reason = "writing to stderr: a chain on a stream cannot be continued after a restart"
+		return streamSink{f: os.Stderr}, false, st, nil
+	case "stdout":
+		st.reason = "writing to stdout: a chain on a stream cannot be continued after a restart"
+		return streamSink{f: os.Stdout}, false, st, nil
+	}
+	if fi, serr := os.Stat(cfg.Path); serr == nil && !fi.Mode().IsRegular() {
+		s, err := openPipe(cfg.Path)
+		st.reason = "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
+		return s, false, st, err
+	}
+	if st, err = resume(cfg.Path, cfg.Key); err != nil {
+		return nil, false, st, err
+	}
+	f, err := openLocked(cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+	if err != nil {
+		return nil, false, st, err
+	}
+	if st.partial {
+		// End the torn line so that the next record starts a line of
+		// its own; the torn line stays, and verify reports it.
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, false, st, fmt.Errorf("writing the audit log: %w", err)
+		}
+	}
+	return f, true, st, nil
+}
+
+// openPipe opens a pipe or a device (a log shipper's FIFO, /dev/stdout):
+// there is nothing to read back. O_NONBLOCK makes opening a FIFO nobody
+// reads fail at once (ENXIO) rather than hang the start.
+func openPipe(path string) (sink, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, fmt.Errorf("opening the audit log: %s is a pipe with no reader: start what reads it first", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	return streamSink{f: f, close: true}, nil
+}
+
 // Open opens the log and writes a chain-start record when it cannot continue
 // the chain it finds. An error here means the sink cannot be written, and
 // porthole should not start.
@@ -198,48 +247,9 @@ func Open(cfg Config) (*Log, error) {
 	if len(cfg.Key) < MinKeyBytes {
 		return nil, fmt.Errorf("the audit key must be at least %d bytes; it is %d", MinKeyBytes, len(cfg.Key))
 	}
-	var s sink
-	rotatable := false
-	var st resumed
-	switch cfg.Path {
-	case "", "stderr":
-		s, st.reason = streamSink{f: os.Stderr}, "writing to stderr: a chain on a stream cannot be continued after a restart"
-	case "stdout":
-		s, st.reason = streamSink{f: os.Stdout}, "writing to stdout: a chain on a stream cannot be continued after a restart"
-	default:
-		var err error
-		if fi, serr := os.Stat(cfg.Path); serr == nil && !fi.Mode().IsRegular() {
-			// A pipe or a device (a log shipper's FIFO, /dev/stdout):
-			// there is nothing to read back. It is a stream: a new chain
-			// each start. O_NONBLOCK makes opening a FIFO nobody reads
-			// fail at once (ENXIO) rather than hang the start.
-			f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
-			if errors.Is(err, syscall.ENXIO) {
-				return nil, fmt.Errorf("opening the audit log: %s is a pipe with no reader: start what reads it first", cfg.Path)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("opening the audit log: %w", err)
-			}
-			s, st.reason = streamSink{f: f, close: true}, "writing to a pipe or device: a chain on a stream cannot be continued after a restart"
-			break
-		}
-		st, err = resume(cfg.Path, cfg.Key)
-		if err != nil {
-			return nil, err
-		}
-		f, err := openLocked(cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
-		if err != nil {
-			return nil, err
-		}
-		if st.partial {
-			// End the torn line so that the next record starts a line of
-			// its own; the torn line stays, and verify reports it.
-			if _, err := f.Write([]byte("\n")); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("writing the audit log: %w", err)
-			}
-		}
-		s, rotatable = f, true
+	s, rotatable, st, err := openSink(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if !rotatable && cfg.CheckpointPath != "" {
 		// A stream has nothing to read back at a restart: its chain
@@ -475,6 +485,15 @@ func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 		}
 		last = lines[len(lines)-2]
 	}
+	st.continueFrom(last, lines, key)
+	return st, true, nil
+}
+
+// continueFrom resumes the chain after the last complete line, last, of
+// lines, or says why a new chain starts: a torn line, a record that does
+// not verify with key (and whether the key was rotated), or a line that is
+// no record.
+func (st *resumed) continueFrom(last []byte, lines [][]byte, key []byte) {
 	e, perr := ParseLineKey(last, key)
 	st.seq, st.prev = e.Seq, LineHash(last)
 	switch {
@@ -490,7 +509,6 @@ func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 	default:
 		st.seq, st.reason = lastSeq(lines), "the last line is not an audit record"
 	}
-	return st, true, nil
 }
 
 // tailLines reads the end of a file as lines: at least its last two whole
@@ -720,16 +738,8 @@ func (l *Log) startAfterFailedWrite() error {
 // write encodes and writes one record; called only by the loop (or by Open
 // before the loop starts).
 func (l *Log) write(rec Record) error {
-	if l.writeFailed && rec.Kind != KindChainStart {
-		// The last write failed and may have left a torn line. Start a new
-		// line and say so before anything else.
-		if err := l.startAfterFailedWrite(); err != nil {
-			return err
-		}
-	}
-	if l.syncLost && rec.Kind != KindChainStart {
-		l.syncLost = false
-		if err := l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("an fsync of the audit sink failed after seq %d: records before it may not be on disk", l.seq)}); err != nil {
+	if rec.Kind != KindChainStart {
+		if err := l.sayWhatWasLost(); err != nil {
 			return err
 		}
 	}
@@ -737,16 +747,9 @@ func (l *Log) write(rec Record) error {
 	case KindChainStart, KindAnchor, KindCheckpoint, KindPruned:
 		rec.Chain = l.chain
 	}
-	line := l.encode(&rec)
-	if l.rotatable && l.cfg.MaxBytes > 0 && l.size > 0 && l.size+int64(len(line)) > l.cfg.MaxBytes && rec.Kind != KindAnchor {
-		if err := l.rotate(); err != nil {
-			// A failed write like any other: the ticker tries again (see
-			// tick), and the next record says that one was refused.
-			l.writeFailed = true
-			l.writeFailure(fmt.Errorf("rotating: %w", err))
-			return fmt.Errorf("%w: rotating: %v", ErrUnavailable, err)
-		}
-		line = l.encode(&rec)
+	line, err := l.encodeRotating(&rec)
+	if err != nil {
+		return err
 	}
 	n, err := l.sink.Write(line)
 	l.size += int64(n)
@@ -763,19 +766,60 @@ func (l *Log) write(rec Record) error {
 	if rec.Kind != KindCheckpoint {
 		l.sinceCheckpoint++
 	}
-	if l.cfg.Fsync == FsyncAlways {
-		if err := l.sink.Sync(); err != nil {
-			// As after a failed interval sync: the next record says the
-			// records before it may not be on disk, and the ticker tries
-			// again, which ends the problem without calls.
-			l.syncFailure(err)
-			l.dirty, l.syncLost = true, true
-			return fmt.Errorf("%w: syncing: %v", ErrUnavailable, err)
+	return l.syncAfterWrite()
+}
+
+// sayWhatWasLost writes, before a record, the chain-start that says the
+// last write failed (and may have left a torn line), or that an fsync
+// failed and records before it may not be on disk.
+func (l *Log) sayWhatWasLost() error {
+	if l.writeFailed {
+		if err := l.startAfterFailedWrite(); err != nil {
+			return err
 		}
-		l.health.clear(problemSync)
-	} else {
-		l.dirty = true
 	}
+	if l.syncLost {
+		l.syncLost = false
+		if err := l.write(Record{Kind: KindChainStart, Reason: fmt.Sprintf("an fsync of the audit sink failed after seq %d: records before it may not be on disk", l.seq)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeRotating is rec's line, written into a new file first when it
+// would take the current one past MaxBytes.
+func (l *Log) encodeRotating(rec *Record) ([]byte, error) {
+	line := l.encode(rec)
+	if !l.rotatable || l.cfg.MaxBytes <= 0 || l.size <= 0 || l.size+int64(len(line)) <= l.cfg.MaxBytes || rec.Kind == KindAnchor {
+		return line, nil
+	}
+	if err := l.rotate(); err != nil {
+		// A failed write like any other: the ticker tries again (see
+		// tick), and the next record says that one was refused.
+		l.writeFailed = true
+		l.writeFailure(fmt.Errorf("rotating: %w", err))
+		return nil, fmt.Errorf("%w: rotating: %v", ErrUnavailable, err)
+	}
+	return l.encode(rec), nil
+}
+
+// syncAfterWrite syncs the sink after each record with FsyncAlways, and
+// otherwise marks it to be synced on the interval.
+func (l *Log) syncAfterWrite() error {
+	if l.cfg.Fsync != FsyncAlways {
+		l.dirty = true
+		return nil
+	}
+	if err := l.sink.Sync(); err != nil {
+		// As after a failed interval sync: the next record says the
+		// records before it may not be on disk, and the ticker tries
+		// again, which ends the problem without calls.
+		l.syncFailure(err)
+		l.dirty, l.syncLost = true, true
+		return fmt.Errorf("%w: syncing: %v", ErrUnavailable, err)
+	}
+	l.health.clear(problemSync)
 	return nil
 }
 

@@ -360,6 +360,8 @@ func appendString(b []byte, s string) []byte {
 // Quoting may write a byte as five (\\x01 once escaped for JSON) and a
 // character as eleven, so budgets on what a record holds count this, not
 // len(s). FuzzQuotedSizeIsWhatTheRecordWrites holds it to the encoder.
+//
+// Whole: one case per way strconv.QuoteToASCII writes a character.
 func quotedSize(s string) int {
 	n := 6 // the JSON string's quotes, and Quote's, escaped
 	for i := 0; i < len(s); {
