@@ -96,6 +96,28 @@ type ReportOptions struct {
 // ErrNotVerified is Report's refusal of files that do not verify.
 var ErrNotVerified = errors.New("the audit series does not verify")
 
+// series verifies and counts one series: one at a time, and what is
+// counted is what was verified, the same bytes in the same pass.
+func (z *summarizer) series(group []*audit.LogFile, opts ReportOptions) error {
+	files, problem, err := readChainOrder(pathsOf(group))
+	if err != nil {
+		return err
+	}
+	z.from, z.reading, z.open = opts.FromCheckpoint, false, map[callKey]openCall{}
+	v, err := verifyFiles(files, problem, opts.VerifyOptions, z.line)
+	if err != nil {
+		return err
+	}
+	sv := &Series{Verification: v}
+	if v.OK() {
+		sv.Basis = v.Basis()
+	} else if z.s.Problem == nil {
+		z.s.Problem = v.Problem
+	}
+	z.s.Series = append(z.s.Series, sv)
+	return nil
+}
+
 // Report verifies a log or a rotated series, or several (each replica
 // writes a chain of its own, see splitSeries), with VerifyWith, and
 // summarizes the records f admits. Files that do not verify are refused
@@ -127,24 +149,9 @@ func Report(paths []string, f Filter, opts ReportOptions) (*Summary, error) {
 		z.detail = newDetailer(opts.MaxRows)
 	}
 	for _, group := range series {
-		// One series at a time, and what is counted is what was
-		// verified: the same bytes, in the same pass.
-		files, problem, err := readChainOrder(pathsOf(group))
-		if err != nil {
+		if err := z.series(group, opts); err != nil {
 			return nil, err
 		}
-		z.from, z.reading, z.open = opts.FromCheckpoint, false, map[callKey]openCall{}
-		v, err := verifyFiles(files, problem, opts.VerifyOptions, z.line)
-		if err != nil {
-			return nil, err
-		}
-		sv := &Series{Verification: v}
-		if v.OK() {
-			sv.Basis = v.Basis()
-		} else if s.Problem == nil {
-			s.Problem = v.Problem
-		}
-		s.Series = append(s.Series, sv)
 	}
 	s.Verified = s.Problem == nil
 	// Security: a script reading "verified" alone took a tail a forger

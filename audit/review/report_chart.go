@@ -192,51 +192,10 @@ var outcomeClasses = []audit.Outcome{audit.OutcomeOK, audit.OutcomeToolError, au
 // charts draws the page's charts from the summary and its detail.
 func (s *Summary) charts() []chart {
 	tl := s.Detail.Timeline
-	var callSeries []stack
-	named := map[string]bool{}
-	for i, p := range s.Principals[:min(len(s.Principals), chartedPrincipals)] {
-		name := p.Principal
-		named[name] = true
-		callSeries = append(callSeries, stack{name, fmt.Sprint("s", i), func(b Bucket) int { return b.Calls[name] }})
-	}
-	if len(s.Principals) > chartedPrincipals {
-		callSeries = append(callSeries, stack{fmt.Sprintf("%d others", len(s.Principals)-chartedPrincipals), "s6", func(b Bucket) int {
-			n := 0
-			for p, c := range b.Calls {
-				if !named[p] {
-					n += c
-				}
-			}
-			return n
-		}})
-	}
-	var outcomeSeries []stack
-	for _, o := range outcomeClasses {
-		outcomeSeries = append(outcomeSeries, stack{string(o), "o-" + string(o), func(b Bucket) int { return b.Outcomes[o] }})
-	}
-	outcomeSeries = append(outcomeSeries, stack{"other", "o-other", func(b Bucket) int {
-		n := 0
-		for o, c := range b.Outcomes {
-			if !slices.Contains(outcomeClasses, o) {
-				n += c
-			}
-		}
-		return n
-	}})
-	tools := map[string]int{}
-	for _, p := range s.Principals {
-		for _, t := range p.Tools {
-			tools[t.Tool] += t.Calls
-		}
-	}
-	var toolItems []barItem
-	for t, n := range tools {
-		toolItems = append(toolItems, barItem{name: t, n: n})
-	}
 	out := []chart{
-		timeChart("calls-over-time", "Calls per principal over time", tl, callSeries, "No calls were counted."),
-		timeChart("outcomes-over-time", "Outcomes over time (of the calls made, and denials)", tl, outcomeSeries, "No outcomes were counted."),
-		barChart("top-tools", "Top tools (calls)", "bar", toolItems, "No calls were counted."),
+		timeChart("calls-over-time", "Calls per principal over time", tl, s.callSeries(), "No calls were counted."),
+		timeChart("outcomes-over-time", "Outcomes over time (of the calls made, and denials)", tl, outcomeSeries(), "No outcomes were counted."),
+		barChart("top-tools", "Top tools (calls)", "bar", s.toolItems(), "No calls were counted."),
 	}
 	if s.DenialsLeftOut {
 		return out
@@ -252,6 +211,63 @@ func (s *Summary) charts() []chart {
 	return append(out,
 		barChart("denials-by-reason", "Denials by reason", "denybar", mapValues(reasons), "No denials were counted."),
 		barChart("denials-by-address", "Denials by client address", "denybar", mapValues(addrs), "No denials were counted."))
+}
+
+// callSeries are the calls over time of the principals charted by name,
+// and of the others together.
+func (s *Summary) callSeries() []stack {
+	var series []stack
+	named := map[string]bool{}
+	for i, p := range s.Principals[:min(len(s.Principals), chartedPrincipals)] {
+		name := p.Principal
+		named[name] = true
+		series = append(series, stack{name, fmt.Sprint("s", i), func(b Bucket) int { return b.Calls[name] }})
+	}
+	if len(s.Principals) > chartedPrincipals {
+		series = append(series, stack{fmt.Sprintf("%d others", len(s.Principals)-chartedPrincipals), "s6", func(b Bucket) int {
+			n := 0
+			for p, c := range b.Calls {
+				if !named[p] {
+					n += c
+				}
+			}
+			return n
+		}})
+	}
+	return series
+}
+
+// outcomeSeries are the outcomes over time, one series per class, and the
+// rest together.
+func outcomeSeries() []stack {
+	var series []stack
+	for _, o := range outcomeClasses {
+		series = append(series, stack{string(o), "o-" + string(o), func(b Bucket) int { return b.Outcomes[o] }})
+	}
+	return append(series, stack{"other", "o-other", func(b Bucket) int {
+		n := 0
+		for o, c := range b.Outcomes {
+			if !slices.Contains(outcomeClasses, o) {
+				n += c
+			}
+		}
+		return n
+	}})
+}
+
+// toolItems are the calls of each tool, over every principal.
+func (s *Summary) toolItems() []barItem {
+	tools := map[string]int{}
+	for _, p := range s.Principals {
+		for _, t := range p.Tools {
+			tools[t.Tool] += t.Calls
+		}
+	}
+	var items []barItem
+	for t, n := range tools {
+		items = append(items, barItem{name: t, n: n})
+	}
+	return items
 }
 
 func mapValues(m map[string]barItem) []barItem {

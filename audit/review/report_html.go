@@ -247,26 +247,33 @@ func (s *Summary) verdict() verdict {
 	// (a forger without the key can make many series).
 	notesLeft := maxPageNotes
 	for i, sv := range s.Series {
-		sh := seriesVerdict{Head: fmt.Sprintf("series %d: %s", i+1, sv.extent())}
-		if len(s.Series) == 1 && v.Class != "bad" {
-			sh.Head = "" // the headline says it
-		}
-		if !sv.OK() {
-			sh.Head = fmt.Sprintf("series %d: BROKEN: %s (the chain held for %d records before it)", i+1, pageNote(sv.Problem.String()), sv.Records)
-		}
-		if v.Class == "good" && (sv.ProvenTo == 0 || sv.LastRecord > sv.ProvenTo) {
-			v.Class = "partial" // verified, not proven complete: the basis says so
-		}
-		sh.Lines = append(sh.Lines, sv.Basis...)
-		shown := min(len(sv.Notes), notesLeft)
-		for _, n := range sv.Notes[:shown] {
-			sh.Lines = append(sh.Lines, "note: "+pageNote(n))
-		}
-		notesLeft -= shown
-		if len(sv.Notes) > shown {
-			sh.Lines = append(sh.Lines, fmt.Sprintf("and %d more notes: porthole audit verify lists them all", len(sv.Notes)-shown))
-		}
-		v.Series = append(v.Series, sh)
+		v.Series = append(v.Series, s.seriesVerdict(&v, i, sv, &notesLeft))
 	}
 	return v
+}
+
+// seriesVerdict words one series' verification: its head (BROKEN, or its
+// extent), its basis and as many of its notes as notesLeft allows; a
+// verified series not proven complete makes the verdict partial.
+func (s *Summary) seriesVerdict(v *verdict, i int, sv *Series, notesLeft *int) seriesVerdict {
+	sh := seriesVerdict{Head: fmt.Sprintf("series %d: %s", i+1, sv.extent())}
+	if len(s.Series) == 1 && v.Class != "bad" {
+		sh.Head = "" // the headline says it
+	}
+	if !sv.OK() {
+		sh.Head = fmt.Sprintf("series %d: BROKEN: %s (the chain held for %d records before it)", i+1, pageNote(sv.Problem.String()), sv.Records)
+	}
+	if v.Class == "good" && (sv.ProvenTo == 0 || sv.LastRecord > sv.ProvenTo) {
+		v.Class = "partial" // verified, not proven complete: the basis says so
+	}
+	sh.Lines = append(sh.Lines, sv.Basis...)
+	shown := min(len(sv.Notes), *notesLeft)
+	for _, n := range sv.Notes[:shown] {
+		sh.Lines = append(sh.Lines, "note: "+pageNote(n))
+	}
+	*notesLeft -= shown
+	if len(sv.Notes) > shown {
+		sh.Lines = append(sh.Lines, fmt.Sprintf("and %d more notes: porthole audit verify lists them all", len(sv.Notes)-shown))
+	}
+	return sh
 }

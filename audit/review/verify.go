@@ -467,6 +467,13 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *audit.CheckedLi
 	if p := w.checkChainAndCheckpoints(path, n, e, hash); p != nil {
 		return p
 	}
+	w.accept(path, n, e, hash)
+	return nil
+}
+
+// accept takes a record that checked out into the walk: a note for a new
+// chain, the counts, and what the next record must follow.
+func (w *chainWalk) accept(path string, n int, e audit.Entry, hash string) {
 	if e.Kind == audit.KindChainStart {
 		// Security: the reason and the chains below are the records',
 		// which in a log read by its links alone anyone could have
@@ -485,7 +492,6 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *audit.CheckedLi
 	w.expectSeq, w.lastHash, w.last = e.Seq+1, hash, e
 	w.recent[e.Seq] = hash
 	delete(w.recent, e.Seq-recentRecords)
-	return nil
 }
 
 // recentRecords is how many records back a checkpoint record may name.
@@ -532,29 +538,11 @@ func (w *chainWalk) begin(path string, n int, e audit.Entry, hash string) (skip 
 // record, to its signature and the record it names; and reports the
 // records a chain-start says are missing.
 func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e audit.Entry, hash string) *Problem {
-	if e.Chain != "" && !isChainID(e.Chain) {
-		// Security: a chain id reaches the verdict, verify's output and
-		// the report's header; one a forger wrote (links only) could
-		// carry terminal escapes or bidi overrides, so it is not echoed.
-		return &Problem{path, n, "the record names a chain that is not a chain id porthole makes (32 hex digits): it was forged or corrupted"}
+	if p := w.checkChain(path, n, e); p != nil {
+		return p
 	}
-	if e.Chain != "" {
-		if w.chain != "" && e.Chain != w.chain {
-			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", safe(e.Chain), safe(w.chain))}
-		}
-		if w.checkpointsGiven && e.Chain != w.indexedChain {
-			return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the checkpoints were chosen for chain %q when the files were first read: the files changed while they were verified", safe(e.Chain), w.indexedChain)}
-		}
-		w.chain, w.v.Chain = e.Chain, e.Chain
-	}
-	if c, ok := w.witnessed[e.Seq]; ok {
-		if w.chain != "" && c.Chain != w.chain {
-			return &Problem{path, n, fmt.Sprintf("the checkpoint of seq %d is of chain %s, not of this series' chain %s: it witnesses another log", e.Seq, safe(c.Chain), safe(w.chain))}
-		}
-		if c.Hash != hash {
-			return &Problem{path, n, fmt.Sprintf("the record of seq %d is not the one the checkpoint of %s witnessed: it was edited or replaced", e.Seq, c.Time.UTC().Format(time.RFC3339))}
-		}
-		w.matched[e.Seq] = true
+	if p := w.checkWitnessed(path, n, e, hash); p != nil {
+		return p
 	}
 	if e.MissingTo != 0 {
 		return &Problem{path, n, fmt.Sprintf("records %d to %d are missing: porthole found the log shorter than its latest witnessed checkpoint when it started (verify from a later checkpoint with --from-checkpoint)", e.MissingFrom, e.MissingTo)}
@@ -565,6 +553,45 @@ func (w *chainWalk) checkChainAndCheckpoints(path string, n int, e audit.Entry, 
 	if e.Kind == audit.KindPruned && e.Pruned != nil {
 		return w.prunedRecord(path, n, *e.Pruned)
 	}
+	return nil
+}
+
+// checkChain holds a record that names its chain to a chain id porthole
+// makes, the series' own, and the one the checkpoints were chosen for.
+func (w *chainWalk) checkChain(path string, n int, e audit.Entry) *Problem {
+	if e.Chain == "" {
+		return nil
+	}
+	if !isChainID(e.Chain) {
+		// Security: a chain id reaches the verdict, verify's output and
+		// the report's header; one a forger wrote (links only) could
+		// carry terminal escapes or bidi overrides, so it is not echoed.
+		return &Problem{path, n, "the record names a chain that is not a chain id porthole makes (32 hex digits): it was forged or corrupted"}
+	}
+	if w.chain != "" && e.Chain != w.chain {
+		return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the series is chain %s: logs of different chains (another replica's?) are mixed", safe(e.Chain), safe(w.chain))}
+	}
+	if w.checkpointsGiven && e.Chain != w.indexedChain {
+		return &Problem{path, n, fmt.Sprintf("the record names chain %s, but the checkpoints were chosen for chain %q when the files were first read: the files changed while they were verified", safe(e.Chain), w.indexedChain)}
+	}
+	w.chain, w.v.Chain = e.Chain, e.Chain
+	return nil
+}
+
+// checkWitnessed holds a record a checkpoint witnessed to that
+// checkpoint: of this series' chain, with this very line's hash.
+func (w *chainWalk) checkWitnessed(path string, n int, e audit.Entry, hash string) *Problem {
+	c, ok := w.witnessed[e.Seq]
+	if !ok {
+		return nil
+	}
+	if w.chain != "" && c.Chain != w.chain {
+		return &Problem{path, n, fmt.Sprintf("the checkpoint of seq %d is of chain %s, not of this series' chain %s: it witnesses another log", e.Seq, safe(c.Chain), safe(w.chain))}
+	}
+	if c.Hash != hash {
+		return &Problem{path, n, fmt.Sprintf("the record of seq %d is not the one the checkpoint of %s witnessed: it was edited or replaced", e.Seq, c.Time.UTC().Format(time.RFC3339))}
+	}
+	w.matched[e.Seq] = true
 	return nil
 }
 
