@@ -216,8 +216,14 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	defer closeRedis()
 
+	return serveGateway(ctx, &fs, &as, c, httpOpts, store, admins)
+}
+
+// serveGateway dials Temporal, builds the MCP server and serves it until
+// ctx ends, with the admin tokens, when given, guarding /metrics.
+func serveGateway(ctx context.Context, fs *frontSettings, as *auditSettings, c *common, httpOpts gateway.HTTPOptions, store, admins *tokens.Store) error {
 	c.cacheTTL = fs.gatewayCacheTTL()
-	g, closeAll, err := dialGateway(ctx, &as, c)
+	g, closeAll, err := dialGateway(ctx, as, c)
 	if err != nil {
 		return err
 	}
@@ -225,7 +231,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if admins != nil {
 		watchAdminTokens(ctx, g, admins, fs.tokensReload)
 	}
-	return fs.serveMCP(ctx, g, httpOpts, store, c.cfg.Namespace, log)
+	return fs.serveMCP(ctx, g, httpOpts, store, c.cfg.Namespace, c.log)
 }
 
 // openAdminTokens reads the admin tokens file; the store is nil when none
