@@ -182,42 +182,55 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 		return nil, mode{}, err
 	}
 	r.onClose(func() { os.RemoveAll(dir) })
-	self, err := os.Executable()
-	if err != nil {
-		return nil, mode{}, err
-	}
 	c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace, Logger: temporaltest.Quiet()})
 	if err != nil {
 		return nil, mode{}, err
 	}
 	r.onClose(c.Close)
-	bare, err := r.startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare")
+	sv, err := r.startServers(ctx, o, srv, dir)
 	if err != nil {
 		return nil, mode{}, err
+	}
+	return sv.modes(c, srv), sv.coalesce(), nil
+}
+
+// servers are the servers the modes call, and the tokens they take.
+type servers struct {
+	bare, porthole, cached, oauth, redis, traced, aa *server
+	token, oauthToken                                string
+	redisRTT                                         func(context.Context) error
+	hc                                               *http.Client
+}
+
+// startServers starts the bare server and every porthole the modes call.
+func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.DevServer, dir string) (*servers, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	sv := &servers{hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}}
+	if sv.bare, err = r.startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare"); err != nil {
+		return nil, err
 	}
 	token, env, err := portholeEnv(dir, srv, o.profile != "")
 	if err != nil {
-		return nil, mode{}, err
+		return nil, err
 	}
-	ph, err := r.startServer(ctx, o.bin, []string{"serve"}, env("porthole", "0"), "serving MCP")
-	if err != nil {
-		return nil, mode{}, err
+	sv.token = token
+	if sv.porthole, err = r.startServer(ctx, o.bin, []string{"serve"}, env("porthole", "0"), "serving MCP"); err != nil {
+		return nil, err
 	}
-	cached, err := r.startServer(ctx, o.bin, []string{"serve"}, env("cached", "2s"), "serving MCP")
-	if err != nil {
-		return nil, mode{}, err
+	if sv.cached, err = r.startServer(ctx, o.bin, []string{"serve"}, env("cached", "2s"), "serving MCP"); err != nil {
+		return nil, err
 	}
-	oa, oauthToken, err := r.startOAuthPorthole(ctx, o.bin, dir, env)
-	if err != nil {
-		return nil, mode{}, err
+	if sv.oauth, sv.oauthToken, err = r.startOAuthPorthole(ctx, o.bin, dir, env); err != nil {
+		return nil, err
 	}
-	rd, rtt, err := r.startRedisPorthole(ctx, o.bin, dir, env)
-	if err != nil {
-		return nil, mode{}, err
+	if sv.redis, sv.redisRTT, err = r.startRedisPorthole(ctx, o.bin, dir, env); err != nil {
+		return nil, err
 	}
-	traced, err := r.startTracedPorthole(ctx, o.bin, dir, env)
-	if err != nil {
-		return nil, mode{}, err
+	if sv.traced, err = r.startTracedPorthole(ctx, o.bin, dir, env); err != nil {
+		return nil, err
 	}
 	// A second porthole exactly like the porthole mode's: the A/A pair,
 	// whose difference is what this machine's noise is. Given another
@@ -226,35 +239,42 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 	if o.aaBin != "" {
 		aaBin = o.aaBin
 	}
-	aa, err := r.startServer(ctx, aaBin, []string{"serve"}, env("porthole-aa", "0"), "serving MCP")
-	if err != nil {
-		return nil, mode{}, err
+	if sv.aa, err = r.startServer(ctx, aaBin, []string{"serve"}, env("porthole-aa", "0"), "serving MCP"); err != nil {
+		return nil, err
 	}
+	return sv, nil
+}
 
+// modes are the ways of making the read, each against its server.
+func (sv *servers) modes(c client.Client, srv *temporaltest.DevServer) []mode {
 	sdkCall := func(ctx context.Context) error {
 		_, err := describeWorkflow(ctx, c, srv.Namespace, temporaltest.RunningWorkflowID, "")
 		return err
 	}
 	describe, echo := describeBody(temporaltest.RunningWorkflowID), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
-	modes = []mode{
+	hc, token := sv.hc, sv.token
+	return []mode{
 		{"sdk", sdkCall, nil},
-		{"hop", httpCall(hc, strings.TrimSuffix(bare.endpoint, "/mcp")+"/hop", describe, ""), bare},
-		{"bare", httpCall(hc, bare.endpoint, describe, ""), bare},
-		{"porthole", httpCall(hc, ph.endpoint, describe, token), ph},
+		{"hop", httpCall(hc, strings.TrimSuffix(sv.bare.endpoint, "/mcp")+"/hop", describe, ""), sv.bare},
+		{"bare", httpCall(hc, sv.bare.endpoint, describe, ""), sv.bare},
+		{"porthole", httpCall(hc, sv.porthole.endpoint, describe, token), sv.porthole},
 		// The same porthole asked in protocol 2026-07-28's form (its
 		// standard headers, per-request _meta), which porthole answers
 		// itself as it answers the older form.
-		{"porthole-2026", httpCallWith(hc, ph.endpoint, describeBody2026(temporaltest.RunningWorkflowID), token, http.Header{
-			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}), ph},
-		{"cached", httpCall(hc, cached.endpoint, describe, token), cached},
-		{"oauth", httpCall(hc, oa.endpoint, describe, oauthToken), oa},
-		{"redis", httpCall(hc, rd.endpoint, describe, token), rd},
-		{"redis-rtt", rtt, nil},
-		{"traced", httpCall(hc, traced.endpoint, describe, token), traced},
-		{"porthole-aa", httpCall(hc, aa.endpoint, describe, token), aa},
-		{"echo", httpCall(hc, bare.endpoint, echo, ""), bare},
+		{"porthole-2026", httpCallWith(hc, sv.porthole.endpoint, describeBody2026(temporaltest.RunningWorkflowID), token, http.Header{
+			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}), sv.porthole},
+		{"cached", httpCall(hc, sv.cached.endpoint, describe, token), sv.cached},
+		{"oauth", httpCall(hc, sv.oauth.endpoint, describe, sv.oauthToken), sv.oauth},
+		{"redis", httpCall(hc, sv.redis.endpoint, describe, token), sv.redis},
+		{"redis-rtt", sv.redisRTT, nil},
+		{"traced", httpCall(hc, sv.traced.endpoint, describe, token), sv.traced},
+		{"porthole-aa", httpCall(hc, sv.aa.endpoint, describe, token), sv.aa},
+		{"echo", httpCall(hc, sv.bare.endpoint, echo, ""), sv.bare},
 	}
-	coalesce = mode{"cached", httpCall(hc, cached.endpoint, describeBody(temporaltest.CompletedWorkflowID), token), cached}
-	return modes, coalesce, nil
+}
+
+// coalesce is the cached mode reading the completed workflow, for the
+// coalescing check.
+func (sv *servers) coalesce() mode {
+	return mode{"cached", httpCall(sv.hc, sv.cached.endpoint, describeBody(temporaltest.CompletedWorkflowID), sv.token), sv.cached}
 }
