@@ -62,6 +62,22 @@ func bareServer(hostPort, namespace string) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.(string)}}}, nil, nil
 		})
+	mux := bareMux(s, c, namespace)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	line, _ := json.Marshal(map[string]string{"msg": "serving bare", "endpoint": "http://" + ln.Addr().String() + "/mcp", "stats": "http://" + ln.Addr().String() + "/stats"})
+	fmt.Fprintln(os.Stderr, string(line))
+	_ = http.Serve(ln, mux)
+}
+
+// bareMux serves the bare server at /mcp, the hop at /hop (no MCP at
+// all: a plain handler that makes the same Temporal read and answers a
+// few bytes, the floor for any server that stands between a client and
+// Temporal on this machine), and its memory at /stats.
+func bareMux(s *mcp.Server, c client.Client, namespace string) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
 	// /hop is no MCP at all: a plain handler that makes the same Temporal
@@ -91,12 +107,5 @@ func bareServer(hostPort, namespace string) {
 		runtime.ReadMemStats(&m)
 		fmt.Fprintf(w, "go_memstats_alloc_bytes_total %d\ngo_memstats_heap_inuse_bytes %d\n", m.TotalAlloc, m.HeapInuse)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	line, _ := json.Marshal(map[string]string{"msg": "serving bare", "endpoint": "http://" + ln.Addr().String() + "/mcp", "stats": "http://" + ln.Addr().String() + "/stats"})
-	fmt.Fprintln(os.Stderr, string(line))
-	_ = http.Serve(ln, mux)
+	return mux
 }
