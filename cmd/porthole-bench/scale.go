@@ -121,43 +121,60 @@ func runScale(args []string) error {
 		return fmt.Errorf("-curves naming some curves only, or -smallest: give -out (and -svg) elsewhere than %s, whose section holds every curve at every size", defaultScaleOut)
 	}
 	sz := o.sizes()
-	seeded, err := seededDB(ctx, o, sz)
-	if err != nil {
-		return err
-	}
 	var r rig
 	defer r.close()
-	dir, err := os.MkdirTemp("", "porthole-bench-scale-")
+	srv, c, dir, err := r.startSeeded(ctx, o, sz)
 	if err != nil {
 		return err
 	}
-	r.onClose(func() { os.RemoveAll(dir) })
-	// The run's own copy: a dev server writes to its database, and runs
-	// sharing the cache (two checkouts, CI beside a developer) must not
-	// share a file or change the seeded one.
-	db := filepath.Join(dir, "temporal.db")
-	if err := copyFile(seeded, db); err != nil {
-		return err
-	}
-	fmt.Println("== starting Temporal on a copy of the seeded database", seeded)
-	srv, err := temporaltest.Start(ctx, temporaltest.Options{ExtraArgs: append(benchDynamicConfig(), "--db-filename", db)})
-	if err != nil {
-		return err
-	}
-	r.onClose(func() { _ = srv.Stop() })
-	c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace, Logger: temporaltest.Quiet()})
-	if err != nil {
-		return err
-	}
-	r.onClose(c.Close)
-
-	var rep scaleReport
-	rep.opts, rep.sizes = o, sz
+	rep := scaleReport{opts: o, sizes: sz}
 	// The commit of the checkout when the run begins, which the binary
 	// measured was built from (make bench-scale builds it first).
 	if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		rep.commit = strings.TrimSpace(string(rev))
 	}
+	if err := r.runCurves(ctx, o, sz, srv, c, dir, &rep); err != nil {
+		return err
+	}
+	rep.askedAgain = pagesAskedAgain.Load()
+	return rep.write(o.out, o.svg)
+}
+
+// startSeeded starts a dev server on the run's own copy of the seeded
+// database (a dev server writes to its database, and runs sharing the
+// cache, two checkouts or CI beside a developer, must not share a file or
+// change the seeded one), and an SDK client of it.
+func (r *rig) startSeeded(ctx context.Context, o scaleOptions, sz scaleSizes) (*temporaltest.DevServer, client.Client, string, error) {
+	seeded, err := seededDB(ctx, o, sz)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	dir, err := os.MkdirTemp("", "porthole-bench-scale-")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	r.onClose(func() { os.RemoveAll(dir) })
+	db := filepath.Join(dir, "temporal.db")
+	if err := copyFile(seeded, db); err != nil {
+		return nil, nil, "", err
+	}
+	fmt.Println("== starting Temporal on a copy of the seeded database", seeded)
+	srv, err := temporaltest.Start(ctx, temporaltest.Options{ExtraArgs: append(benchDynamicConfig(), "--db-filename", db)})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	r.onClose(func() { _ = srv.Stop() })
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace, Logger: temporaltest.Quiet()})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	r.onClose(c.Close)
+	return srv, c, dir, nil
+}
+
+// runCurves measures the curves asked for, in scaleCurves' order, into rep.
+func (r *rig) runCurves(ctx context.Context, o scaleOptions, sz scaleSizes, srv *temporaltest.DevServer, c client.Client, dir string, rep *scaleReport) error {
+	var err error
 	if o.curves["history"] {
 		if rep.history, err = r.historyCurve(ctx, o, sz, srv, c, dir); err != nil {
 			return err
@@ -183,8 +200,7 @@ func runScale(args []string) error {
 			return err
 		}
 	}
-	rep.askedAgain = pagesAskedAgain.Load()
-	return rep.write(o.out, o.svg)
+	return nil
 }
 
 // copyFile copies src to dst.

@@ -25,20 +25,9 @@ type answerPoint struct {
 // bare server, an upstream on the roster with the largest cap) and
 // measures porthole's CPU per call at each.
 func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv *temporaltest.DevServer, dir string) ([]answerPoint, error) {
-	self, err := os.Executable()
+	roster, err := r.blobRoster(ctx, o, srv, dir)
 	if err != nil {
 		return nil, err
-	}
-	bare, err := r.startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare")
-	if err != nil {
-		return nil, err
-	}
-	roster := filepath.Join(dir, "roster.yaml")
-	if err := os.WriteFile(roster, []byte(fmt.Sprintf("upstreams:\n  - name: bench\n    url: %s\n    maxResultBytes: %d\n    tools:\n      - name: blob\n", bare.endpoint, 1<<20)), 0o600); err != nil {
-		return nil, err
-	}
-	if out, err := exec.CommandContext(ctx, o.bin, "roster", "pin", "--roster-file", roster).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("porthole roster pin: %v: %s", err, out)
 	}
 	token, ph, before, err := r.curvePortholes(ctx, o, srv, dir, "answers", true, "PORTHOLE_ROSTER_FILE="+roster)
 	if err != nil {
@@ -73,21 +62,7 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	if err := checkSides("answers", pts); err != nil {
 		return nil, err
 	}
-	var out []answerPoint
-	for i, kib := range sz.answerKiB {
-		p := answerPoint{kib: kib, calls: pts[i], served: served[0][i]}
-		if len(phs) > 1 {
-			p.before = pts[len(sz.answerKiB)+i]
-		}
-		out = append(out, p)
-		if kib > 0 {
-			fmt.Printf("answer %5d KiB: porthole CPU %s per call, %.1f µs per KiB added\n", kib, p.calls.cpuPerCall(), addedPerKiB(out[0].calls, p.calls, kib))
-			if len(phs) > 1 {
-				fmt.Printf("answer %5d KiB: the baseline's CPU %s per call, %.1f µs per KiB added\n", kib, p.before.cpuPerCall(), addedPerKiB(out[0].before, p.before, kib))
-			}
-		}
-	}
-	return out, nil
+	return answerPoints(sz, pts, served, len(phs) > 1), nil
 }
 
 // addedPerKiB is porthole's CPU per KiB of answer that p adds over the
@@ -108,4 +83,45 @@ func blobText(n int) string {
 			i/60%60, i%60, i%1000, i%7, i%3+1, i, 20+i%90)
 	}
 	return b.String()[:n]
+}
+
+// blobRoster starts a bare server as the upstream whose blob tool answers
+// texts of the sizes asked for, and writes and pins a roster naming it.
+func (r *rig) blobRoster(ctx context.Context, o scaleOptions, srv *temporaltest.DevServer, dir string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	bare, err := r.startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare")
+	if err != nil {
+		return "", err
+	}
+	roster := filepath.Join(dir, "roster.yaml")
+	if err := os.WriteFile(roster, []byte(fmt.Sprintf("upstreams:\n  - name: bench\n    url: %s\n    maxResultBytes: %d\n    tools:\n      - name: blob\n", bare.endpoint, 1<<20)), 0o600); err != nil {
+		return "", err
+	}
+	if out, err := exec.CommandContext(ctx, o.bin, "roster", "pin", "--roster-file", roster).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("porthole roster pin: %v: %s", err, out)
+	}
+	return roster, nil
+}
+
+// answerPoints are the curve's points from the sides measured: porthole's
+// at each size, then, withBefore, the baseline's.
+func answerPoints(sz scaleSizes, pts []sidePoint, served [][]int, withBefore bool) []answerPoint {
+	var out []answerPoint
+	for i, kib := range sz.answerKiB {
+		p := answerPoint{kib: kib, calls: pts[i], served: served[0][i]}
+		if withBefore {
+			p.before = pts[len(sz.answerKiB)+i]
+		}
+		out = append(out, p)
+		if kib > 0 {
+			fmt.Printf("answer %5d KiB: porthole CPU %s per call, %.1f µs per KiB added\n", kib, p.calls.cpuPerCall(), addedPerKiB(out[0].calls, p.calls, kib))
+			if withBefore {
+				fmt.Printf("answer %5d KiB: the baseline's CPU %s per call, %.1f µs per KiB added\n", kib, p.before.cpuPerCall(), addedPerKiB(out[0].before, p.before, kib))
+			}
+		}
+	}
+	return out
 }

@@ -55,11 +55,23 @@ func (rep *scaleReport) write(path, svgPath string) error {
 
 func (rep *scaleReport) markdown(svgName string) string {
 	var b strings.Builder
+	rep.headingMD(&b, svgName)
+	rep.historiesMD(&b)
+	rep.listsMD(&b)
+	rep.principalsMD(&b)
+	rep.answersMD(&b)
+	rep.trailsMD(&b)
+	b.WriteString("\n")
+	return b.String()
+}
+
+// headingMD is the section's heading: when, where and how it was measured.
+func (rep *scaleReport) headingMD(b *strings.Builder, svgName string) {
 	what := "every size"
 	if rep.opts.smallest {
 		what = "the smallest size of each curve only (`-smallest`)"
 	}
-	fmt.Fprintf(&b, `### How the cost grows with the work (make bench-scale)
+	fmt.Fprintf(b, `### How the cost grows with the work (make bench-scale)
 
 Measured by `+"`make bench-scale`"+` (`+"`porthole-bench scale`"+`) on %s, commit %s: %d cores
 (%s), %s, %s per side of each point in %d rounds (the principals curve in as many as makes each of its sides first equally often), the sides taking turns,
@@ -73,6 +85,10 @@ compare the sides of a point, not figures across runs.
 `, time.Now().UTC().Format("2006-01-02"), rep.commit, runtime.NumCPU(), cpuModel(), runtime.Version(),
 		rep.opts.duration, rep.opts.rounds, what, baselineNote(rep.opts.baseline), svgName)
 
+}
+
+// historiesMD is the histories' curve.
+func (rep *scaleReport) historiesMD(b *strings.Builder) {
 	b.WriteString("**Histories** (target: porthole at least 0.8× the SDK): each seeded workflow's whole history walked at the largest page size (500 events), one walk after another, through porthole's `get_workflow_history` and through the workflow service's own paging, called with the SDK's client (`GetWorkflowExecutionHistory`, `MaximumPageSize` 500, each next-page token in turn).\n\n")
 	before := rep.opts.baseline != ""
 	if before {
@@ -81,29 +97,42 @@ compare the sides of a point, not figures across runs.
 		b.WriteString("| events | porthole, events/s | SDK, events/s | ratio | porthole CPU per 1,000 events |\n|---|---|---|---|---|\n")
 	}
 	for _, p := range rep.history {
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s |", thousands(p.events), p.porthole.perSecond(), p.sdk.perSecond(),
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %s | %s |", thousands(p.events), p.porthole.perSecond(), p.sdk.perSecond(),
 			ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.porthole.cpuPer(1000).Round(time.Microsecond))
 		if before {
-			fmt.Fprintf(&b, " %.0f, %s, %s |", p.before.perSecond(), ratio(p.before.perSecond(), p.sdk.perSecond()),
+			fmt.Fprintf(b, " %.0f, %s, %s |", p.before.perSecond(), ratio(p.before.perSecond(), p.sdk.perSecond()),
 				p.before.cpuPer(1000).Round(time.Microsecond))
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n**Lists** (target: at least 0.8× the SDK): pages of `list_workflows` over the namespace's %s seeded workflows (the list's and the histories'), each side going on from its last page, through porthole and through `ListWorkflowExecutions` at the same page size.\n\n", thousands(rep.sizes.workflows+len(rep.sizes.histories)))
+}
+
+// listsMD is the lists' curve, and the pages asked again.
+func (rep *scaleReport) listsMD(b *strings.Builder) {
+	fmt.Fprintf(b, "\n**Lists** (target: at least 0.8× the SDK): pages of `list_workflows` over the namespace's %s seeded workflows (the list's and the histories'), each side going on from its last page, through porthole and through `ListWorkflowExecutions` at the same page size.\n\n", thousands(rep.sizes.workflows+len(rep.sizes.histories)))
 	b.WriteString("| page size | porthole, workflows/s | SDK, workflows/s | ratio | porthole CPU per page |\n|---|---|---|---|---|\n")
 	for _, p := range rep.list {
-		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s |\n", p.page, p.porthole.perSecond(), p.sdk.perSecond(), ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.porthole.cpuPerCall().Round(time.Microsecond))
+		fmt.Fprintf(b, "| %d | %.0f | %.0f | %s | %s |\n", p.page, p.porthole.perSecond(), p.sdk.perSecond(), ratio(p.porthole.perSecond(), p.sdk.perSecond()), p.porthole.cpuPerCall().Round(time.Microsecond))
 	}
-	fmt.Fprintf(&b, "\nPages asked a second time after the dev server failed one (history and list, every side alike, the warm-up included): %d.\n", rep.askedAgain)
-	fmt.Fprintf(&b, "\n**Principals** (target: with 100,000 at least 0.9× the calls/s with one): one porthole per tokens file, %d clients each calling `describe_workflow` answered from the cache, with the last principal's token.\n\n", rep.opts.conc)
+	fmt.Fprintf(b, "\nPages asked a second time after the dev server failed one (history and list, every side alike, the warm-up included): %d.\n", rep.askedAgain)
+}
+
+// principalsMD is the principals' curve.
+func (rep *scaleReport) principalsMD(b *strings.Builder) {
+	fmt.Fprintf(b, "\n**Principals** (target: with 100,000 at least 0.9× the calls/s with one): one porthole per tokens file, %d clients each calling `describe_workflow` answered from the cache, with the last principal's token.\n\n", rep.opts.conc)
 	b.WriteString("| principals | calls/s | ratio to one | porthole CPU per call |\n|---|---|---|---|\n")
 	for _, p := range rep.principals {
 		name := thousands(p.principals)
 		if p.aa {
 			name += " (A/A: a second porthole alike)"
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", name, p.calls.perSecond(), ratio(p.calls.perSecond(), rep.principals[0].calls.perSecond()), p.calls.cpuPerCall().Round(time.Microsecond))
+		fmt.Fprintf(b, "| %s | %.0f | %s | %s |\n", name, p.calls.perSecond(), ratio(p.calls.perSecond(), rep.principals[0].calls.perSecond()), p.calls.cpuPerCall().Round(time.Microsecond))
 	}
+}
+
+// answersMD is the answer-size curve.
+func (rep *scaleReport) answersMD(b *strings.Builder) {
+	before := rep.opts.baseline != ""
 	b.WriteString("\n**Answer size** (target: the CPU added per KiB at 1 MiB at most 1.2× the figure at 64 KiB): an upstream on the roster (the bench's own go-sdk server, `maxResultBytes` 1 MiB) answers a text of each size; porthole quotes, redacts, renders and audits it. Added CPU per KiB is porthole's CPU per call less its CPU for a 16-byte answer, over the KiB added; at 1 and 4 KiB that difference is small beside the run's noise. On the wire is the size of porthole's whole JSON-RPC response.\n\n")
 	if before {
 		b.WriteString("| answer | on the wire | porthole CPU per call | added per KiB | calls/s | before (the baseline): CPU per call, added per KiB |\n|---|---|---|---|---|---|\n")
@@ -118,15 +147,20 @@ compare the sides of a point, not figures across runs.
 			perBefore = fmt.Sprintf("%.2f µs", addedPerKiB(rep.answers[0].before, p.before, p.kib))
 			size = fmt.Sprintf("%s KiB", thousands(p.kib))
 		}
-		fmt.Fprintf(&b, "| %s | %s B | %s | %s | %.0f |", size, thousands(p.served), p.calls.cpuPerCall().Round(time.Microsecond), per, p.calls.perSecond())
+		fmt.Fprintf(b, "| %s | %s B | %s | %s | %.0f |", size, thousands(p.served), p.calls.cpuPerCall().Round(time.Microsecond), per, p.calls.perSecond())
 		if before {
-			fmt.Fprintf(&b, " %s, %s |", p.before.cpuPerCall().Round(time.Microsecond), perBefore)
+			fmt.Fprintf(b, " %s, %s |", p.before.cpuPerCall().Round(time.Microsecond), perBefore)
 		}
 		b.WriteString("\n")
 	}
 	if a, z := rep.answerAt(64), rep.answerAt(1024); a != nil && z != nil {
-		fmt.Fprintf(&b, "\nAt 1 MiB, %.2f× the added CPU per KiB at 64 KiB.\n", addedPerKiB(rep.answers[0].calls, z.calls, z.kib)/addedPerKiB(rep.answers[0].calls, a.calls, a.kib))
+		fmt.Fprintf(b, "\nAt 1 MiB, %.2f× the added CPU per KiB at 64 KiB.\n", addedPerKiB(rep.answers[0].calls, z.calls, z.kib)/addedPerKiB(rep.answers[0].calls, a.calls, a.kib))
 	}
+}
+
+// trailsMD is the audit trails' curve.
+func (rep *scaleReport) trailsMD(b *strings.Builder) {
+	before := rep.opts.baseline != ""
 	b.WriteString("\n**Audit trails** (target: at least 100 MB/s, peak memory independent of the size and at most 64 MiB at 1 GB): one unrotated log of each size written by porthole's own writer (calls with three arguments and their results from 50 principals, a denial every 50 calls), then `porthole audit verify --key-file` and `porthole audit report --key-file` over it; peak memory is the process's peak RSS (VmHWM), read from /proc while it runs.\n\n")
 	if before {
 		b.WriteString("| trail | verify: time, MB/s, peak | report: time, MB/s, peak | before (the baseline): verify | before: report |\n|---|---|---|---|---|\n")
@@ -137,14 +171,12 @@ compare the sides of a point, not figures across runs.
 		return fmt.Sprintf("%s, %.0f MB/s, %.0f MiB", t.took.Round(10*time.Millisecond), t.mbPerSecond(bytes), t.peakMiB)
 	}
 	for _, p := range rep.trails {
-		fmt.Fprintf(&b, "| %s MB | %s | %s |", thousands(int(p.bytes/1e6)), cell(p.verify, p.bytes), cell(p.report, p.bytes))
+		fmt.Fprintf(b, "| %s MB | %s | %s |", thousands(int(p.bytes/1e6)), cell(p.verify, p.bytes), cell(p.report, p.bytes))
 		if before {
-			fmt.Fprintf(&b, " %s | %s |", cell(p.verifyBefore, p.bytes), cell(p.reportBefore, p.bytes))
+			fmt.Fprintf(b, " %s | %s |", cell(p.verifyBefore, p.bytes), cell(p.reportBefore, p.bytes))
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n")
-	return b.String()
 }
 
 // baselineNote names the baseline binary in the report's opening, or "".

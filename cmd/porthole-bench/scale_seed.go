@@ -109,20 +109,32 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 		return err
 	}
 	defer w.Stop()
-	opts := func(id string) client.StartWorkflowOptions {
-		return client.StartWorkflowOptions{ID: id, TaskQueue: scaleTaskQueue}
-	}
 	var runs []client.WorkflowRun
 	for _, n := range sz.histories {
-		run, err := c.ExecuteWorkflow(ctx, opts(historyWorkflowID(n)), "ScaleEvents", n)
+		run, err := c.ExecuteWorkflow(ctx, seedOptions(historyWorkflowID(n)), "ScaleEvents", n)
 		if err != nil {
 			return err
 		}
 		runs = append(runs, run)
 	}
-	// The list workflows, 32 in flight, each worker starting the next when
-	// its last completes (starting them without waiting was slower here:
-	// 43 s against 26 s for 1,000).
+	if err := seedListWorkflows(ctx, c, sz.workflows); err != nil {
+		return err
+	}
+	if err := checkHistories(ctx, c, srv.Namespace, sz, runs); err != nil {
+		return err
+	}
+	return waitListed(ctx, c, srv.Namespace, int64(sz.workflows+len(sz.histories)))
+}
+
+// seedOptions start a seeded workflow of id on the bench's task queue.
+func seedOptions(id string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{ID: id, TaskQueue: scaleTaskQueue}
+}
+
+// seedListWorkflows runs n no-op workflows for the list curve, 32 in
+// flight, each worker starting the next when its last completes (starting
+// them without waiting was slower here: 43 s against 26 s for 1,000).
+func seedListWorkflows(ctx context.Context, c client.Client, n int) error {
 	ids := make(chan int)
 	errs := make(chan error, 32)
 	failed := make(chan struct{})
@@ -133,7 +145,7 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 		go func() {
 			defer wg.Done()
 			for i := range ids {
-				run, err := c.ExecuteWorkflow(ctx, opts(listWorkflowID(i)), "ScaleNoop")
+				run, err := c.ExecuteWorkflow(ctx, seedOptions(listWorkflowID(i)), "ScaleNoop")
 				if err == nil {
 					err = run.Get(ctx, nil)
 				}
@@ -149,7 +161,7 @@ func seedScale(ctx context.Context, srv *temporaltest.DevServer, sz scaleSizes) 
 		}()
 	}
 send:
-	for i := range sz.workflows {
+	for i := range n {
 		select {
 		case ids <- i:
 		case <-failed:
@@ -168,16 +180,19 @@ send:
 		return err
 	default:
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return ctx.Err()
+}
+
+// checkHistories waits for the history workflows and holds each to the
+// number of events it was seeded with.
+func checkHistories(ctx context.Context, c client.Client, namespace string, sz scaleSizes, runs []client.WorkflowRun) error {
 	for _, run := range runs {
 		if err := run.Get(ctx, nil); err != nil {
 			return err
 		}
 	}
 	for i, n := range sz.histories {
-		d, err := describeWorkflow(ctx, c, srv.Namespace, historyWorkflowID(n), runs[i].GetRunID())
+		d, err := describeWorkflow(ctx, c, namespace, historyWorkflowID(n), runs[i].GetRunID())
 		if err != nil {
 			return err
 		}
@@ -185,12 +200,15 @@ send:
 			return fmt.Errorf("%s has %d events, want %d", historyWorkflowID(n), got, n)
 		}
 	}
-	// Visibility is written apart from the executions: wait until every
-	// seeded workflow is listed as closed.
-	want := int64(sz.workflows + len(sz.histories))
+	return nil
+}
+
+// waitListed waits until visibility lists want workflows as completed:
+// it is written apart from the executions.
+func waitListed(ctx context.Context, c client.Client, namespace string, want int64) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		n, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: srv.Namespace, Query: "ExecutionStatus = 'Completed'"})
+		n, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace, Query: "ExecutionStatus = 'Completed'"})
 		if err != nil {
 			return err
 		}

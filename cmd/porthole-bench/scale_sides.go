@@ -82,32 +82,7 @@ func measureSides(ctx context.Context, o scaleOptions, sides []side) []sidePoint
 				profiled = make(chan error, 1)
 				go func() { profiled <- s.srv.profile(o.profile+"."+s.name+".prof", slice) }()
 			}
-			start := time.Now()
-			deadline := start.Add(slice)
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			for range max(1, s.n) {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for time.Now().Before(deadline) {
-						cctx, cancel := context.WithTimeout(ctx, time.Minute)
-						u, err := s.op(cctx)
-						cancel()
-						mu.Lock()
-						if err != nil {
-							pts[i].errors++
-							pts[i].lastErr = err
-						} else {
-							pts[i].units += u
-							pts[i].calls++
-						}
-						mu.Unlock()
-					}
-				}()
-			}
-			wg.Wait()
-			pts[i].elapsed += time.Since(start)
+			sideTurn(ctx, s, slice, &pts[i])
 			if profiled != nil {
 				if err := <-profiled; err != nil {
 					fmt.Println("== profiling:", err)
@@ -119,6 +94,36 @@ func measureSides(ctx context.Context, o scaleOptions, sides []side) []sidePoint
 		}
 	}
 	return pts
+}
+
+// sideTurn runs side s's clients for one slice, counting into pt.
+func sideTurn(ctx context.Context, s side, slice time.Duration, pt *sidePoint) {
+	start := time.Now()
+	deadline := start.Add(slice)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range max(1, s.n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				cctx, cancel := context.WithTimeout(ctx, time.Minute)
+				u, err := s.op(cctx)
+				cancel()
+				mu.Lock()
+				if err != nil {
+					pt.errors++
+					pt.lastErr = err
+				} else {
+					pt.units += u
+					pt.calls++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	pt.elapsed += time.Since(start)
 }
 
 // pagesAskedAgain counts the pages asked a second time by again.
