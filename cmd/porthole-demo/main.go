@@ -37,6 +37,58 @@ func main() {
 	}
 }
 
+// credentials are the demo's token and audit key, in its state directory.
+type credentials struct {
+	tokensFile, token, auditLog, auditKey string
+}
+
+// demoCredentials makes a token for principal "demo" and an audit key of
+// the demo's own: one made from the token would let whoever holds the
+// token forge the demo's audit records.
+func demoCredentials(state string) (credentials, error) {
+	c := credentials{tokensFile: filepath.Join(state, "tokens"), auditLog: filepath.Join(state, "audit.log"), auditKey: filepath.Join(state, "audit.key")}
+	var err error
+	if c.token, err = tokens.Append(c.tokensFile, "demo"); err != nil {
+		return c, err
+	}
+	step("made a token for principal \"demo\" in " + c.tokensFile)
+	err = os.WriteFile(c.auditKey, []byte(hex.EncodeToString(audit.NewKey())+"\n"), 0o600)
+	return c, err
+}
+
+// startPorthole starts porthole serve on listen, logging to the state
+// directory, and waits until it says where it serves; exited says when it
+// stops.
+func startPorthole(ctx context.Context, bin, state, listen, hostPort, namespace string, c credentials) (endpoint string, exited chan error, plog *os.File, err error) {
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"TEMPORAL_ADDRESS="+hostPort,
+		"TEMPORAL_NAMESPACE="+namespace,
+		"PORTHOLE_ADDR="+listen,
+		"PORTHOLE_TOKENS_FILE="+c.tokensFile,
+		"PORTHOLE_AUDIT_LOG="+c.auditLog,
+		"PORTHOLE_AUDIT_KEY_FILE="+c.auditKey,
+	)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	if plog, err = os.Create(filepath.Join(state, "porthole.log")); err != nil {
+		return "", nil, nil, err
+	}
+	pr, pw := io.Pipe()
+	cmd.Stderr = io.MultiWriter(plog, pw)
+	if err := cmd.Start(); err != nil {
+		plog.Close()
+		return "", nil, nil, err
+	}
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	if endpoint, err = waitForEndpoint(pr, exited); err != nil {
+		plog.Close()
+		return "", nil, nil, fmt.Errorf("%w (log: %s)", err, plog.Name())
+	}
+	return endpoint, exited, plog, nil
+}
+
 func run() error {
 	porthole := flag.String("porthole", "bin/porthole", "the porthole binary to run")
 	temporalAddr := flag.String("temporal-address", "127.0.0.1:7233", "where the dev server listens; a free port is taken if this one is busy")
@@ -80,51 +132,24 @@ func run() error {
 	}
 	defer func() { step("stopping the sample worker"); fix.Stop() }()
 
-	tokensFile := filepath.Join(state, "tokens")
-	token, err := tokens.Append(tokensFile, "demo")
+	creds, err := demoCredentials(state)
 	if err != nil {
 		return err
 	}
-	step("made a token for principal \"demo\" in " + tokensFile)
-
-	auditLog, auditKey := filepath.Join(state, "audit.log"), filepath.Join(state, "audit.key")
-	// A key of its own: one made from the token would let whoever holds
-	// the token forge the demo's audit records.
-	if err := os.WriteFile(auditKey, []byte(hex.EncodeToString(audit.NewKey())+"\n"), 0o600); err != nil {
-		return err
-	}
-
-	listen := freeOr(*addr)
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(),
-		"TEMPORAL_ADDRESS="+hostPort,
-		"TEMPORAL_NAMESPACE="+srv.Namespace,
-		"PORTHOLE_ADDR="+listen,
-		"PORTHOLE_TOKENS_FILE="+tokensFile,
-		"PORTHOLE_AUDIT_LOG="+auditLog,
-		"PORTHOLE_AUDIT_KEY_FILE="+auditKey,
-	)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-	plog, err := os.Create(filepath.Join(state, "porthole.log"))
+	endpoint, exited, plog, err := startPorthole(ctx, bin, state, freeOr(*addr), hostPort, srv.Namespace, creds)
 	if err != nil {
 		return err
 	}
 	defer plog.Close()
-	pr, pw := io.Pipe()
-	cmd.Stderr = io.MultiWriter(plog, pw)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
-	endpoint, err := waitForEndpoint(pr, exited)
-	if err != nil {
-		return fmt.Errorf("%w (log: %s)", err, plog.Name())
-	}
 	step("porthole serve is up at " + endpoint)
-	printHowToConnect(bin, endpoint, token, hostPort, srv.Namespace, plog.Name(), auditLog, auditKey)
+	printHowToConnect(bin, endpoint, creds.token, hostPort, srv.Namespace, plog.Name(), creds.auditLog, creds.auditKey)
 
+	return waitForStop(ctx, exited, plog.Name())
+}
+
+// waitForStop waits for Ctrl-C, then for porthole to stop; porthole
+// stopping first is an error, naming its log.
+func waitForStop(ctx context.Context, exited chan error, logName string) error {
 	select {
 	case <-ctx.Done():
 		fmt.Println()
@@ -132,7 +157,7 @@ func run() error {
 		<-exited
 		return nil
 	case err := <-exited:
-		return fmt.Errorf("porthole exited: %v (log: %s)", err, plog.Name())
+		return fmt.Errorf("porthole exited: %v (log: %s)", err, logName)
 	}
 }
 

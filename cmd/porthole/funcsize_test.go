@@ -24,11 +24,6 @@ const (
 	maxFuncLines  = 60
 )
 
-// oversizeFile lists the functions still over the bounds, one
-// "path name" per line: it may only shrink. A function that grows past a
-// bound fails the test, and so does one listed that no longer needs to be.
-const oversizeFile = "testdata/oversize.txt"
-
 // oversize walks the Go files under root (tests, testdata and the copied
 // tokenizer aside) and returns "path name" for each function over a bound
 // without a reason, and the description of each for the failure message.
@@ -128,33 +123,12 @@ func complexity(fn *ast.FuncDecl) int {
 }
 
 // TestNoFunctionGrowsPastItsBounds holds every function of non-test code
-// to the bounds, with the functions still listed in testdata/oversize.txt
-// as the ones left to break up.
+// to the bounds, and lists each one past them.
 func TestNoFunctionGrowsPastItsBounds(t *testing.T) {
 	t.Parallel()
 	got, why := oversize(t, "../..")
-	b, err := os.ReadFile(oversizeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var listed []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			listed = append(listed, l)
-		}
-	}
 	for _, name := range got {
-		if !slices.Contains(listed, name) {
-			t.Errorf("%s: %s, over %d or %d lines: break it up, or say why it reads better whole in a last doc line \"Whole: ...\"", name, why[name], maxComplexity, maxFuncLines)
-		}
-	}
-	for _, name := range listed {
-		if !slices.Contains(got, name) {
-			t.Errorf("%s is within the bounds now: take it out of %s", name, oversizeFile)
-		}
-	}
-	if t.Failed() || os.Getenv("PORTHOLE_LIST_OVERSIZE") != "" {
-		t.Logf("%d functions over the bounds:\n%s", len(got), strings.Join(got, "\n"))
+		t.Errorf("%s: %s, over %d or %d lines: break it up, or say why it reads better whole in a last doc line \"Whole: ...\"", name, why[name], maxComplexity, maxFuncLines)
 	}
 }
 
