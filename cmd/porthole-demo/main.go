@@ -58,7 +58,7 @@ func demoCredentials(state string) (credentials, error) {
 
 // startPorthole starts porthole serve on listen, logging to the state
 // directory, and waits until it says where it serves; exited says when it
-// stops.
+// stops. The log, once open, is the caller's to close, error or not.
 func startPorthole(ctx context.Context, bin, state, listen, hostPort, namespace string, c credentials) (endpoint string, exited chan error, plog *os.File, err error) {
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = append(os.Environ(),
@@ -83,8 +83,9 @@ func startPorthole(ctx context.Context, bin, state, listen, hostPort, namespace 
 	exited = make(chan error, 1)
 	go func() { exited <- cmd.Wait(); pw.Close() }()
 	if endpoint, err = waitForEndpoint(pr, exited); err != nil {
-		plog.Close()
-		return "", nil, nil, fmt.Errorf("%w (log: %s)", err, plog.Name())
+		// The log stays open for the caller to close: porthole may still
+		// be writing to it until it is stopped.
+		return "", nil, plog, fmt.Errorf("%w (log: %s)", err, plog.Name())
 	}
 	return endpoint, exited, plog, nil
 }
@@ -137,10 +138,12 @@ func run() error {
 		return err
 	}
 	endpoint, exited, plog, err := startPorthole(ctx, bin, state, freeOr(*addr), hostPort, srv.Namespace, creds)
+	if plog != nil {
+		defer plog.Close()
+	}
 	if err != nil {
 		return err
 	}
-	defer plog.Close()
 	step("porthole serve is up at " + endpoint)
 	printHowToConnect(bin, endpoint, creds.token, hostPort, srv.Namespace, plog.Name(), creds.auditLog, creds.auditKey)
 
