@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,13 +37,25 @@ type testIssuer struct {
 	garbage   atomic.Bool
 }
 
+// issuerKey is every test issuer's signing key, and otherKey a second
+// one, each made once: a 3072-bit key takes a second or more to make
+// under the race detector.
+var (
+	issuerKey = sync.OnceValue(func() *rsa.PrivateKey { return mustRSAKey(3072) })
+	otherKey  = sync.OnceValue(func() *rsa.PrivateKey { return mustRSAKey(3072) })
+)
+
+func mustRSAKey(bits int) *rsa.PrivateKey {
+	key, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		panic(err)
+	}
+	return key
+}
+
 func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 3072)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ti := &testIssuer{key: key, kid: "k1"}
+	ti := &testIssuer{key: issuerKey(), kid: "k1"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		if ti.garbage.Load() {
@@ -126,7 +139,7 @@ func TestTokensPortholeMustRefuse(t *testing.T) {
 	t.Parallel()
 	ti := newTestIssuer(t)
 	v := newValidator(t, ti)
-	other, _ := rsa.GenerateKey(rand.Reader, 3072)
+	other := otherKey()
 	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": ti.srv.URL, "sub": "alice", "aud": resource, "exp": time.Now().Add(time.Hour).Unix()})
 	hs.Header["kid"] = ti.kid
 	hsToken, _ := hs.SignedString([]byte("the issuer's public key as an HMAC secret"))

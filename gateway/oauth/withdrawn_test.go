@@ -131,7 +131,6 @@ func TestWithdrawalsFilesPortholeRefuses(t *testing.T) {
 // one key) none.
 func TestAHeldTokenGoesWithItsKey(t *testing.T) {
 	t.Parallel()
-	other := newTestIssuer(t)
 	for _, c := range []struct{ what, oldKid, newKid string }{
 		{"a new kid", "k1", "k2"},
 		{"the same kid", "k1", "k1"},
@@ -144,7 +143,7 @@ func TestAHeldTokenGoesWithItsKey(t *testing.T) {
 		if _, err := v.Validate(context.Background(), tok); err != nil {
 			t.Fatal(err)
 		}
-		ti.key, ti.kid = other.key, c.newKid
+		ti.key, ti.kid = otherKey(), c.newKid
 		v.Refresh(context.Background())
 		if _, err := v.ValidateHeld(tok); err == nil {
 			t.Errorf("%s: a token of a withdrawn key was still held", c.what)
