@@ -1,6 +1,7 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -24,19 +25,19 @@ var historyInComments = regexp.MustCompile(`(?i)found by review|\breview of\b|fr
 // measures, not what some run once found.
 var historyExempt = map[string]bool{"cmd/porthole-bench": true}
 
-// commentsCarryingHistory walks the Go files under root, test files and
-// testdata aside, and returns "file:line: text" for each comment that
-// tells history.
-func commentsCarryingHistory(t *testing.T, root string) []string {
+// eachGoSource parses each Go file of non-test code under root (testdata,
+// node_modules, hidden directories and the directories skip names, by
+// their slash path from root, aside) and calls fn with its path from root.
+func eachGoSource(t *testing.T, root string, skip map[string]bool, fn func(rel string, fset *token.FileSet, f *ast.File)) {
 	t.Helper()
-	var found []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if path != root && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") || historyExempt[filepath.ToSlash(rel)]) {
+			if path != root && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") || skip[rel]) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -49,6 +50,21 @@ func commentsCarryingHistory(t *testing.T, root string) []string {
 		if err != nil {
 			return err
 		}
+		fn(rel, fset, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commentsCarryingHistory walks the Go files under root, test files and
+// testdata aside, and returns "file:line: text" for each comment that
+// tells history.
+func commentsCarryingHistory(t *testing.T, root string) []string {
+	t.Helper()
+	var found []string
+	eachGoSource(t, root, historyExempt, func(rel string, fset *token.FileSet, f *ast.File) {
 		for _, group := range f.Comments {
 			// A phrase may break across lines: the group is read as one
 			// text, and reported at its first line.
@@ -58,11 +74,7 @@ func commentsCarryingHistory(t *testing.T, root string) []string {
 				found = append(found, rel+":"+strconv.Itoa(fset.Position(group.Pos()).Line)+": "+strings.TrimSpace(m))
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return found
 }
 
