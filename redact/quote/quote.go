@@ -220,7 +220,8 @@ func withoutPartial(p PartialRedactor, s string, room int, keepLines bool) strin
 //
 // consumed is how many bytes of s the output holds, up to the cut.
 func clean(s string, max int, keepLines bool) (out string, cut bool, consumed int) {
-	if isPlain(s) && len(s) <= max {
+	if len(s) <= max && keptRun(s, 0, keepLines) == len(s) {
+		// Nothing to escape, nothing to cut: s as it is, not a copy.
 		return s, false, len(s)
 	}
 	var b strings.Builder
@@ -295,17 +296,6 @@ func keptRun(s string, i int, keepLines bool) int {
 		}
 	}
 	return i
-}
-
-// isPlain reports whether s is printable ASCII, the common case that needs no
-// work.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // isHidden reports whether r is a character a reader cannot see or that

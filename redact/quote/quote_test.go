@@ -145,6 +145,17 @@ func TestACutLeavesNoHalfSecret(t *testing.T) {
 	}
 }
 
+// isPlain reports whether s is printable ASCII, the common case that needs no
+// work.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // cleanRuneByRune is clean as it was before runs of kept characters were
 // copied whole, each character escaped (escapeRune) and cut one by one:
 // the reference FuzzCleanIsTheRuneByRuneClean holds the run copying to.
