@@ -250,6 +250,11 @@ func (b boundedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 		kind = frameEvent
 	}
 	resp.Body = b.u.frames(resp.Body, kind, b.passed)
+	if box := liftBoxFrom(r.Context()); box != nil && resp.StatusCode/100 == 2 {
+		if id := callID(r); id != nil {
+			resp.Body = liftedBody(resp.Body, kind, resp.ContentLength, box, id)
+		}
+	}
 	return resp, nil
 }
 

@@ -283,10 +283,15 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallTo
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.Entry.Timeout)
 	defer cancel()
+	var box *liftBox
+	if u.Entry.Transport == TransportStreamable {
+		ctx, box = withLiftBox(ctx)
+	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
+		box.restore(res)
 		return res, nil
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return nil, rpcErr // the upstream answered, with a protocol error

@@ -1,0 +1,274 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A long text in a streamable HTTP upstream's answer to a tools/call is
+// lifted out of the message before the go-sdk decodes it, and put back
+// when the call returns. The go-sdk reads a result three times over (a
+// depth check, the message, then the result again), in a general decoder:
+// for an answer of a megabyte that was more CPU than all of porthole's
+// own work on it. Lifting replaces each JSON string literal at
+// result.content[i].text with a short placeholder literal, only in a
+// response to the call the request carried (its id), and keeps the
+// literal decoded (once, as the go-sdk decodes a string: invalid UTF-8
+// and a surrogate half without its pair become U+FFFD) in the call's
+// liftBox; the go-sdk decodes the rest as before, checks and all, and
+// Call swaps each placeholder it finds in a text block for its text. A
+// literal that is no JSON string (a control character, a bad escape)
+// leaves the whole message as it was, for the go-sdk to refuse.
+//
+// A placeholder holds a NUL and a nonce drawn for the call, which never
+// leaves porthole, so an upstream cannot write one that resolves: a text
+// that looks like one is served as the text it is. A message porthole's
+// scan does not follow (another shape, a key written with escapes) is
+// left as it is, for the go-sdk to read as before. Stdio and legacy SSE
+// answers arrive on a stream that no call owns, and are not lifted.
+// TestLiftedTextsReadAsTheGoSDKReadsThem and its fuzz target hold the
+// results to the go-sdk's own reading.
+
+// minLifted is the shortest literal lifted: below it, lifting saves less
+// than it costs.
+const minLifted = 1 << 10
+
+// liftBox holds the texts lifted from one call's answer.
+type liftBox struct {
+	prefix string // every placeholder's decoded text begins with it
+	mu     sync.Mutex
+	texts  []string // decoded, by number
+}
+
+type liftKey struct{}
+
+// withLiftBox is ctx carrying a new liftBox for one call.
+func withLiftBox(ctx context.Context) (context.Context, *liftBox) {
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:]) // crypto/rand.Read does not fail
+	box := &liftBox{prefix: "\x00porthole-lift:" + hex.EncodeToString(nonce[:]) + ":"}
+	return context.WithValue(ctx, liftKey{}, box), box
+}
+
+func liftBoxFrom(ctx context.Context) *liftBox {
+	box, _ := ctx.Value(liftKey{}).(*liftBox)
+	return box
+}
+
+// keep stores a text and returns its placeholder, as a JSON literal.
+func (b *liftBox) keep(text string) []byte {
+	textsLifted.Add(1)
+	b.mu.Lock()
+	n := len(b.texts)
+	b.texts = append(b.texts, text)
+	b.mu.Unlock()
+	// The prefix's NUL is written \u0000; the rest is plain ASCII.
+	return []byte(`"\u0000` + b.prefix[1:] + strconv.Itoa(n) + `"`)
+}
+
+// textsLifted counts the texts lifted, for the tests that show lifting
+// ran.
+var textsLifted atomic.Int64
+
+// restore puts each lifted text back into res's text blocks.
+func (b *liftBox) restore(res *mcp.CallToolResult) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.texts) == 0 {
+		return
+	}
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		rest, ok := strings.CutPrefix(tc.Text, b.prefix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 || n >= len(b.texts) {
+			continue
+		}
+		tc.Text = b.texts[n]
+	}
+}
+
+// liftedBody wraps a response body to a tools/call so that its messages
+// reach the go-sdk with their long texts lifted into box: a JSON body
+// whole, an event stream line by line (an event's data on one line, as
+// every MCP server writes it, is one message).
+func liftedBody(body io.ReadCloser, kind frameKind, size int64, box *liftBox, id []byte) io.ReadCloser {
+	return &liftingBody{src: body, kind: kind, size: size, box: box, id: id, lines: bufio.NewReaderSize(body, 64<<10)}
+}
+
+type liftingBody struct {
+	src   io.ReadCloser
+	kind  frameKind
+	size  int64 // the body's Content-Length, or -1
+	box   *liftBox
+	id    []byte
+	lines *bufio.Reader
+	out   []byte // read, lifted, not yet passed on
+	err   error  // what the source ended with, once out is passed on
+}
+
+func (l *liftingBody) Read(p []byte) (int, error) {
+	for len(l.out) == 0 {
+		if l.err != nil {
+			return 0, l.err
+		}
+		l.fill()
+	}
+	n := copy(p, l.out)
+	l.out = l.out[n:]
+	return n, nil
+}
+
+// fill reads the next message (the whole body, or one line of events)
+// into out, lifted.
+func (l *liftingBody) fill() {
+	if l.kind != frameEvent {
+		buf := liftBuffers.Get().(*bytes.Buffer)
+		if l.size > 0 && l.size <= 64<<20 {
+			buf.Grow(int(l.size) + 1) // the frameReader beneath bounds what is read
+		}
+		_, err := buf.ReadFrom(l.lines)
+		l.err = cmpErr(err)
+		var lifted bool
+		if l.out, lifted = l.box.lift(buf.Bytes(), l.id); !lifted {
+			// The body itself goes to the go-sdk: a copy, so that the
+			// buffer can be used again.
+			l.out = bytes.Clone(l.out)
+		}
+		if buf.Cap() <= maxLiftBuffer {
+			buf.Reset()
+			liftBuffers.Put(buf)
+		}
+		return
+	}
+	line, err := l.readLine()
+	l.err = err
+	rest, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		l.out = line
+		return
+	}
+	body := bytes.TrimPrefix(rest, []byte(" "))
+	end := len(body)
+	for end > 0 && (body[end-1] == '\n' || body[end-1] == '\r') {
+		end--
+	}
+	lifted, ok := l.box.lift(body[:end], l.id)
+	if !ok {
+		l.out = line
+		return
+	}
+	out := make([]byte, 0, len("data: ")+len(lifted)+len(body)-end)
+	out = append(append(append(out, "data: "...), lifted...), body[end:]...)
+	l.out = out
+}
+
+// liftBuffers are the buffers a JSON body is read into, kept for the next
+// body: what is lifted from one is decoded out of it, and the rest is a
+// short message (a body of a megabyte read into a new buffer grown by
+// doubling was much of the garbage of a call).
+var liftBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxLiftBuffer is the largest buffer kept for reuse.
+const maxLiftBuffer = 8 << 20
+
+// readLine reads one line, whole, into a slice of its own.
+func (l *liftingBody) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		part, err := l.lines.ReadSlice('\n')
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// cmpErr is err, or io.EOF for a read to the end (ReadFrom's nil).
+func cmpErr(err error) error {
+	if err == nil {
+		return io.EOF
+	}
+	return err
+}
+
+func (l *liftingBody) Close() error { return l.src.Close() }
+
+// callID is the id of r's JSON-RPC request when r posts a tools/call, or
+// nil.
+func callID(r *http.Request) []byte {
+	if r.Method != http.MethodPost || r.GetBody == nil {
+		return nil
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	var req struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&req); err != nil || req.Method != "tools/call" || len(req.ID) == 0 {
+		return nil
+	}
+	return req.ID
+}
+
+// lift is msg with each text literal of minLifted bytes or more at
+// result.content[i].text replaced by a placeholder kept in b, in a new
+// slice, when msg is a JSON-RPC response whose id is id; otherwise msg
+// as it is, and lifted is false.
+func (b *liftBox) lift(msg, id []byte) (out []byte, lifted bool) {
+	if len(msg) < minLifted {
+		return msg, false
+	}
+	spans, ok := textSpans(msg, id)
+	if !ok || len(spans) == 0 {
+		return msg, false
+	}
+	// Every literal is decoded before any is lifted: one that is no JSON
+	// string leaves the message whole, for the go-sdk to refuse, even
+	// where the result it reads would not hold that literal (a second
+	// "result" member, a text member of an image).
+	decoded := make([]string, len(spans))
+	for i, s := range spans {
+		if decoded[i], ok = unquote(msg[s[0]:s[1]]); !ok {
+			return msg, false
+		}
+	}
+	size := len(msg)
+	for _, s := range spans {
+		size -= s[1] - s[0] - 128 // a placeholder is shorter than 128 bytes
+	}
+	out = make([]byte, 0, size)
+	last := 0
+	for i, s := range spans {
+		out = append(out, msg[last:s[0]]...)
+		out = append(out, b.keep(decoded[i])...)
+		last = s[1]
+	}
+	return append(out, msg[last:]...), true
+}
