@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // redactingWriter is the wire redactor for HTTP. An ordinary answer is held
@@ -18,8 +19,16 @@ type redactingWriter struct {
 	g         *Server
 	status    int
 	streaming bool
-	body      bytes.Buffer
+	body      *bytes.Buffer // from heldBodies, given back when written
 }
+
+// heldBodies are the buffers answers are held in until they are redacted
+// and written, kept for the next answer (an answer of a megabyte held in
+// a new buffer for each call was much of the collector's work).
+var heldBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxHeldBody is the largest buffer kept for reuse.
+const maxHeldBody = 8 << 20
 
 func (w *redactingWriter) WriteHeader(code int) {
 	if w.status != 0 {
@@ -37,6 +46,9 @@ func (w *redactingWriter) Write(b []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	if !w.streaming {
+		if w.body == nil {
+			w.body = heldBodies.Get().(*bytes.Buffer)
+		}
 		return w.body.Write(b)
 	}
 	if _, err := w.ResponseWriter.Write(w.g.redactEvent(b)); err != nil {
@@ -86,7 +98,16 @@ func (g *Server) redactResponses(next http.Handler) http.Handler {
 		if rw.status == 0 {
 			rw.status = http.StatusOK
 		}
-		out := rw.body.Bytes()
+		var out []byte
+		if rw.body != nil {
+			defer func() {
+				if rw.body.Cap() <= maxHeldBody {
+					rw.body.Reset()
+					heldBodies.Put(rw.body)
+				}
+			}()
+			out = rw.body.Bytes()
+		}
 		if len(out) > 0 {
 			if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
 				out, _ = g.redactor.JSON(out)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/fastpath"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact/quote"
@@ -32,6 +33,51 @@ type upstreamResult struct {
 	// its roster entry declares structuredContent: cleaned, no object in it
 	// claiming porthole's origins (quote.OfJSON), redacted like the rest.
 	Structured *quote.JSON `json:"structured,omitempty"`
+}
+
+// appendJSON appends json.Marshal(r): the upstream's texts, up to a
+// megabyte, are written by fastpath.AppendString into a buffer sized for
+// them once, instead of one that json.Marshal grows by doubling and copies
+// out of. TestUpstreamResultAppendsAsJSONMarshalWrites holds the bytes to
+// json.Marshal's.
+func (r upstreamResult) appendJSON(b []byte) ([]byte, error) {
+	var structured []byte
+	if r.Structured != nil {
+		var err error
+		if structured, err = json.Marshal(r.Structured); err != nil {
+			return nil, err
+		}
+	}
+	size := len(r.Upstream) + len(structured) + 128
+	for _, c := range r.Content {
+		size += len(c.Text) + len(c.Text)/8 + len(c.Origin) + 32
+	}
+	b = slices.Grow(b, size)
+	b = append(b, `{"upstream":`...)
+	b = fastpath.AppendString(b, r.Upstream)
+	b = append(b, `,"observedAt":`...)
+	at, err := r.ObservedAt.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, at...)
+	b = append(b, `,"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"text":`...)
+		b = fastpath.AppendString(b, c.Text)
+		b = append(b, `,"origin":`...)
+		b = fastpath.AppendString(b, string(c.Origin))
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if structured != nil {
+		b = append(b, `,"structured":`...)
+		b = append(b, structured...)
+	}
+	return append(b, '}'), nil
 }
 
 // upstreamEvents are how the upstreams reach the server: a changed
@@ -204,7 +250,11 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 			out.Content, out.Structured = quoteUpstream(g.quote, u.Entry, origin, res)
 		}
 		red := g.linkSpan(ctx, "porthole redact")
-		b, n, err := g.marshalRedacted(out)
+		b, err := out.appendJSON(nil)
+		var n int
+		if err == nil {
+			b, n = g.redactor.JSON(b)
+		}
 		red.SetInt("porthole.redactions", n)
 		red.End()
 		if err != nil {

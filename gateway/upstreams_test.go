@@ -19,6 +19,7 @@ import (
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
+	"github.com/porthole-dev/porthole/redact/quote"
 )
 
 const upstreamJWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1cHN0cmVhbSJ9.dXBzdHJlYW0tc2lnbmF0dXJlLXZhbHVl"
@@ -231,4 +232,45 @@ func TestAToolOfAnUnreachableUpstreamSaysSo(t *testing.T) {
 	if !strings.Contains(body, "not one you may call") {
 		t.Errorf("alice calling a tool she is not granted: %s", body)
 	}
+}
+
+// upstreamResultCases are answers of every shape upstreamResult takes.
+func upstreamResultCases() []upstreamResult {
+	at := time.Date(2026, 12, 6, 8, 30, 1, 123456789, time.UTC)
+	hostile := "<b>&amp;</b> \u2028\u2029 \"\\ \x00\x1b[31m \xff é 😀\nline two\t" + upstreamJWT
+	return []upstreamResult{
+		{Upstream: "docs", ObservedAt: at, Content: []quote.Text{}},
+		{Upstream: "docs", ObservedAt: at, Content: []quote.Text{quote.Says("porthole withheld 1 item(s)."), {Text: hostile, Origin: quote.OriginUpstream("do<c>s")}}},
+		{Upstream: "d\"o", ObservedAt: at.Add(-time.Hour), Content: []quote.Text{{Text: strings.Repeat(hostile, 100), Origin: "x"}},
+			Structured: &quote.JSON{Origin: "y", Value: json.RawMessage(`{"a": ["<", 1, "\u2028"]}`)}},
+	}
+}
+
+// TestUpstreamResultAppendsAsJSONMarshalWrites: the answer porthole
+// renders directly is json.Marshal's bytes.
+func TestUpstreamResultAppendsAsJSONMarshalWrites(t *testing.T) {
+	t.Parallel()
+	for _, r := range upstreamResultCases() {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.appendJSON([]byte("x"))
+		if err != nil || string(got) != "x"+string(want) {
+			t.Errorf("appendJSON = %s, %v; json.Marshal %s", got, err, want)
+		}
+	}
+}
+
+func FuzzUpstreamResultAppendsAsJSONMarshalWrites(f *testing.F) {
+	f.Add("docs", "text", "porthole-quoting-upstream:docs", int64(0))
+	f.Add("d\"o", "\xff<\u2028\x00", "o", int64(-1))
+	f.Fuzz(func(t *testing.T, name, text, origin string, nanos int64) {
+		r := upstreamResult{Upstream: name, ObservedAt: time.Unix(0, nanos).UTC(), Content: []quote.Text{{Text: text, Origin: quote.Origin(origin)}, quote.Says(text)}}
+		want, werr := json.Marshal(r)
+		got, err := r.appendJSON(nil)
+		if (werr == nil) != (err == nil) || werr == nil && string(got) != string(want) {
+			t.Fatalf("appendJSON = %s, %v; json.Marshal %s, %v", got, err, want, werr)
+		}
+	})
 }

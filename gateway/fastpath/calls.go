@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -78,6 +79,8 @@ func (c *Calls) Handler(next http.Handler) http.Handler {
 			return
 		}
 		c.Answered()
+		buf := bodies.Get().(*[]byte)
+		defer putBody(buf)
 		var body []byte
 		var err error
 		if req.Params.Meta != nil {
@@ -85,10 +88,10 @@ func (c *Calls) Handler(next http.Handler) http.Handler {
 			// result; a plain call's path pays nothing for asking.
 			handled := new(bool)
 			res, callErr := c.Call(context.WithValue(r.Context(), handledKey{}, handled), "tools/call", req)
-			body, err = encodeModernAnswer(id, res, callErr, c.Impl, *handled)
+			body, err = encodeModernAnswer((*buf)[:0], id, res, callErr, c.Impl, *handled)
 		} else {
 			res, callErr := c.Call(r.Context(), "tools/call", req)
-			body, err = encodeAnswer(id, res, callErr)
+			body, err = encodeAnswer((*buf)[:0], id, res, callErr)
 		}
 		if err != nil {
 			c.Failed(r, err)
@@ -98,7 +101,23 @@ func (c *Calls) Handler(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-cache, no-transform")
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
+		*buf = body
 	})
+}
+
+// bodies are the buffers answers are encoded into, kept for the next
+// answer: Write copies what it is given, and an answer of a megabyte
+// allocated anew for each call was much of the garbage the collector
+// spent its time on.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer kept for reuse.
+const maxPooledBody = 8 << 20
+
+func putBody(b *[]byte) {
+	if cap(*b) <= maxPooledBody {
+		bodies.Put(b)
+	}
 }
 
 // callOf is the call r makes when Handler may answer it directly.

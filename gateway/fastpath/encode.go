@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,21 +18,18 @@ import (
 // the result (text and structured content, kilobytes) twice more and
 // change nothing: the result's own MarshalJSON is json.Marshal's, compact
 // already, and the envelope's members are in the go-sdk's order.
-func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) {
+func encodeAnswer(dst []byte, id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) {
 	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && callErr == nil {
-		result, err := marshalToolResult(r)
-		if err != nil {
-			return nil, err
-		}
 		rawID, err := MarshalUnescaped(id.Raw())
 		if err != nil {
 			return nil, err
 		}
-		b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(rawID)+len(result))
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b := append(dst, `{"jsonrpc":"2.0","id":`...)
 		b = append(b, rawID...)
 		b = append(b, `,"result":`...)
-		b = append(b, result...)
+		if b, err = appendToolResult(b, r); err != nil {
+			return nil, err
+		}
 		return append(b, '}'), nil
 	}
 	resp := &jsonrpc.Response{ID: id, Error: callErr}
@@ -40,47 +39,55 @@ func encodeAnswer(id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) 
 			return nil, err
 		}
 	}
-	return jsonrpc.EncodeMessage(resp)
+	b, err := jsonrpc.EncodeMessage(resp)
+	return append(dst, b...), err
 }
 
-// marshalToolResult is r.MarshalJSON(), written directly for porthole's
+// marshalToolResult is appendToolResult on its own.
+func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) { return appendToolResult(nil, r) }
+
+// appendToolResult appends r.MarshalJSON(), written directly for porthole's
 // own answer (see answer): one text block and the same JSON as structured
 // content, nothing else set. json.Marshal would check and compact the
 // structured content, and the text block's JSON, once each, byte by byte
 // (a large share of porthole's CPU for a page of history events:
 // docs/performance.md). The structured content is porthole's own rendering (json.Marshal, then the
 // redactor, which re-marshals the string literals it changes, or withAge),
-// compact and valid by construction; what compaction would change (space
-// outside a string, an HTML character, U+2028 or U+2029) is still looked
-// for in one pass (plainCompact), and a result holding any, or an empty
-// structured content, takes the go-sdk's path. A 2026-07-28 answer carries
-// _meta and always does: the checks that cost nothing come first, so that
-// it is not scanned for nothing. TestMarshalToolResultIsTheGoSDKs and
-// FuzzMarshalToolResultIsTheGoSDKs hold the bytes to the go-sdk's.
-func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
+// compact and valid by construction; the text block is that JSON as a
+// string, escaped in the same pass (appendCompactAsString) that looks for
+// what compaction would change (space outside a string, an HTML
+// character, U+2028 or U+2029, bytes that are not UTF-8): a result holding
+// any, or an empty structured content, takes the go-sdk's path. A
+// 2026-07-28 answer carries _meta and always does: the checks that cost
+// nothing come first, so that it is not scanned for nothing.
+// TestMarshalToolResultIsTheGoSDKs and FuzzMarshalToolResultIsTheGoSDKs
+// hold the bytes to the go-sdk's.
+func appendToolResult(dst []byte, r *mcp.CallToolResult) ([]byte, error) {
 	raw, ok := r.StructuredContent.(json.RawMessage)
 	if !ok || len(r.Content) != 1 {
-		return r.MarshalJSON()
+		return appendMarshalled(dst, r)
 	}
 	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil {
-		return r.MarshalJSON()
+	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil || tc.Text != string(raw) {
+		return appendMarshalled(dst, r)
 	}
 	// Every other member unset, unexported ones included (a result type
 	// the go-sdk set), by value: a copy without the three written here.
 	rest := *r
 	rest.Content, rest.StructuredContent, rest.IsError = nil, nil, false
-	if !reflect.ValueOf(rest).IsZero() || !plainCompact(raw) {
-		return r.MarshalJSON()
+	if !reflect.ValueOf(rest).IsZero() {
+		return appendMarshalled(dst, r)
 	}
-	text, err := json.Marshal(tc.Text)
-	if err != nil {
-		return nil, err
+	const head, middle, tail = `{"content":[{"type":"text","text":`, `}],"structuredContent":`, `,"isError":true}`
+	// The text is raw with its quotes and backslashes escaped: a tenth
+	// more room covers a rendering of many short strings.
+	b := slices.Grow(dst, len(head)+len(middle)+len(tail)+2*len(raw)+len(raw)/10+2)
+	b = append(b, head...)
+	b, ok = appendCompactAsString(b, raw)
+	if !ok {
+		return appendMarshalled(dst, r)
 	}
-	b := make([]byte, 0, len(`{"content":[{"type":"text","text":}],"structuredContent":,"isError":true}`)+len(text)+len(raw))
-	b = append(b, `{"content":[{"type":"text","text":`...)
-	b = append(b, text...)
-	b = append(b, `}],"structuredContent":`...)
+	b = append(b, middle...)
 	b = append(b, raw...)
 	if r.IsError {
 		b = append(b, `,"isError":true`...)
@@ -88,33 +95,79 @@ func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// plainCompact reports whether b, a JSON text porthole rendered, is one
-// that encoding/json's compaction (with HTML escaping, as json.Marshal
+// appendMarshalled appends r.MarshalJSON().
+func appendMarshalled(dst []byte, r *mcp.CallToolResult) ([]byte, error) {
+	b, err := r.MarshalJSON()
+	return append(dst, b...), err
+}
+
+// stringBytes and structureBytes say which bytes appendCompactAsString
+// looks at one by one, inside a string of the JSON and outside one: the
+// rest it copies in runs.
+var stringBytes, structureBytes = func() (in, out [256]bool) {
+	for c := 0; c < 256; c++ {
+		in[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
+		out[c] = in[c] || c == ' '
+	}
+	return in, out
+}()
+
+// appendCompactAsString appends b, a JSON text porthole rendered, as a
+// JSON string the way json.Marshal writes one, and reports whether b is
+// one that encoding/json's compaction (with HTML escaping, as json.Marshal
 // does it) leaves as it is: an object or an array, no white space outside
-// its strings, no '<', '>' or '&', no U+2028 or U+2029. It does not check
+// its strings, no '<', '>' or '&', no U+2028 or U+2029, no control byte
+// and no byte that is not UTF-8. Of such a text, json.Marshal escapes only
+// the quotes and backslashes, which is all this writes. It does not check
 // the grammar: porthole's rendering is json.Marshal's.
 //
 // Whole: one pass over the bytes, as a scanner reads them.
-func plainCompact(b []byte) bool {
+func appendCompactAsString(dst, b []byte) ([]byte, bool) {
 	if len(b) < 2 || (b[0] != '{' && b[0] != '[') || (b[len(b)-1] != '}' && b[len(b)-1] != ']') {
-		return false
+		return dst, false
 	}
+	dst = append(dst, '"')
 	in := false
-	for i := 0; i < len(b); i++ {
+	for i := 0; i < len(b); {
+		look := &structureBytes
+		if in {
+			look = &stringBytes
+		}
+		j := i
+		for j < len(b) && !look[b[j]] {
+			j++
+		}
+		dst = append(dst, b[i:j]...)
+		if i = j; i == len(b) {
+			break
+		}
 		switch c := b[i]; {
-		case c == '<' || c == '>' || c == '&':
-			return false
-		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9):
-			return false
-		case in && c == '\\':
-			i++ // the escaped byte, whatever it is
 		case c == '"':
 			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
+			dst = append(dst, '\\', '"')
+			i++
+		case c == '\\' && in && i+1 < len(b):
+			// An escape in the JSON: its backslash, and the escaped byte
+			// (a quote or a backslash itself) escaped again.
+			dst = append(dst, '\\', '\\')
+			if e := b[i+1]; e == '"' || e == '\\' {
+				dst = append(dst, '\\', e)
+			} else {
+				dst = append(dst, e)
+			}
+			i += 2
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
+				return dst, false
+			}
+			dst = append(dst, b[i:i+size]...)
+			i += size
+		default:
+			return dst, false // a space outside a string, a control byte, an HTML character
 		}
 	}
-	return !in
+	return append(dst, '"'), !in
 }
 
 // encodeModernAnswer is encodeAnswer for a 2026-07-28 call: a tool
@@ -122,10 +175,10 @@ func plainCompact(b []byte) bool {
 // there) and, when the tool's handler made it (handled), resultType
 // "complete", as the go-sdk writes them (a refusal made
 // by the receiving middleware has none); an error is the same as before.
-func encodeModernAnswer(id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.Implementation, handled bool) ([]byte, error) {
+func encodeModernAnswer(dst []byte, id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.Implementation, handled bool) ([]byte, error) {
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok || r == nil || callErr != nil {
-		return encodeAnswer(id, res, callErr)
+		return encodeAnswer(dst, id, res, callErr)
 	}
 	cp := *r
 	cp.Meta = maps.Clone(r.Meta)
@@ -135,7 +188,7 @@ func encodeModernAnswer(id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.
 	if _, ok := cp.Meta[metaServerInfo]; !ok {
 		cp.Meta[metaServerInfo] = impl
 	}
-	body, err := encodeAnswer(id, &cp, nil)
+	body, err := encodeAnswer(dst, id, &cp, nil)
 	if err != nil || !handled {
 		return body, err
 	}
