@@ -48,8 +48,13 @@ type Redactor struct {
 	pairs   *[256][4]uint64
 	byFirst *[256][]string
 	// covers is the set of pairs holdsHint looks for at every other
-	// position (coverPairs): nil when there are no exact secrets.
+	// position: nil when there are no exact secrets and no personal-data
+	// detectors.
 	covers *pairSet
+	// personal are the personal-data detectors switched on (WithPersonal);
+	// cards says the card detector is among them.
+	personal []personalDetector
+	cards    bool
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -362,6 +367,7 @@ func (r *Redactor) replace(s string) (string, int) {
 			return m[:lo] + marker(d.kind) + m[hi:]
 		})
 	}
+	s = r.replacePersonal(s, &n)
 	return s, n
 }
 
@@ -391,6 +397,11 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 	last := 0
 	for i := 0; i < len(b); i++ {
 		if b[i] != '"' {
+			if end := r.cardNumberToken(b, i); end > 0 {
+				out = appendCardMarker(out, b, last, i)
+				total++
+				last, i = end, end-1
+			}
 			continue
 		}
 		end := literalEnd(b, i)
@@ -433,6 +444,15 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 	return append(out, b[last:]...), total
 }
 
+// appendCardMarker appends to out (allocated on the first change) what
+// lies in b from last to i, then a card marker in place of a number.
+func appendCardMarker(out, b []byte, last, i int) []byte {
+	if out == nil {
+		out = make([]byte, 0, len(b))
+	}
+	return append(append(out, b[last:i]...), `"`+marker(PersonalCard)+`"`...)
+}
+
 // literalEnd returns the index of the quote closing the literal that opens
 // at start. The input is valid JSON, so it exists.
 func literalEnd(b []byte, start int) int {
@@ -445,6 +465,18 @@ func literalEnd(b []byte, start int) int {
 		}
 	}
 	return len(b) - 1
+}
+
+// MayHold reports whether JSON(b) or String(b) might replace anything in
+// b: false means neither would. It is their fast path alone, for a
+// caller that knows a part of a document is another part written again
+// (gateway's answer, whose text block is its structured content as a
+// string).
+func (r *Redactor) MayHold(b []byte) bool {
+	if r == nil {
+		r = &Redactor{}
+	}
+	return mayHold(r, b)
 }
 
 // docMayHoldSecret is the fast path for a whole document: without an escape
@@ -528,7 +560,7 @@ func hintBeginsAt[T string | []byte](r *Redactor, b T, i int) bool {
 	if c == '\\' && next == 'u' {
 		return r.nonASCIIExact || !escapesBeyondASCII(b, i)
 	}
-	return hintAt(b, i)
+	return hintAt(b, i) || r.personal != nil && personalAt(r, b, i)
 }
 
 // secretAt reports whether one of secrets begins at b[i].
@@ -705,7 +737,7 @@ func redactedAlready[T string | []byte](b T, i, n int) bool {
 
 // markerKinds are the kinds a marker porthole writes can name.
 var markerKinds = func() map[string]bool {
-	kinds := map[string]bool{"secret": true, "partial": true}
+	kinds := map[string]bool{"secret": true, "partial": true, PersonalEmail: true, PersonalPhone: true, PersonalIBAN: true, PersonalCard: true}
 	for _, d := range detectors {
 		kinds[d.kind] = true
 	}
@@ -743,7 +775,8 @@ const MinPartialLen = 8
 // exact secret the redactor knows, or its last MinPartialLen or more bytes
 // when they begin, at a word boundary, the way a detector's secret begins
 // and hold only what such a secret may hold (ghp_ then letters and digits,
-// say). It returns len(s) when there is none. A caller that cut s there
+// say), or, with a personal-data detector on, the way what it finds
+// begins (personalPartial). It returns len(s) when there is none. A caller that cut s there
 // replaces s[i:], so that a cut never shows the first part of a secret that
 // the cut made unrecognisable.
 func (r *Redactor) TrailingPartial(s string) int {
@@ -761,6 +794,9 @@ func (r *Redactor) TrailingPartial(s string) int {
 	}
 	for _, st := range partialStarts {
 		best = min(best, st.earliestIn(s))
+	}
+	for _, d := range r.personal {
+		best = min(best, personalPartial(d.kind, s))
 	}
 	return best
 }

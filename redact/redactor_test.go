@@ -449,6 +449,14 @@ func FuzzFastPathSkipsNothing(f *testing.F) {
 		r, _ := New(secrets...)
 		redactors = append(redactors, r)
 	}
+	// And with the personal-data detectors, alone and beside a secret.
+	redactors = append(redactors, redactors[0].WithPersonal(PersonalKinds...), (*Redactor)(nil).WithPersonal(PersonalKinds...))
+	for _, c := range personalCorpus {
+		for _, text := range append(c.found, c.passed...) {
+			f.Add(`{"t":"` + strings.NewReplacer("[", "", "]", "").Replace(text) + `"}`)
+		}
+	}
+	f.Add(`{"t":"x\n4111111111111111","n":4111111111111111,"e":"a\tb@example.com\fGB82WEST12345698765432"}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, r := range redactors {
 			if !mayHold(r, s) {

@@ -30,6 +30,7 @@ type temporalSettings struct {
 	disableHostVerify  bool
 	logLevel           string
 	secretFiles        string
+	redactPersonal     string
 	extraSecrets       []string // secrets other settings read (the OAuth introspection secret)
 	policyFile         string
 	policyReload       time.Duration
@@ -67,6 +68,7 @@ func (t *temporalSettings) register(s *settings) {
 	numeric(s, &t.policyReload, "policy-reload", "PORTHOLE_POLICY_RELOAD", 2*time.Second, false, "how often the policy file is checked for changes (and at SIGHUP)")
 	s.string(&t.rosterFile, "roster-file", "PORTHOLE_ROSTER_FILE", "", "YAML roster of upstream MCP servers whose pinned read-only tools porthole serves beside its own (see docs/upstreams.md)")
 	s.string(&t.secretFiles, "secret-files", "PORTHOLE_SECRET_FILES", "", "comma-separated files whose contents porthole must never send or log (the Temporal API key, client key and audit key are included already)")
+	s.string(&t.redactPersonal, "redact-personal", "PORTHOLE_REDACT_PERSONAL", "", "comma-separated personal-data detectors to switch on for everything porthole writes: "+strings.Join(redact.PersonalKinds, ", "))
 }
 
 // common is what serve and stdio share once their settings are read.
@@ -119,7 +121,12 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	if err != nil {
 		return nil, err
 	}
+	personal, err := redact.ParsePersonal(t.redactPersonal)
+	if err != nil {
+		return nil, fmt.Errorf("%w: PORTHOLE_REDACT_PERSONAL: %v", errUsage, err)
+	}
 	red, tooShort := redact.New(secrets...)
+	red = red.WithPersonal(personal...)
 	c.redactor = red
 	if c.log, c.evidenceLog, c.sdkLog, err = newLogger(t.logLevel, red); err != nil {
 		return nil, err

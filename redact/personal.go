@@ -1,0 +1,527 @@
+package redact
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The personal-data detectors, off unless a Redactor is made with them
+// (WithPersonal): e-mail addresses, phone numbers, IBANs and payment-card
+// numbers. Unlike the credential detectors they have no keyword: each is
+// found from an anchor (the @ of an address, the + or the first digit of
+// a number, the country code of an IBAN) by code that reads outwards from
+// it and checks what a regular expression cannot (an IBAN's mod-97 check
+// digits, a card number's Luhn digit). The fast path finds the anchors
+// through the same table of pairs as the hints (personalCovers).
+const (
+	PersonalEmail = "email"
+	PersonalPhone = "phone"
+	PersonalIBAN  = "iban"
+	PersonalCard  = "card"
+)
+
+// PersonalKinds are the personal-data detectors, in the order they run.
+var PersonalKinds = []string{PersonalEmail, PersonalIBAN, PersonalCard, PersonalPhone}
+
+// personalDetector finds one kind of personal data.
+type personalDetector struct{ kind string }
+
+// personalMatch is the end of a match of kind anchored at s[i], and the
+// match's start (which may lie before i, for an address found from its
+// @), or ok false. The anchors are cheap to rule out, and are tried
+// first.
+func personalMatch[T string | []byte](kind string, s T, i int) (lo, hi int, ok bool) {
+	switch kind {
+	case PersonalEmail:
+		if s[i] == '@' {
+			return emailAt(s, i)
+		}
+	case PersonalIBAN:
+		if ibanAnchor(s, i) {
+			return ibanAt(s, i)
+		}
+	case PersonalCard:
+		if numberAnchor(s, i) {
+			return cardAt(s, i)
+		}
+	case PersonalPhone:
+		if phoneAnchor(s, i) {
+			return phoneAt(s, i)
+		}
+	}
+	return 0, 0, false
+}
+
+// ParsePersonal reads a comma-separated list of personal-data kinds
+// (PORTHOLE_REDACT_PERSONAL), refusing an unknown one with a sentence
+// that names those there are.
+func ParsePersonal(list string) ([]string, error) {
+	var kinds []string
+	for _, k := range strings.Split(list, ",") {
+		k = strings.ToLower(strings.TrimSpace(k))
+		switch {
+		case k == "":
+		case !slices.Contains(PersonalKinds, k):
+			return nil, fmt.Errorf("no personal-data detector is named %q (there are %s)", k, strings.Join(PersonalKinds, ", "))
+		case !slices.Contains(kinds, k):
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds, nil
+}
+
+// WithPersonal is r with the personal-data detectors of kinds switched on
+// as well (ParsePersonal's kinds; an unknown one is ignored). r is left as
+// it was.
+func (r *Redactor) WithPersonal(kinds ...string) *Redactor {
+	if r == nil {
+		r = &Redactor{}
+	}
+	out := *r
+	out.personal = nil
+	for _, k := range PersonalKinds {
+		if slices.Contains(kinds, k) {
+			out.personal = append(out.personal, personalDetector{kind: k})
+		}
+	}
+	out.cards = slices.Contains(kinds, PersonalCard)
+	if len(out.personal) == 0 {
+		return &out
+	}
+	pairs, covers := hintPairs, hintCovers
+	if r.pairs != nil {
+		pairs, covers = *r.pairs, *r.covers
+	}
+	for _, d := range out.personal {
+		addAnchorPairs(&pairs, &covers, d.kind)
+	}
+	out.pairs, out.covers = &pairs, &covers
+	return &out
+}
+
+// addAnchorPairs adds to the fast path's tables the pairs a match of kind
+// holds around its anchor: every pair that begins at an anchor, and,
+// for the stride of two, every pair that ends at one.
+func addAnchorPairs(pairs *[256][4]uint64, covers *pairSet, kind string) {
+	var firsts []byte
+	switch kind {
+	case PersonalEmail:
+		firsts = []byte{'@'}
+	case PersonalIBAN:
+		for c := byte('A'); c <= 'Z'; c++ {
+			firsts = append(firsts, c)
+		}
+	case PersonalCard:
+		firsts = []byte("0123456789")
+	case PersonalPhone:
+		firsts = []byte("+(0123456789")
+	}
+	for _, f := range firsts {
+		for c := 0; c < 256; c++ {
+			pairs[f][c>>6] |= 1 << (c & 63)
+			covers.add(f, byte(c))
+			covers.add(byte(c), f)
+		}
+	}
+}
+
+// personalAt reports whether one of r's personal-data detectors finds a
+// match anchored at b[i].
+func personalAt[T string | []byte](r *Redactor, b T, i int) bool {
+	for _, d := range r.personal {
+		if _, _, ok := personalMatch(d.kind, b, i); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// replacePersonal redacts what r's personal-data detectors find in s.
+func (r *Redactor) replacePersonal(s string, n *int) string {
+	for _, d := range r.personal {
+		var b strings.Builder
+		last := 0
+		for i := 0; i < len(s); i++ {
+			lo, hi, ok := personalMatch(d.kind, s, i)
+			if !ok || lo < last {
+				continue
+			}
+			b.WriteString(s[last:lo])
+			b.WriteString(marker(d.kind))
+			*n++
+			last = hi
+			i = hi - 1
+		}
+		if last > 0 {
+			b.WriteString(s[last:])
+			s = b.String()
+		}
+	}
+	return s
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isAlnum(c byte) bool { return isDigit(c) || isUpper(c) || 'a' <= c && c <= 'z' }
+
+// wordStart reports whether s[i] begins a word: at the start, after a
+// byte that is no letter, digit or underscore, or after a JSON escape's
+// letter (\n, \t, \r, \b, \f), which stands for a character that is
+// none of those: so a document read as it is and read decoded agree.
+func wordStart[T string | []byte](s T, i int) bool {
+	if i == 0 {
+		return true
+	}
+	c := s[i-1]
+	if !isAlnum(c) && c != '_' {
+		return true
+	}
+	return i >= 2 && s[i-2] == '\\' && (c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f')
+}
+
+// numberStart reports whether s[i] can begin a number that stands alone:
+// the first of its digits, not in a word, a decimal or a version.
+func numberStart[T string | []byte](s T, i int) bool {
+	if !wordStart(s, i) {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	c := s[i-1]
+	return c != '.' && c != '-' && c != '+' && c != '/'
+}
+
+// numberEnd reports whether a number ending before s[i] stands alone.
+func numberEnd[T string | []byte](s T, i int) bool {
+	if i == len(s) {
+		return true
+	}
+	c := s[i]
+	if c == '.' || c == '-' || c == ':' || c == '/' {
+		return i+1 == len(s) || !isAlnum(s[i+1]) // a full stop, not a decimal or a date
+	}
+	return !isAlnum(c) && c != '_'
+}
+
+// isLocalByte and isDomainByte are what an address's local part and domain
+// hold, as addresses are written in text.
+func isLocalByte(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+func isDomainByte(c byte) bool { return isAlnum(c) || c == '-' || c == '.' }
+
+// emailAt finds the address whose @ is s[i]: a local part of up to 64
+// bytes, and a domain of labels with a dot and a final label of two
+// letters or more.
+//
+// Whole: it reads outwards from the @, then checks the domain, in order.
+func emailAt[T string | []byte](s T, i int) (lo, hi int, ok bool) {
+	if i == 0 || i+1 >= len(s) || s[i] != '@' {
+		return 0, 0, false
+	}
+	lo = i
+	for lo > 0 && i-lo < 64 && isLocalByte(s[lo-1]) {
+		lo--
+	}
+	for lo < i && s[lo] == '.' {
+		lo++
+	}
+	if lo == i {
+		return 0, 0, false
+	}
+	hi = i + 1
+	for hi < len(s) && hi-i <= 255 && isDomainByte(s[hi]) {
+		hi++
+	}
+	for hi > i+1 && (s[hi-1] == '.' || s[hi-1] == '-') {
+		hi-- // a full stop or a dash after the address
+	}
+	domain := s[i+1 : hi]
+	dot := lastIndex(domain, ".")
+	if dot <= 0 || len(domain)-dot-1 < 2 || lastIndex(domain, "..") >= 0 {
+		return 0, 0, false
+	}
+	for k := dot + 1; k < len(domain); k++ {
+		if c := domain[k]; isDigit(c) || c == '-' {
+			return 0, 0, false // an address's last label is a word: not 10.0.0.1
+		}
+	}
+	return lo, hi, true
+}
+
+// groupedDigits reads, from s[i], digits in groups separated by single
+// spaces or single dashes (one kind of separator throughout), and
+// returns the digits and where they end.
+func groupedDigits[T string | []byte](s T, i, most int) (digits []byte, end int) {
+	var sep byte
+	end = i
+	for j := i; j < len(s) && len(digits) <= most; j++ {
+		c := s[j]
+		switch {
+		case isDigit(c):
+			digits = append(digits, c)
+			end = j + 1
+		case (c == ' ' || c == '-') && (sep == 0 || sep == c) && j > i && isDigit(s[j-1]) && j+1 < len(s) && isDigit(s[j+1]):
+			sep = c
+		default:
+			return digits, end
+		}
+	}
+	return digits, end
+}
+
+func numberAnchor[T string | []byte](s T, i int) bool { return isDigit(s[i]) && numberStart(s, i) }
+
+// cardAt finds a payment-card number that begins at s[i]: 13 to 19 digits
+// (in groups, or not) beginning 2 to 6, as the card networks' numbers do,
+// whose last digit is its Luhn check digit.
+func cardAt[T string | []byte](s T, i int) (lo, hi int, ok bool) {
+	if !numberAnchor(s, i) || s[i] < '2' || s[i] > '6' {
+		return 0, 0, false
+	}
+	digits, end := groupedDigits(s, i, 19)
+	if len(digits) < 13 || len(digits) > 19 || !numberEnd(s, end) || !luhn(digits) {
+		return 0, 0, false
+	}
+	return i, end, true
+}
+
+// luhn reports whether the digits' last is their Luhn check digit.
+func luhn(digits []byte) bool {
+	sum := 0
+	for k := range digits {
+		d := int(digits[len(digits)-1-k] - '0')
+		if k%2 == 1 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+func ibanAnchor[T string | []byte](s T, i int) bool {
+	return i+3 < len(s) && isUpper(s[i]) && isUpper(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) && wordStart(s, i)
+}
+
+// ibanAt finds an IBAN that begins at s[i]: a country code, two check
+// digits and 11 to 30 letters and digits, in groups of four or not, whose
+// check digits hold (ISO 13616's mod 97).
+//
+// Whole: a read of the characters, then the check, in order.
+func ibanAt[T string | []byte](s T, i int) (lo, hi int, ok bool) {
+	if !ibanAnchor(s, i) {
+		return 0, 0, false
+	}
+	var chars []byte
+	end := i
+	for j := i; j < len(s) && len(chars) <= 34; j++ {
+		c := s[j]
+		switch {
+		case isUpper(c) || isDigit(c):
+			chars = append(chars, c)
+			end = j + 1
+		case c == ' ' && len(chars)%4 == 0 && j+1 < len(s) && (isUpper(s[j+1]) || isDigit(s[j+1])):
+		default:
+			j = len(s)
+		}
+	}
+	if len(chars) < 15 || len(chars) > 34 || end < len(s) && (isAlnum(s[end]) || s[end] == '_') {
+		return 0, 0, false
+	}
+	rearranged := append(append([]byte{}, chars[4:]...), chars[:4]...)
+	rem := 0
+	for _, c := range rearranged {
+		if isDigit(c) {
+			rem = (rem*10 + int(c-'0')) % 97
+		} else {
+			rem = (rem*100 + int(c-'A'+10)) % 97
+		}
+	}
+	return i, end, rem == 1
+}
+
+func phoneAnchor[T string | []byte](s T, i int) bool {
+	switch c := s[i]; {
+	case c == '+':
+		return i+1 < len(s) && isDigit(s[i+1]) && s[i+1] != '0' && wordStart(s, i)
+	case c == '(':
+		return i+1 < len(s) && isDigit(s[i+1]) && wordStart(s, i)
+	}
+	return numberAnchor(s, i)
+}
+
+// phoneAt finds a phone number that begins at s[i]: an international one
+// (+, a country code, 8 to 15 digits in all, grouped by single spaces,
+// dashes or dots, an area code perhaps in parentheses), or a North
+// American one ((555) 123-4567, 555-123-4567, 555.123.4567). A bare run
+// of digits is not taken for one: it is as likely an id or a time.
+//
+// Whole: the North American form is one fixed shape, read in order.
+func phoneAt[T string | []byte](s T, i int) (lo, hi int, ok bool) {
+	if !phoneAnchor(s, i) {
+		return 0, 0, false
+	}
+	if s[i] == '+' {
+		n, end := phoneDigits(s, i+1, 15)
+		return i, end, n >= 8 && n <= 15 && numberEnd(s, end)
+	}
+	// (555) 123-4567 or 555-123-4567 or 555.123.4567
+	j := i
+	paren := s[j] == '('
+	if paren {
+		j++
+	}
+	if j+3 > len(s) || !allDigits(s[j:j+3]) || s[j] < '2' {
+		return 0, 0, false
+	}
+	j += 3
+	if paren {
+		if j+1 >= len(s) || s[j] != ')' {
+			return 0, 0, false
+		}
+		j++
+		if s[j] == ' ' {
+			j++
+		}
+	} else {
+		if j >= len(s) || s[j] != '-' && s[j] != '.' {
+			return 0, 0, false
+		}
+		j++
+	}
+	if j+8 > len(s) || !allDigits(s[j:j+3]) || s[j+3] != '-' && s[j+3] != '.' || !allDigits(s[j+4:j+8]) {
+		return 0, 0, false
+	}
+	if !paren && s[j+3] != s[i+3] {
+		return 0, 0, false // 555-123.4567 mixes separators, as no number does
+	}
+	return i, j + 8, numberEnd(s, j+8)
+}
+
+// phoneDigits reads the digits of an international number after its +:
+// single spaces, dashes or dots between groups, and one area code in
+// parentheses.
+//
+// Whole: one case for each byte a number may hold.
+func phoneDigits[T string | []byte](s T, i, most int) (n, end int) {
+	end = i
+	paren := false
+	for j := i; j < len(s) && n <= most; j++ {
+		c := s[j]
+		switch {
+		case isDigit(c):
+			n++
+			end = j + 1
+		case c == '(' && !paren && j > i && (s[j-1] == ' ' || isDigit(s[j-1])) && j+1 < len(s) && isDigit(s[j+1]):
+			paren = true
+		case c == ')' && paren && isDigit(s[j-1]) && j+1 < len(s) && (s[j+1] == ' ' || isDigit(s[j+1])):
+		case (c == ' ' || c == '-' || c == '.') && isDigit(s[j-1]) && j+1 < len(s) && (isDigit(s[j+1]) || s[j+1] == '('):
+		default:
+			return n, end
+		}
+	}
+	return n, end
+}
+
+func allDigits[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// personalPartial is where, at the end of s, the first part of what the
+// detector of kind finds may begin, MinPartialLen or more bytes from the
+// end: an address cut before its domain ends (alice@exam), a number cut
+// before its last digit (4111 1111 1111, +44 20 79), an IBAN cut before
+// its end; len(s) when there is none.
+func personalPartial(kind string, s string) int {
+	var start int
+	switch kind {
+	case PersonalEmail:
+		start = emailPartial(s)
+	case PersonalCard, PersonalPhone:
+		start = numberPartial(s)
+	case PersonalIBAN:
+		start = ibanPartial(s)
+	}
+	if len(s)-start < MinPartialLen {
+		return len(s)
+	}
+	return start
+}
+
+// trailing is where the run of bytes ok accepts that ends s begins.
+func trailing(s string, ok func(c byte) bool) int {
+	i := len(s)
+	for i > 0 && ok(s[i-1]) {
+		i--
+	}
+	return i
+}
+
+// emailPartial is where the address at the end of s, if any, begins.
+func emailPartial(s string) int {
+	i := trailing(s, func(c byte) bool { return isLocalByte(c) || c == '@' })
+	if strings.IndexByte(s[i:], '@') <= 0 {
+		return len(s)
+	}
+	return i
+}
+
+// numberPartial is where the number at the end of s, if any, begins.
+func numberPartial(s string) int {
+	i := trailing(s, func(c byte) bool {
+		return isDigit(c) || c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+'
+	})
+	for i < len(s) && !isDigit(s[i]) && s[i] != '+' && s[i] != '(' {
+		i++
+	}
+	if i == len(s) || !numberStart(s, i) && s[i] != '+' && s[i] != '(' {
+		return len(s)
+	}
+	return i
+}
+
+// ibanPartial is where the IBAN at the end of s, if any, begins.
+func ibanPartial(s string) int {
+	i := trailing(s, func(c byte) bool { return isUpper(c) || isDigit(c) || c == ' ' })
+	for i+1 < len(s) && !(isUpper(s[i]) && isUpper(s[i+1]) && wordStart(s, i)) {
+		i++
+	}
+	if i+1 >= len(s) {
+		return len(s)
+	}
+	return i
+}
+
+// cardNumberToken is the end of a JSON number at b[i] that is a
+// payment-card number (digits only, cardAt's rules), or 0: the card
+// detector reads numbers in JSON too, not only strings.
+func (r *Redactor) cardNumberToken(b []byte, i int) int {
+	if !r.cards || !isDigit(b[i]) || i > 0 && !isJSONDelimiter(b[i-1]) {
+		return 0
+	}
+	j := i
+	for j < len(b) && isDigit(b[j]) {
+		j++
+	}
+	if j < len(b) && !isJSONDelimiter(b[j]) {
+		return 0 // a decimal, an exponent
+	}
+	if _, hi, ok := cardAt(b[i:j], 0); ok && hi == j-i {
+		return j
+	}
+	return 0
+}
+
+func isJSONDelimiter(c byte) bool {
+	return c == ',' || c == ':' || c == '[' || c == ']' || c == '{' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
