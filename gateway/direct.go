@@ -27,6 +27,7 @@ func (g *Server) directCalls() *fastpath.Calls {
 			return env
 		},
 		Answered: g.metrics.direct.Inc,
+		Copied:   noteCopied,
 		Failed: func(r *http.Request, err error) {
 			g.log.Error("a direct tools/call answer not encoded", zap.String("requestId", requestInfoFrom(r.Context()).RequestID), traceField(r.Context()), zap.Error(err))
 		},

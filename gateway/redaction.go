@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/porthole-dev/porthole/gateway/fastpath"
 )
 
 // redactingWriter is the wire redactor for HTTP. An ordinary answer is held
@@ -20,6 +23,21 @@ type redactingWriter struct {
 	status    int
 	streaming bool
 	body      *bytes.Buffer // from heldBodies, given back when written
+	writes    int
+	// text and structured are where, in a body written in one Write, the
+	// fast path wrote an answer's structured content and the text block
+	// that is the same JSON as a string (fastpath.Calls.Copied); zero for
+	// any other body.
+	text, structured fastpath.Span
+}
+
+type redactingWriterKey struct{}
+
+// noteCopied tells r's redactingWriter where its answer's two copies are.
+func noteCopied(r *http.Request, text, structured fastpath.Span) {
+	if w, ok := r.Context().Value(redactingWriterKey{}).(*redactingWriter); ok {
+		w.text, w.structured = text, structured
+	}
 }
 
 // heldBodies are the buffers answers are held in until they are redacted
@@ -49,6 +67,7 @@ func (w *redactingWriter) Write(b []byte) (int, error) {
 		if w.body == nil {
 			w.body = heldBodies.Get().(*bytes.Buffer)
 		}
+		w.writes++
 		return w.body.Write(b)
 	}
 	if _, err := w.ResponseWriter.Write(w.g.redactEvent(b)); err != nil {
@@ -91,7 +110,7 @@ func (g *Server) redactEvent(p []byte) []byte {
 func (g *Server) redactResponses(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rw := &redactingWriter{ResponseWriter: w, g: g}
-		next.ServeHTTP(rw, r)
+		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), redactingWriterKey{}, rw)))
 		if rw.streaming {
 			return
 		}
@@ -110,7 +129,7 @@ func (g *Server) redactResponses(next http.Handler) http.Handler {
 		}
 		if len(out) > 0 {
 			if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
-				out, _ = g.redactor.JSON(out)
+				out = g.redactJSONBody(rw, out)
 			} else {
 				s, _ := g.redactor.String(string(out))
 				out = []byte(s)
@@ -120,4 +139,33 @@ func (g *Server) redactResponses(next http.Handler) http.Handler {
 		w.WriteHeader(rw.status)
 		_, _ = w.Write(out)
 	})
+}
+
+// redactJSONBody is the wire redaction of a JSON body. An answer the fast
+// path wrote holds its structured content twice, once as the text block's
+// string, which is the structured content with its quotes and backslashes
+// escaped. The redactor reads a string literal by decoding it: the text
+// block decodes to the structured content's very bytes, which it then
+// reads as text and as JSON. Where those bytes hold nothing the fast path
+// would look closer at, neither reading finds anything, and the escaped
+// copy holds nothing more (escaping adds a backslash before a quote or a
+// backslash, which begins no hint, and keeps every \u and \/). So when
+// the envelope and the structured content hold nothing to redact, the
+// text block is not read again: the body is as redaction would leave it.
+// Otherwise, and for every other body, the whole is redacted.
+// TestTheWireSkipsOnlyACopyOfWhatItReads and its fuzz target hold this to
+// the bytes redacting the whole gives.
+//
+// (The structured content's own rendering was redacted already, but not
+// as text: the text block, read as text, can hold what its literals do
+// not, such as an escape's letter beginning a URL's scheme, so the
+// structured content is read here too.)
+func (g *Server) redactJSONBody(rw *redactingWriter, out []byte) []byte {
+	t, s := rw.text, rw.structured
+	if rw.writes == 1 && 0 < t.Start && t.Start < t.End && t.End <= s.Start && s.Start < s.End && s.End <= len(out) &&
+		!g.redactor.MayHold(out[:t.Start]) && !g.redactor.MayHold(out[t.End:]) {
+		return out
+	}
+	red, _ := g.redactor.JSON(out)
+	return red
 }

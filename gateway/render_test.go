@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/porthole-dev/porthole/gateway/fastpath"
+	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
@@ -70,4 +72,62 @@ func longHistory(at time.Time) []read.HistoryEvent {
 		events[i] = read.HistoryEvent{EventID: int64(i + 1), EventType: "ActivityTaskScheduled", EventTime: at, ActivityID: "a", ActivityType: "Charge"}
 	}
 	return events
+}
+
+// TestTheWireSkipsOnlyACopyOfWhatItReads: the wire redaction of an answer
+// whose text block is its structured content as a string, told where the
+// text block is, gives the bytes redacting the whole body gives, whatever
+// the structured content holds.
+func TestTheWireSkipsOnlyACopyOfWhatItReads(t *testing.T) {
+	t.Parallel()
+	for _, raw := range wireCopyCases {
+		checkWireCopy(t, raw)
+	}
+}
+
+var wireCopyCases = []string{
+	`{"a":"clean"}`,
+	`{"a":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl"}`,
+	`{"a":"key tmprl-api-key-0123456789 here"}`,
+	`{"a":"pass\"word-0123456789"}`,
+	`{"a":"\u0041KIAIOSFODNN7EXAMPLE"}`,
+	`{"t":"{\"a\":\"\\u0041KIAIOSFODNN7EXAMPLE\"}"}`,
+	`{"a":"[REDACTED:jwt] and Bearer [REDACTED:bearer]"}`,
+	`{"a":"mail alice@example.com or call +44 20 7946 0958"}`,
+	`{"a":"<b>\u2028 password=hunter22 https://u:p@h"}`,
+	`{"000":"000\b0000://0:0@0"}`,
+}
+
+func checkWireCopy(t *testing.T, raw string) {
+	t.Helper()
+	r, _ := redact.New("tmprl-api-key-0123456789", `pass"word-0123456789`)
+	r = r.WithPersonal(redact.PersonalKinds...)
+	g := &Server{redactor: r}
+	// The structured content as it came, and porthole's rendering of it.
+	rendered, _ := r.JSON([]byte(raw))
+	for i, structured := range [][]byte{[]byte(raw), rendered} {
+		text, _ := json.Marshal(string(structured))
+		head := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`
+		middle := `}],"structuredContent":`
+		body := []byte(head + string(text) + middle + string(structured) + `}}`)
+		want, _ := r.JSON(body)
+		rw := &redactingWriter{writes: 1,
+			text:       fastpath.Span{Start: len(head), End: len(head) + len(text)},
+			structured: fastpath.Span{Start: len(head) + len(text) + len(middle), End: len(head) + len(text) + len(middle) + len(structured)}}
+		if got := g.redactJSONBody(rw, append([]byte{}, body...)); string(got) != string(want) {
+			t.Errorf("case %d, the wire redaction of %s:\n got %s\nwant %s", i, raw, got, want)
+		}
+	}
+}
+
+func FuzzTheWireSkipsOnlyACopyOfWhatItReads(f *testing.F) {
+	for _, raw := range wireCopyCases {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) {
+			return
+		}
+		checkWireCopy(t, raw)
+	})
 }

@@ -38,7 +38,15 @@ type Calls struct {
 	// answer that could not be encoded (porthole's results all can).
 	Answered func()
 	Failed   func(*http.Request, error)
+	// Copied, when set, is told where in an answer's body
+	// appendToolResult's direct path wrote the structured content, and
+	// the text block that is the same JSON as a string: the wire redactor
+	// need not read the copy again.
+	Copied func(r *http.Request, text, structured Span)
 }
+
+// Span is a part of a body, from its first byte to the byte after it.
+type Span struct{ Start, End int }
 
 // Handler answers directly what it may, and hands the rest to next.
 //
@@ -82,6 +90,7 @@ func (c *Calls) Handler(next http.Handler) http.Handler {
 		buf := bodies.Get().(*[]byte)
 		defer putBody(buf)
 		var body []byte
+		var text, structured Span
 		var err error
 		if req.Params.Meta != nil {
 			// Only a modern answer says whether the handler made the
@@ -91,7 +100,7 @@ func (c *Calls) Handler(next http.Handler) http.Handler {
 			body, err = encodeModernAnswer((*buf)[:0], id, res, callErr, c.Impl, *handled)
 		} else {
 			res, callErr := c.Call(r.Context(), "tools/call", req)
-			body, err = encodeAnswer((*buf)[:0], id, res, callErr)
+			body, text, structured, err = encodeAnswer((*buf)[:0], id, res, callErr)
 		}
 		if err != nil {
 			c.Failed(r, err)
@@ -100,6 +109,9 @@ func (c *Calls) Handler(next http.Handler) http.Handler {
 		}
 		w.Header().Set("Cache-Control", "no-cache, no-transform")
 		w.Header().Set("Content-Type", "application/json")
+		if text.End > 0 && c.Copied != nil {
+			c.Copied(r, text, structured)
+		}
 		_, _ = w.Write(body)
 		*buf = body
 	})

@@ -18,33 +18,36 @@ import (
 // the result (text and structured content, kilobytes) twice more and
 // change nothing: the result's own MarshalJSON is json.Marshal's, compact
 // already, and the envelope's members are in the go-sdk's order.
-func encodeAnswer(dst []byte, id jsonrpc.ID, res mcp.Result, callErr error) ([]byte, error) {
+func encodeAnswer(dst []byte, id jsonrpc.ID, res mcp.Result, callErr error) (b []byte, text, structured Span, err error) {
 	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && callErr == nil {
 		rawID, err := MarshalUnescaped(id.Raw())
 		if err != nil {
-			return nil, err
+			return nil, Span{}, Span{}, err
 		}
-		b := append(dst, `{"jsonrpc":"2.0","id":`...)
+		b = append(dst, `{"jsonrpc":"2.0","id":`...)
 		b = append(b, rawID...)
 		b = append(b, `,"result":`...)
-		if b, err = appendToolResult(b, r); err != nil {
-			return nil, err
+		if b, text, structured, err = appendToolResult(b, r); err != nil {
+			return nil, Span{}, Span{}, err
 		}
-		return append(b, '}'), nil
+		return append(b, '}'), text, structured, nil
 	}
 	resp := &jsonrpc.Response{ID: id, Error: callErr}
 	if callErr == nil {
 		var err error
 		if resp.Result, err = MarshalUnescaped(res); err != nil {
-			return nil, err
+			return nil, Span{}, Span{}, err
 		}
 	}
-	b, err := jsonrpc.EncodeMessage(resp)
-	return append(dst, b...), err
+	enc, err := jsonrpc.EncodeMessage(resp)
+	return append(dst, enc...), Span{}, Span{}, err
 }
 
 // marshalToolResult is appendToolResult on its own.
-func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) { return appendToolResult(nil, r) }
+func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) {
+	b, _, _, err := appendToolResult(nil, r)
+	return b, err
+}
 
 // appendToolResult appends r.MarshalJSON(), written directly for porthole's
 // own answer (see answer): one text block and the same JSON as structured
@@ -62,37 +65,49 @@ func marshalToolResult(r *mcp.CallToolResult) ([]byte, error) { return appendToo
 // nothing come first, so that it is not scanned for nothing.
 // TestMarshalToolResultIsTheGoSDKs and FuzzMarshalToolResultIsTheGoSDKs
 // hold the bytes to the go-sdk's.
-func appendToolResult(dst []byte, r *mcp.CallToolResult) ([]byte, error) {
+//
+// text and structured are where the text block's string literal and the
+// structured content lie in what it returns, when it wrote them itself;
+// zero Spans when the go-sdk did.
+func appendToolResult(dst []byte, r *mcp.CallToolResult) (b []byte, text, structured Span, err error) {
 	raw, ok := r.StructuredContent.(json.RawMessage)
 	if !ok || len(r.Content) != 1 {
-		return appendMarshalled(dst, r)
+		b, err = appendMarshalled(dst, r)
+		return b, Span{}, Span{}, err
 	}
 	tc, ok := r.Content[0].(*mcp.TextContent)
 	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil || tc.Text != string(raw) {
-		return appendMarshalled(dst, r)
+		b, err = appendMarshalled(dst, r)
+		return b, Span{}, Span{}, err
 	}
 	// Every other member unset, unexported ones included (a result type
 	// the go-sdk set), by value: a copy without the three written here.
 	rest := *r
 	rest.Content, rest.StructuredContent, rest.IsError = nil, nil, false
 	if !reflect.ValueOf(rest).IsZero() {
-		return appendMarshalled(dst, r)
+		b, err = appendMarshalled(dst, r)
+		return b, Span{}, Span{}, err
 	}
 	const head, middle, tail = `{"content":[{"type":"text","text":`, `}],"structuredContent":`, `,"isError":true}`
 	// The text is raw with its quotes and backslashes escaped: a tenth
 	// more room covers a rendering of many short strings.
-	b := slices.Grow(dst, len(head)+len(middle)+len(tail)+2*len(raw)+len(raw)/10+2)
+	b = slices.Grow(dst, len(head)+len(middle)+len(tail)+2*len(raw)+len(raw)/10+2)
 	b = append(b, head...)
+	text.Start = len(b)
 	b, ok = appendCompactAsString(b, raw)
+	text.End = len(b)
 	if !ok {
-		return appendMarshalled(dst, r)
+		b, err = appendMarshalled(dst, r)
+		return b, Span{}, Span{}, err
 	}
 	b = append(b, middle...)
+	structured.Start = len(b)
 	b = append(b, raw...)
+	structured.End = len(b)
 	if r.IsError {
 		b = append(b, `,"isError":true`...)
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), text, structured, nil
 }
 
 // appendMarshalled appends r.MarshalJSON().
@@ -178,7 +193,8 @@ func appendCompactAsString(dst, b []byte) ([]byte, bool) {
 func encodeModernAnswer(dst []byte, id jsonrpc.ID, res mcp.Result, callErr error, impl *mcp.Implementation, handled bool) ([]byte, error) {
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok || r == nil || callErr != nil {
-		return encodeAnswer(dst, id, res, callErr)
+		b, _, _, err := encodeAnswer(dst, id, res, callErr)
+		return b, err
 	}
 	cp := *r
 	cp.Meta = maps.Clone(r.Meta)
@@ -188,7 +204,7 @@ func encodeModernAnswer(dst []byte, id jsonrpc.ID, res mcp.Result, callErr error
 	if _, ok := cp.Meta[metaServerInfo]; !ok {
 		cp.Meta[metaServerInfo] = impl
 	}
-	body, err := encodeAnswer(dst, id, &cp, nil)
+	body, _, _, err := encodeAnswer(dst, id, &cp, nil)
 	if err != nil || !handled {
 		return body, err
 	}

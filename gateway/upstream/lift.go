@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,7 +116,11 @@ func (b *liftBox) restore(res *mcp.CallToolResult) {
 // whole, an event stream line by line (an event's data on one line, as
 // every MCP server writes it, is one message).
 func liftedBody(body io.ReadCloser, kind frameKind, size int64, box *liftBox, id []byte) io.ReadCloser {
-	return &liftingBody{src: body, kind: kind, size: size, box: box, id: id, lines: bufio.NewReaderSize(body, 64<<10)}
+	l := &liftingBody{src: body, kind: kind, size: size, box: box, id: id}
+	if kind == frameEvent {
+		l.lines = bufio.NewReaderSize(body, 64<<10)
+	}
+	return l
 }
 
 type liftingBody struct {
@@ -124,9 +129,9 @@ type liftingBody struct {
 	size  int64 // the body's Content-Length, or -1
 	box   *liftBox
 	id    []byte
-	lines *bufio.Reader
-	out   []byte // read, lifted, not yet passed on
-	err   error  // what the source ended with, once out is passed on
+	lines *bufio.Reader // an event stream's, by line
+	out   []byte        // read, lifted, not yet passed on
+	err   error         // what the source ended with, once out is passed on
 }
 
 func (l *liftingBody) Read(p []byte) (int, error) {
@@ -145,25 +150,32 @@ func (l *liftingBody) Read(p []byte) (int, error) {
 // into out, lifted.
 func (l *liftingBody) fill() {
 	if l.kind != frameEvent {
-		buf := liftBuffers.Get().(*bytes.Buffer)
-		if l.size > 0 && l.size <= 64<<20 {
-			buf.Grow(int(l.size) + 1) // the frameReader beneath bounds what is read
+		buf := liftBuffers.Get().(*[]byte)
+		msg, err := readBody((*buf)[:0], l.src, l.size)
+		if err != nil {
+			// A bound passed, or the stream broke: the go-sdk gets the
+			// error, and nothing of a message it could not have read
+			// whole anyway (nor is the buffer kept).
+			l.err = err
+			return
 		}
-		_, err := buf.ReadFrom(l.lines)
-		l.err = cmpErr(err)
+		l.err = io.EOF
 		var lifted bool
-		if l.out, lifted = l.box.lift(buf.Bytes(), l.id); !lifted {
+		if l.out, lifted = l.box.lift(msg, l.id); !lifted {
 			// The body itself goes to the go-sdk: a copy, so that the
 			// buffer can be used again.
-			l.out = bytes.Clone(l.out)
+			l.out = bytes.Clone(msg)
 		}
-		if buf.Cap() <= maxLiftBuffer {
-			buf.Reset()
+		if *buf = msg; cap(msg) <= maxLiftBuffer {
 			liftBuffers.Put(buf)
 		}
 		return
 	}
 	line, err := l.readLine()
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err // as for a JSON body
+		return
+	}
 	l.err = err
 	rest, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
@@ -189,10 +201,32 @@ func (l *liftingBody) fill() {
 // body: what is lifted from one is decoded out of it, and the rest is a
 // short message (a body of a megabyte read into a new buffer grown by
 // doubling was much of the garbage of a call).
-var liftBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var liftBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxLiftBuffer is the largest buffer kept for reuse.
-const maxLiftBuffer = 8 << 20
+const maxLiftBuffer = 4 << 20
+
+// readBody appends r, to its end, to dst: at once when its size is known,
+// else in steps a quarter of what is read (the frameReader beneath bounds
+// the whole).
+func readBody(dst []byte, r io.Reader, size int64) ([]byte, error) {
+	if size > 0 && size <= 64<<20 {
+		dst = slices.Grow(dst, int(size)+1)
+	}
+	for {
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, max(32<<10, len(dst)/4))
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if errors.Is(err, io.EOF) {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
 
 // readLine reads one line, whole, into a slice of its own.
 func (l *liftingBody) readLine() ([]byte, error) {
@@ -204,14 +238,6 @@ func (l *liftingBody) readLine() ([]byte, error) {
 			return line, err
 		}
 	}
-}
-
-// cmpErr is err, or io.EOF for a read to the end (ReadFrom's nil).
-func cmpErr(err error) error {
-	if err == nil {
-		return io.EOF
-	}
-	return err
 }
 
 func (l *liftingBody) Close() error { return l.src.Close() }
