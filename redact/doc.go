@@ -16,6 +16,39 @@
 // a credential of another shape passes. It never fails: text it cannot parse
 // as JSON is redacted as plain text.
 //
+// With personal-data detectors switched on ([Redactor.WithPersonal]), it
+// also finds e-mail addresses, phone numbers, IBANs and payment-card
+// numbers.
+//
+// # How it reads
+//
+// Most of what porthole writes holds nothing to redact, so the first read
+// is the one that decides whether there is anything to look at: one pass
+// over the bytes, reading the pair at every other position against a
+// table of the pairs that begin (or, second and third, continue) any
+// detector's keyword ("hint"), any exact secret or any personal-data
+// anchor, with the full test only where the table says so. A document
+// that passes it is returned as it is; that pass is the whole cost of a
+// clean answer. Only a text that holds a keyword goes on to the detectors
+// whose keywords it holds, as gitleaks picks its rules by keyword, and a
+// detector with starts runs its regular expression only where one of its
+// starts occurs, anchored there.
+//
+// # The regular-expression engine
+//
+// The detectors use the standard library's regexp. It runs in time linear
+// in its input whatever the pattern and the text (RE2's automata, no
+// backtracking), so a hostile upstream cannot make a detector take
+// seconds over a crafted answer; it is the engine gitleaks builds with by
+// default too (RE2 through WebAssembly behind a build tag), which makes
+// the bench's comparison one of the reading around the engine. A
+// faster engine (RE2 through cgo or WebAssembly, Hyperscan) would add a
+// dependency and a second trust boundary for what the prefilter already
+// makes rare: the regular expressions run on the few places a keyword
+// marks, not along the text. The personal-data detectors use no regular
+// expression: reading outwards from an anchor and checking a check digit
+// is code a pattern cannot express.
+//
 // Quoting somebody else's words with their origin, and escaping identifiers
 // for display, is package redact/quote.
 package redact

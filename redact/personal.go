@@ -137,15 +137,40 @@ func personalAt[T string | []byte](r *Redactor, b T, i int) bool {
 	return false
 }
 
-// replacePersonal redacts what r's personal-data detectors find in s.
+// personalFirst are the bytes each kind's anchor is: the @ of an address,
+// the capital letter an IBAN begins with, the first digit of a card
+// number (2 to 6), the +, ( or first digit of a phone number.
+var personalFirst = func() map[string]*[256]bool {
+	set := func(bytes string) *[256]bool {
+		var t [256]bool
+		for i := 0; i < len(bytes); i++ {
+			t[bytes[i]] = true
+		}
+		return &t
+	}
+	return map[string]*[256]bool{
+		PersonalEmail: set("@"), PersonalIBAN: set("ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+		PersonalCard: set("23456"), PersonalPhone: set("+(0123456789"),
+	}
+}()
+
+// replacePersonal redacts what r's personal-data detectors find in s: for
+// each, a pass that skips every byte its anchor cannot be.
 func (r *Redactor) replacePersonal(s string, n *int) string {
 	for _, d := range r.personal {
 		var b strings.Builder
 		last := 0
+		first := personalFirst[d.kind]
 		for i := 0; i < len(s); i++ {
+			if !first[s[i]] {
+				continue
+			}
 			lo, hi, ok := personalMatch(d.kind, s, i)
 			if !ok || lo < last {
 				continue
+			}
+			if b.Cap() == 0 {
+				b.Grow(len(s))
 			}
 			b.WriteString(s[last:lo])
 			b.WriteString(marker(d.kind))

@@ -188,7 +188,7 @@ type detector struct {
 	kind string
 	// hints are texts one of which every match holds (in any ASCII case
 	// when fold is set): the cheap test before the regexp runs, and what
-	// the fast path looks for (plainHints, foldHints are made from them).
+	// the fast path looks for (hintsByFirstByte is made from them).
 	// A detector with starts and no hints has its starts for hints (see
 	// hintTexts).
 	hints []string
@@ -209,6 +209,9 @@ type detector struct {
 	wordStart bool
 	anchored  *regexp.Regexp // ^(?:re), made from re at init
 	first     [256]bool      // the first bytes of starts, made at init
+	// seps are the white-space bytes no match holds (segmentBytes), made
+	// at init; nil when the regexp must read the text whole.
+	seps *[256]bool
 }
 
 // hintTexts are the detector's hints: its own, or its starts, which every
@@ -218,16 +221,6 @@ func (d *detector) hintTexts() []string {
 		return d.hints
 	}
 	return d.starts
-}
-
-// hinted reports whether s holds one of the detector's hints.
-func (d *detector) hinted(s string) bool {
-	for _, h := range d.hintTexts() {
-		if d.fold && indexFold(s, h) >= 0 || !d.fold && strings.Contains(s, h) {
-			return true
-		}
-	}
-	return false
 }
 
 // indexFold is strings.Index ignoring ASCII case, without allocating, for
@@ -246,6 +239,7 @@ func indexFold(s, sub string) int {
 
 func init() {
 	for i := range detectors {
+		detectors[i].seps = segmentBytes(detectors[i].re.String())
 		if d := &detectors[i]; d.starts != nil {
 			d.anchored = regexp.MustCompile(`^(?:` + d.re.String() + `)`)
 			for _, st := range d.starts {
@@ -260,9 +254,17 @@ func init() {
 
 // replaceAll is d.re.ReplaceAllStringFunc(s, f).
 func (d *detector) replaceAll(s string, f func(string) string) string {
-	if d.anchored == nil {
+	switch {
+	case d.anchored == nil && d.seps != nil:
+		return d.replaceInSegments(s, f)
+	case d.anchored == nil:
 		return d.re.ReplaceAllStringFunc(s, f)
 	}
+	return d.replaceFromStarts(s, f)
+}
+
+// replaceFromStarts is replaceAll for a detector with starts.
+func (d *detector) replaceFromStarts(s string, f func(string) string) string {
 	// Leftmost first, without overlaps, as ReplaceAllStringFunc: every
 	// match begins at a start, so no match begins before the first start
 	// from i, and the leftmost match from there is the regexp's leftmost
@@ -278,9 +280,22 @@ func (d *detector) replaceAll(s string, f func(string) string) string {
 		if !d.first[s[i]] || !d.startsAt(s, i) || d.wordStart && i > 0 && isWordByte(s[i-1]) {
 			continue
 		}
-		loc := d.re.FindStringIndex(s[i:])
-		if loc == nil {
+		end := len(s)
+		if d.seps != nil {
+			// No match holds a separator: none that begins in this
+			// segment reads past its end.
+			end = segmentEnd(s, i, d.seps)
+		}
+		loc := d.re.FindStringIndex(s[i:end])
+		if loc == nil && end == len(s) {
 			break
+		}
+		if loc == nil {
+			i = end // no match begins from i to the segment's end
+			continue
+		}
+		if last == 0 {
+			b.Grow(len(s))
 		}
 		b.WriteString(s[last : i+loc[0]])
 		b.WriteString(f(s[i+loc[0] : i+loc[1]]))
@@ -338,6 +353,27 @@ func (r *Redactor) String(s string) (string, int) {
 	return r.replace(s)
 }
 
+// hintedDetectors is the set of detectors, by their index in detectors,
+// whose hints s holds: one pass over s, looking a pair of bytes up at each
+// position, with the hints that begin there compared where the pair
+// begins one. A replacement (a marker) holds nothing a detector finds, so
+// the set read before the first replacement serves for the rest.
+func hintedDetectors(s string) uint64 {
+	var set uint64
+	for i := 0; i+1 < len(s); i++ {
+		c, next := s[i], s[i+1]
+		if hintPairs[c][next>>6]&(1<<(next&63)) == 0 {
+			continue
+		}
+		for _, h := range hintsByFirstByte[c] {
+			if h.detector >= 0 && len(s)-i >= len(h.s) && (h.fold && asciiEqualFold(s[i:i+len(h.s)], h.s) || !h.fold && s[i:i+len(h.s)] == h.s) {
+				set |= 1 << h.detector
+			}
+		}
+	}
+	return set
+}
+
 // replace is String without its fast path.
 func (r *Redactor) replace(s string) (string, int) {
 	n := 0
@@ -347,8 +383,9 @@ func (r *Redactor) replace(s string) (string, int) {
 			n += c
 		}
 	}
-	for _, d := range detectors {
-		if !d.hinted(s) {
+	hinted := hintedDetectors(s)
+	for k, d := range detectors {
+		if hinted&(1<<k) == 0 {
 			continue
 		}
 		s = d.replaceAll(s, func(m string) string {
@@ -630,30 +667,27 @@ func hasPrefix[T string | []byte](b T, prefix string) bool {
 type hint struct {
 	s    string
 	fold bool
+	// detector is the index in detectors of the detector the hint is
+	// for, or -1 for an escape that could hide one.
+	detector int
 }
 
-// docHints are every detector's hints, made from the detectors, and the
-// escapes that could hide one. TestDocHintsCoverEveryDetector still holds
-// that the fast path passes nothing a detector would redact.
+// hintsByFirstByte are every detector's hints, and the escapes that could
+// hide one, by their first byte (both cases of it for a hint in any
+// case). TestDocHintsCoverEveryDetector still holds that the fast path
+// passes nothing a detector would redact.
 var (
-	plainHints, foldHints = func() (plain, fold []string) {
-		plain = []string{`\u`, `\/`}
-		for _, d := range detectors {
-			if d.fold {
-				fold = append(fold, d.hintTexts()...)
-			} else {
-				plain = append(plain, d.hintTexts()...)
-			}
-		}
-		return plain, fold
-	}()
 	hintsByFirstByte = func() (t [256][]hint) {
-		for _, h := range plainHints {
-			t[h[0]] = append(t[h[0]], hint{s: h})
+		for _, h := range []string{`\u`, `\/`} {
+			t[h[0]] = append(t[h[0]], hint{s: h, detector: -1})
 		}
-		for _, h := range foldHints {
-			t[h[0]] = append(t[h[0]], hint{s: h, fold: true})
-			t[h[0]-32] = append(t[h[0]-32], hint{s: h, fold: true})
+		for k, d := range detectors {
+			for _, h := range d.hintTexts() {
+				t[h[0]] = append(t[h[0]], hint{s: h, fold: d.fold, detector: k})
+				if d.fold {
+					t[h[0]-32] = append(t[h[0]-32], hint{s: h, fold: true, detector: k})
+				}
+			}
 		}
 		return t
 	}()

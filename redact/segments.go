@@ -1,0 +1,145 @@
+package redact
+
+import (
+	"regexp/syntax"
+	"strings"
+)
+
+// A detector's matches often cannot hold some white space: a token holds
+// none, a Bearer credential no line break. Such a detector's matches lie
+// within the segments of the text between those bytes, so its regexp
+// need only read the segments where a start or a hint of it lies, instead
+// of running along the text from there to the next match (which, for
+// matches a few kilobytes apart, was the whole text at the regexp's
+// pace). White space is no word character, so a \b at a segment's edge
+// reads the same in the segment as in the text.
+
+// whiteSpace are the bytes \s matches, which segments are cut at.
+const whiteSpace = "\t\n\f\r "
+
+// segmentBytes are the white-space bytes no match of re can hold, as a
+// table, or nil when there are none or when re names the start or end of
+// the text or of a line (which a segment would move).
+func segmentBytes(re string) *[256]bool {
+	parsed, err := syntax.Parse(re, syntax.Perl)
+	if err != nil || anchorsToText(parsed) {
+		return nil
+	}
+	var seps [256]bool
+	any := false
+	for _, c := range []byte(whiteSpace) {
+		if !canMatch(parsed, rune(c)) {
+			seps[c], any = true, true
+		}
+	}
+	if !any {
+		return nil
+	}
+	return &seps
+}
+
+// anchorsToText reports whether re holds ^, $, \A or \z in any form.
+func anchorsToText(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText:
+		return true
+	}
+	for _, sub := range re.Sub {
+		if anchorsToText(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// canMatch reports whether some match of re may hold the character c, a
+// white-space character (which folds to no other).
+func canMatch(re *syntax.Regexp, c rune) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == c {
+				return true
+			}
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= c && c <= re.Rune[i+1] {
+				return true
+			}
+		}
+	case syntax.OpAnyChar:
+		return true
+	case syntax.OpAnyCharNotNL:
+		return c != '\n'
+	}
+	for _, sub := range re.Sub {
+		if canMatch(sub, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentEnd is where the segment that holds s[i] ends.
+func segmentEnd(s string, i int, seps *[256]bool) int {
+	for i < len(s) && !seps[s[i]] {
+		i++
+	}
+	return i
+}
+
+// segmentStart is where the segment that holds s[i] begins.
+func segmentStart(s string, i int, seps *[256]bool) int {
+	for i > 0 && !seps[s[i-1]] {
+		i--
+	}
+	return i
+}
+
+// replaceInSegments is d.re.ReplaceAllStringFunc(s, f) for a detector
+// with hints and no starts whose matches lie within segments: each
+// segment that holds a hint is read, in order, and no other.
+func (d *detector) replaceInSegments(s string, f func(string) string) string {
+	var b strings.Builder
+	last := 0
+	for from := 0; from < len(s); {
+		p := d.nextHint(s, from)
+		if p < 0 {
+			break
+		}
+		a, e := segmentStart(s, p, d.seps), segmentEnd(s, p, d.seps)
+		if out := d.re.ReplaceAllStringFunc(s[a:e], f); out != s[a:e] {
+			if last == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:a])
+			b.WriteString(out)
+			last = e
+		}
+		from = e + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// nextHint is where the first of the detector's hints at or after from
+// begins in s, or -1.
+func (d *detector) nextHint(s string, from int) int {
+	best := -1
+	for _, h := range d.hintTexts() {
+		var i int
+		if d.fold {
+			i = indexFold(s[from:], h)
+		} else {
+			i = strings.Index(s[from:], h)
+		}
+		if i >= 0 && (best < 0 || from+i < best) {
+			best = from + i
+		}
+	}
+	return best
+}
