@@ -37,7 +37,7 @@ var detectors = []detector{
 	// of "secret" would not find, so the fast path would pass
 	// "aws_\u017fecret_access_key=..." that the regexp redacts. No letter of
 	// "ecret" folds to anything beyond ASCII.
-	{kind: "aws-secret-access-key", hints: []string{"ecret"}, fold: true,
+	{kind: "aws-secret-access-key", hints: []string{"ecret"}, fold: true, window: secretKeyWindow,
 		re: regexp.MustCompile(`(?i)(?:aws)?_?secret_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
 	{kind: "github-token", starts: githubPrefixes, wordStart: true,
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},

@@ -210,8 +210,10 @@ type detector struct {
 	anchored  *regexp.Regexp // ^(?:re), made from re at init
 	first     [256]bool      // the first bytes of starts, made at init
 	// seps are the white-space bytes no match holds (segmentBytes), made
-	// at init; nil when the regexp must read the text whole.
-	seps *[256]bool
+	// at init; nil when the regexp must read the text whole, or, where
+	// window is set, the windows it returns around each hint.
+	seps   *[256]bool
+	window func(s string, hint int) (lo, hi int)
 }
 
 // hintTexts are the detector's hints: its own, or its starts, which every
@@ -257,6 +259,8 @@ func (d *detector) replaceAll(s string, f func(string) string) string {
 	switch {
 	case d.anchored == nil && d.seps != nil:
 		return d.replaceInSegments(s, f)
+	case d.anchored == nil && d.window != nil:
+		return d.replaceInWindows(s, f)
 	case d.anchored == nil:
 		return d.re.ReplaceAllStringFunc(s, f)
 	}

@@ -490,6 +490,7 @@ func FuzzDetectorsMatchOnlyAtTheirStarts(f *testing.F) {
 	f.Add("AKIAIOSFODNN7EXAMPLEAKIAIOSFODNN7EXAMPL2 ASIAIOSFODNN7EXAMPLE")
 	f.Add("eyJeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwb3J0aG9sZSJ9.cG9ydGhvbGUtc2VlZGVyLXNpZ25hdHVyZQ")
 	f.Add("ſecret SECRET bEaReR \u212aey")
+	f.Add("aws_secret_access_key = \n\t'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' AWS_ſecret_acceſſ_\u212aey:\"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYx secret_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, sub := range []string{"bearer", "secret"} {
 			want := -1

@@ -143,3 +143,64 @@ func (d *detector) nextHint(s string, from int) int {
 	}
 	return best
 }
+
+// replaceInWindows is d.re.ReplaceAllStringFunc(s, f) for a detector
+// whose matches may hold white space but lie within d.window of a hint:
+// for each hint, in order, the leftmost match in its window that holds
+// it, and no reading elsewhere.
+func (d *detector) replaceInWindows(s string, f func(string) string) string {
+	var b strings.Builder
+	last := 0
+	for from := 0; from < len(s); {
+		p := d.nextHint(s, from)
+		if p < 0 {
+			break
+		}
+		lo, hi := d.window(s, p)
+		lo = max(lo, last)
+		loc := d.re.FindStringIndex(s[lo:hi])
+		// A match that begins past p holds a later hint, whose window
+		// finds it; and only a match that holds p is sure to end before
+		// hi, where a \b reads the text that follows as the text has it.
+		if loc == nil || lo+loc[0] > p {
+			from = p + 1
+			continue
+		}
+		if last == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last : lo+loc[0]])
+		b.WriteString(f(s[lo+loc[0] : lo+loc[1]]))
+		last = lo + loc[1]
+		from = last
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isSpace(c byte) bool { return strings.IndexByte(whiteSpace, c) >= 0 }
+
+// secretKeyWindow bounds the matches of the aws-secret-access-key
+// detector that hold its hint ("ecret") at p: they begin at most 7 bytes
+// before it ("aws_", and an s that (?i) may read as the 2-byte long s),
+// and hold, after it, at most 16 bytes of "_access_key" and a quote (the
+// Kelvin sign and the long s read as k and s), white space, ":" or "=",
+// white space, a quote and 40 characters; one byte more lets the final \b
+// read what follows.
+func secretKeyWindow(s string, p int) (lo, hi int) {
+	i := p + len("ecret")
+	for k := 0; k < 16 && i < len(s) && !isSpace(s[i]) && s[i] != ':' && s[i] != '='; k++ {
+		i++
+	}
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	i++ // ":" or "="
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return max(0, p-7), min(len(s), i+1+40+1)
+}
