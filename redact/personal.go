@@ -86,51 +86,70 @@ func (r *Redactor) WithPersonal(kinds ...string) *Redactor {
 		}
 	}
 	out.cards = slices.Contains(kinds, PersonalCard)
-	if len(out.personal) == 0 {
-		return &out
-	}
-	pairs, covers := hintPairs, hintCovers
-	if r.pairs != nil {
-		pairs, covers = *r.pairs, *r.covers
-	}
+	var first [256]bool
 	for _, d := range out.personal {
-		addAnchorPairs(&pairs, &covers, d.kind)
+		for c, ok := range personalFirst[d.kind] {
+			first[c] = first[c] || ok
+		}
 	}
-	out.pairs, out.covers = &pairs, &covers
+	out.personalFirst = &first
 	return &out
 }
 
-// addAnchorPairs adds to the fast path's tables the pairs a match of kind
-// holds around its anchor: every pair that begins at an anchor, and,
-// for the stride of two, every pair that ends at one.
-func addAnchorPairs(pairs *[256][4]uint64, covers *pairSet, kind string) {
-	var firsts []byte
-	switch kind {
-	case PersonalEmail:
-		firsts = []byte{'@'}
-	case PersonalIBAN:
-		for c := byte('A'); c <= 'Z'; c++ {
-			firsts = append(firsts, c)
+// personalHolds reports whether one of r's personal-data detectors finds
+// anything in b: a pass that skips every byte no anchor is, and the rest
+// of a run of digits once its first is tried (no number begins inside
+// another). It is the personal-data detectors' part of the fast path,
+// beside the table of pairs, which would have to hold every pair with a
+// digit or a capital letter in it to find their anchors, and so would
+// send a log line's every other position to the full test.
+func personalHolds[T string | []byte](r *Redactor, b T) bool {
+	first := r.personalFirst
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !first[c] {
+			continue
 		}
-	case PersonalCard:
-		firsts = []byte("0123456789")
-	case PersonalPhone:
-		firsts = []byte("+(0123456789")
-	}
-	for _, f := range firsts {
-		for c := 0; c < 256; c++ {
-			pairs[f][c>>6] |= 1 << (c & 63)
-			covers.add(f, byte(c))
-			covers.add(byte(c), f)
+		if personalAt(r, b, i) {
+			return true
+		}
+		for isDigit(c) && i+1 < len(b) && isDigit(b[i+1]) {
+			i++
 		}
 	}
+	return false
 }
 
 // personalAt reports whether one of r's personal-data detectors finds a
-// match anchored at b[i].
+// match anchored at b[i]: only those whose anchor b[i] can be are tried.
 func personalAt[T string | []byte](r *Redactor, b T, i int) bool {
+	var ok bool
+	switch c := b[i]; {
+	case c == '@':
+		_, _, ok = personalMatch(PersonalEmail, b, i)
+		return ok && r.on(PersonalEmail)
+	case isUpper(c):
+		return r.on(PersonalIBAN) && ibanAnchor(b, i) && ibanOK(b, i)
+	case isDigit(c) && !numberStart(b, i):
+		return false // no number begins inside a word or another number
+	case isDigit(c) && r.on(PersonalCard):
+		if _, _, ok = cardAt(b, i); ok {
+			return true
+		}
+	}
+	_, _, ok = phoneAt(b, i)
+	return ok && r.on(PersonalPhone)
+}
+
+func ibanOK[T string | []byte](b T, i int) bool {
+	_, _, ok := ibanAt(b, i)
+	return ok
+}
+
+// on reports whether the personal-data detector of kind is on.
+func (r *Redactor) on(kind string) bool {
 	for _, d := range r.personal {
-		if _, _, ok := personalMatch(d.kind, b, i); ok {
+		if d.kind == kind {
 			return true
 		}
 	}
@@ -279,23 +298,23 @@ func emailAt[T string | []byte](s T, i int) (lo, hi int, ok bool) {
 
 // groupedDigits reads, from s[i], digits in groups separated by single
 // spaces or single dashes (one kind of separator throughout), and
-// returns the digits and where they end.
-func groupedDigits[T string | []byte](s T, i, most int) (digits []byte, end int) {
+// returns how many digits it read (at most most+1) and where they end.
+func groupedDigits[T string | []byte](s T, i, most int) (n, end int) {
 	var sep byte
 	end = i
-	for j := i; j < len(s) && len(digits) <= most; j++ {
+	for j := i; j < len(s) && n <= most; j++ {
 		c := s[j]
 		switch {
 		case isDigit(c):
-			digits = append(digits, c)
+			n++
 			end = j + 1
 		case (c == ' ' || c == '-') && (sep == 0 || sep == c) && j > i && isDigit(s[j-1]) && j+1 < len(s) && isDigit(s[j+1]):
 			sep = c
 		default:
-			return digits, end
+			return n, end
 		}
 	}
-	return digits, end
+	return n, end
 }
 
 func numberAnchor[T string | []byte](s T, i int) bool { return isDigit(s[i]) && numberStart(s, i) }
@@ -307,24 +326,29 @@ func cardAt[T string | []byte](s T, i int) (lo, hi int, ok bool) {
 	if !numberAnchor(s, i) || s[i] < '2' || s[i] > '6' {
 		return 0, 0, false
 	}
-	digits, end := groupedDigits(s, i, 19)
-	if len(digits) < 13 || len(digits) > 19 || !numberEnd(s, end) || !luhn(digits) {
+	n, end := groupedDigits(s, i, 19)
+	if n < 13 || n > 19 || !numberEnd(s, end) || !luhn(s[i:end]) {
 		return 0, 0, false
 	}
 	return i, end, true
 }
 
-// luhn reports whether the digits' last is their Luhn check digit.
-func luhn(digits []byte) bool {
-	sum := 0
-	for k := range digits {
-		d := int(digits[len(digits)-1-k] - '0')
+// luhn reports whether the last of the digits in s is their Luhn check
+// digit (what is not a digit, a separator, is passed over).
+func luhn[T string | []byte](s T) bool {
+	sum, k := 0, 0
+	for j := len(s) - 1; j >= 0; j-- {
+		if !isDigit(s[j]) {
+			continue
+		}
+		d := int(s[j] - '0')
 		if k%2 == 1 {
 			if d *= 2; d > 9 {
 				d -= 9
 			}
 		}
 		sum += d
+		k++
 	}
 	return sum%10 == 0
 }

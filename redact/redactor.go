@@ -55,6 +55,8 @@ type Redactor struct {
 	// cards says the card detector is among them.
 	personal []personalDetector
 	cards    bool
+	// personalFirst are the bytes any of personal's anchors is.
+	personalFirst *[256]bool
 }
 
 // MinExactSecretLen is the shortest exact secret accepted: shorter ones would
@@ -538,7 +540,7 @@ func (r *Redactor) docMayHoldSecret(b []byte) bool { return mayHold(r, b) }
 // character, a backslash or a letter u among them, or not followed by four
 // hex digits) and every \/ sends the document down the slow path.
 func mayHold[T string | []byte](r *Redactor, b T) bool {
-	return holdsExact(r, b) || holdsHint(r, b)
+	return holdsExact(r, b) || holdsHint(r, b) || r.personal != nil && personalHolds(r, b)
 }
 
 // holdsExact reports whether, when an exact secret is one JSON writes with
@@ -601,7 +603,7 @@ func hintBeginsAt[T string | []byte](r *Redactor, b T, i int) bool {
 	if c == '\\' && next == 'u' {
 		return r.nonASCIIExact || !escapesBeyondASCII(b, i)
 	}
-	return hintAt(b, i) || r.personal != nil && personalAt(r, b, i)
+	return hintAt(b, i)
 }
 
 // secretAt reports whether one of secrets begins at b[i].

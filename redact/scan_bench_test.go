@@ -23,11 +23,18 @@ func benchLogText(n int) string {
 func BenchmarkRedactCleanLogText1MiB(b *testing.B) {
 	doc, _ := json.Marshal(map[string]string{"text": benchLogText(1 << 20)})
 	r, _ := New("tmprl-api-key-0123456789abcdef")
-	b.SetBytes(int64(len(doc)))
-	for b.Loop() {
-		if _, n := r.JSON(doc); n != 0 {
-			b.Fatal(n)
-		}
+	for _, c := range []struct {
+		name string
+		r    *Redactor
+	}{{"credentials", r}, {"personal-data-too", r.WithPersonal(PersonalKinds...)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if _, n := c.r.JSON(doc); n != 0 {
+					b.Fatal(n)
+				}
+			}
+		})
 	}
 }
 
