@@ -85,7 +85,7 @@ export PORTHOLE_CHROMIUM := $(CHROMIUM)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build binary cross release cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-links soak clean
+.PHONY: build binary cross release cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-gitleaks bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into BUILD_OUT (default bin/porthole)
 BUILD_OUT ?= bin/porthole
@@ -232,16 +232,20 @@ bench: $(TEMPORAL_CLI) oidc-provider redis-server $(JAEGER) build
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
 	./bin/porthole-bench -duration $(BENCH_DURATION) -porthole bin/porthole
 
-## bench-scale: how porthole's cost grows with the work (history length, list pages, principals, answer size, audit trail size), porthole beside the SDK; seeds a dev-server database into the cache once; writes its section of docs/performance.md and docs/performance-scale.svg
+## bench-scale: how porthole's cost grows with the work (history length, list pages, principals, answer size, audit trail size), porthole beside the SDK, and its redaction beside gitleaks; seeds a dev-server database into the cache once; writes its section of docs/performance.md and docs/performance-scale.svg
 SCALE_DURATION ?= 20s
-bench-scale: $(TEMPORAL_CLI) build
+bench-scale: $(TEMPORAL_CLI) build bench-gitleaks
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
-	./bin/porthole-bench scale -duration $(SCALE_DURATION) -porthole bin/porthole -cache $(CACHE_DIR)
+	./bin/porthole-bench scale -duration $(SCALE_DURATION) -porthole bin/porthole -gitleaks bin/porthole-bench-gitleaks -cache $(CACHE_DIR)
 
 ## bench-scale-smallest: the smallest size of each curve, briefly, the report set aside (.ci/run runs it so that no curve rots)
-bench-scale-smallest: $(TEMPORAL_CLI) build
+bench-scale-smallest: $(TEMPORAL_CLI) build bench-gitleaks
 	$(GO) build -o bin/porthole-bench ./cmd/porthole-bench
-	out=$$(mktemp -d) && { ./bin/porthole-bench scale -smallest -duration 2s -rounds 1 -porthole bin/porthole -cache $(CACHE_DIR) -out $$out/performance.md -svg $$out/scale.svg; status=$$?; rm -r $$out; exit $$status; }
+	out=$$(mktemp -d) && { ./bin/porthole-bench scale -smallest -duration 2s -rounds 1 -porthole bin/porthole -gitleaks bin/porthole-bench-gitleaks -cache $(CACHE_DIR) -out $$out/performance.md -svg $$out/scale.svg; status=$$?; rm -r $$out; exit $$status; }
+
+## bench-gitleaks: bin/porthole-bench-gitleaks, gitleaks timed over a corpus, which bench-scale runs beside porthole's redactor; built from its own module (cmd/porthole-bench/gitleaks), so gitleaks stays out of porthole's
+bench-gitleaks:
+	cd cmd/porthole-bench/gitleaks && $(GO) build -o $(abspath bin/porthole-bench-gitleaks) .
 
 ## soak: the load and fault tests for SOAK (default 60s) each: 64 clients, Temporal stopped and restarted, slow Temporal, a stalled audit sink, three replicas sharing Redis with Redis stopped and restarted
 SOAK ?= 60s

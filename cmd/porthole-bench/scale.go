@@ -32,6 +32,7 @@ type scaleOptions struct {
 	duration time.Duration
 	rounds   int
 	bin      string
+	gitleaks string // the gitleaks binary the answer-size curve runs beside porthole's redactor
 	baseline string // an earlier porthole measured beside bin, where set
 	out, svg string
 	cache    string
@@ -82,6 +83,7 @@ func parseScaleOptions(args []string) (scaleOptions, error) {
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "how long each side of each point runs, in rounds")
 	fs.IntVar(&o.rounds, "rounds", 4, "how many turns the sides of a point take")
 	fs.StringVar(&o.bin, "porthole", "bin/porthole", "the porthole binary")
+	fs.StringVar(&o.gitleaks, "gitleaks", "bin/porthole-bench-gitleaks", "the gitleaks binary (cmd/porthole-bench/gitleaks) the answer-size curve runs beside porthole's redactor")
 	fs.StringVar(&o.baseline, "baseline", "", "an earlier porthole binary, measured beside -porthole in the history, answer-size and trail curves (before and after a change)")
 	fs.StringVar(&o.out, "out", defaultScaleOut, "the report whose bench-scale section is written (the rest is kept)")
 	fs.StringVar(&o.svg, "svg", "docs/performance-scale.svg", "the chart to write")
@@ -119,6 +121,11 @@ func runScale(args []string) error {
 	defer stop()
 	if (!o.allCurves() || o.smallest) && o.out == defaultScaleOut {
 		return fmt.Errorf("-curves naming some curves only, or -smallest: give -out (and -svg) elsewhere than %s, whose section holds every curve at every size", defaultScaleOut)
+	}
+	if o.curves["answers"] {
+		if err := checkGitleaks(o); err != nil {
+			return err
+		}
 	}
 	sz := o.sizes()
 	var r rig
@@ -192,6 +199,10 @@ func (r *rig) runCurves(ctx context.Context, o scaleOptions, sz scaleSizes, srv 
 	}
 	if o.curves["answers"] {
 		if rep.answers, err = r.answerCurve(ctx, o, sz, srv, dir); err != nil {
+			return err
+		}
+		// The outside anchor, once the curve's points are measured.
+		if rep.anchor, err = redactionAnchor(o, dir); err != nil {
 			return err
 		}
 	}

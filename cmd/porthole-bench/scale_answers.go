@@ -15,11 +15,16 @@ import (
 
 // answerPoint is the answer-size curve at one size.
 type answerPoint struct {
-	kib    int
-	calls  sidePoint
-	before sidePoint // the baseline porthole, where measured
-	served int       // bytes of the answer porthole served, on the wire
+	kib      int
+	calls    sidePoint
+	before   sidePoint // the baseline porthole, where measured
+	personal sidePoint // porthole with every personal-data detector on
+	served   int       // bytes of the answer porthole served, on the wire
 }
+
+// personalKinds switches every personal-data detector on, for the curve's
+// third side.
+const personalKinds = "PORTHOLE_REDACT_PERSONAL=email,phone,iban,card"
 
 // answerCurve has porthole serve upstream answers of each size (the bench's
 // bare server, an upstream on the roster with the largest cap) and
@@ -33,7 +38,11 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	if err != nil {
 		return nil, err
 	}
-	phs := []*server{ph}
+	personal, err := r.scalePortholeOf(ctx, o.bin, srv, dir, "answers-personal", "0", filepath.Join(dir, "tokens.answers"), "PORTHOLE_ROSTER_FILE="+roster, personalKinds)
+	if err != nil {
+		return nil, err
+	}
+	phs := []*server{ph, personal}
 	if before != nil {
 		phs = append(phs, before)
 	}
@@ -62,7 +71,7 @@ func (r *rig) answerCurve(ctx context.Context, o scaleOptions, sz scaleSizes, sr
 	if err := checkSides("answers", pts); err != nil {
 		return nil, err
 	}
-	return answerPoints(sz, pts, served, len(phs) > 1), nil
+	return answerPoints(sz, pts, served, before != nil), nil
 }
 
 // addedPerKiB is porthole's CPU per KiB of answer that p adds over the
@@ -107,17 +116,20 @@ func (r *rig) blobRoster(ctx context.Context, o scaleOptions, srv *temporaltest.
 }
 
 // answerPoints are the curve's points from the sides measured: porthole's
-// at each size, then, withBefore, the baseline's.
+// at each size, then porthole's with the personal-data detectors on,
+// then, withBefore, the baseline's.
 func answerPoints(sz scaleSizes, pts []sidePoint, served [][]int, withBefore bool) []answerPoint {
 	var out []answerPoint
+	n := len(sz.answerKiB)
 	for i, kib := range sz.answerKiB {
-		p := answerPoint{kib: kib, calls: pts[i], served: served[0][i]}
+		p := answerPoint{kib: kib, calls: pts[i], personal: pts[n+i], served: served[0][i]}
 		if withBefore {
-			p.before = pts[len(sz.answerKiB)+i]
+			p.before = pts[2*n+i]
 		}
 		out = append(out, p)
 		if kib > 0 {
 			fmt.Printf("answer %5d KiB: porthole CPU %s per call, %.1f µs per KiB added\n", kib, p.calls.cpuPerCall(), addedPerKiB(out[0].calls, p.calls, kib))
+			fmt.Printf("answer %5d KiB: with personal-data detectors, CPU %s per call, %.1f µs per KiB added\n", kib, p.personal.cpuPerCall(), addedPerKiB(out[0].personal, p.personal, kib))
 			if withBefore {
 				fmt.Printf("answer %5d KiB: the baseline's CPU %s per call, %.1f µs per KiB added\n", kib, p.before.cpuPerCall(), addedPerKiB(out[0].before, p.before, kib))
 			}

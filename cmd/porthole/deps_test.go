@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os/exec"
 	"slices"
 	"strings"
@@ -120,6 +121,54 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		if strings.HasPrefix(dep, module+"/policy/internal/serversql/") {
 			t.Errorf("the porthole binary depends on %s, a part of the server's tokenizer copied for tests", dep)
 		}
+	}
+}
+
+// gitleaksModule is the outside anchor of porthole-bench's redaction
+// throughput, and gitleaksVersion the version it is measured at.
+const (
+	gitleaksModule  = "github.com/zricethezav/gitleaks/v8"
+	gitleaksVersion = "v8.30.1"
+)
+
+// TestGitleaksIsNoDependencyOfPorthole: gitleaks, which porthole-bench
+// scale runs beside porthole's redactor, lives in a module of its own
+// (cmd/porthole-bench/gitleaks) that requires it at gitleaksVersion, and
+// nothing of it enters porthole's module graph.
+func TestGitleaksIsNoDependencyOfPorthole(t *testing.T) {
+	t.Parallel()
+	mods := goList(t, "-m", "all")
+	if !slices.Contains(mods, module) {
+		t.Fatalf("go list -m all does not name %s: the check would be vacuous", module)
+	}
+	for _, m := range mods {
+		if strings.HasPrefix(m, "github.com/zricethezav/gitleaks") {
+			t.Errorf("porthole's module graph holds %s: gitleaks belongs in cmd/porthole-bench/gitleaks's module only", m)
+		}
+	}
+	// go mod edit -json reads the go.mod alone: nothing is downloaded.
+	out, err := exec.Command("go", "-C", "../porthole-bench/gitleaks", "mod", "edit", "-json").Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json in cmd/porthole-bench/gitleaks: %v", err)
+	}
+	var gomod struct {
+		Module  struct{ Path string }
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &gomod); err != nil {
+		t.Fatal(err)
+	}
+	if want := module + "/cmd/porthole-bench/gitleaks"; gomod.Module.Path != want {
+		t.Errorf("cmd/porthole-bench/gitleaks/go.mod is the module %q, not %q", gomod.Module.Path, want)
+	}
+	version := ""
+	for _, r := range gomod.Require {
+		if r.Path == gitleaksModule {
+			version = r.Version
+		}
+	}
+	if version != gitleaksVersion {
+		t.Errorf("cmd/porthole-bench/gitleaks/go.mod requires %s at %q, not %s", gitleaksModule, version, gitleaksVersion)
 	}
 }
 
