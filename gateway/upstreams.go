@@ -61,8 +61,22 @@ func (r upstreamResult) appendJSON(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, at...)
-	b = append(b, `,"content":[`...)
-	for i, c := range r.Content {
+	if r.Content == nil {
+		b = append(b, `,"content":null`...)
+	} else {
+		b = appendQuoted(append(b, `,"content":`...), r.Content)
+	}
+	if structured != nil {
+		b = append(b, `,"structured":`...)
+		b = append(b, structured...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendQuoted appends texts as json.Marshal writes them.
+func appendQuoted(b []byte, texts []quote.Text) []byte {
+	b = append(b, '[')
+	for i, c := range texts {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -72,12 +86,7 @@ func (r upstreamResult) appendJSON(b []byte) ([]byte, error) {
 		b = fastpath.AppendString(b, string(c.Origin))
 		b = append(b, '}')
 	}
-	b = append(b, ']')
-	if structured != nil {
-		b = append(b, `,"structured":`...)
-		b = append(b, structured...)
-	}
-	return append(b, '}'), nil
+	return append(b, ']')
 }
 
 // upstreamEvents are how the upstreams reach the server: a changed

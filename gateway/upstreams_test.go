@@ -240,6 +240,7 @@ func upstreamResultCases() []upstreamResult {
 	hostile := "<b>&amp;</b> \u2028\u2029 \"\\ \x00\x1b[31m \xff é 😀\nline two\t" + upstreamJWT
 	return []upstreamResult{
 		{Upstream: "docs", ObservedAt: at, Content: []quote.Text{}},
+		{Upstream: "docs", ObservedAt: at},
 		{Upstream: "docs", ObservedAt: at, Content: []quote.Text{quote.Says("porthole withheld 1 item(s)."), {Text: hostile, Origin: quote.OriginUpstream("do<c>s")}}},
 		{Upstream: "d\"o", ObservedAt: at.Add(-time.Hour), Content: []quote.Text{{Text: strings.Repeat(hostile, 100), Origin: "x"}},
 			Structured: &quote.JSON{Origin: "y", Value: json.RawMessage(`{"a": ["<", 1, "\u2028"]}`)}},

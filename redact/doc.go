@@ -26,13 +26,14 @@
 // is the one that decides whether there is anything to look at: one pass
 // over the bytes, reading the pair at every other position against a
 // table of the pairs that begin (or, second and third, continue) any
-// detector's keyword ("hint"), any exact secret or any personal-data
-// anchor, with the full test only where the table says so. A document
-// that passes it is returned as it is; that pass is the whole cost of a
-// clean answer. Only a text that holds a keyword goes on to the detectors
-// whose keywords it holds, as gitleaks picks its rules by keyword, and a
-// detector with starts runs its regular expression only where one of its
-// starts occurs, anchored there.
+// detector's keyword ("hint") or any exact secret, with the full test
+// only where the table says so; with personal-data detectors on, a second
+// pass looks for their anchors. A document that passes is returned as it
+// is; those passes are the whole cost of a clean answer. Only a text that
+// holds a keyword goes on to the detectors whose keywords it holds (found
+// in one more pass, as gitleaks picks its rules by keyword), and each runs
+// its regular expression only over the words or lines (or, for the AWS
+// secret key, the windows) around its starts and keywords.
 //
 // # The regular-expression engine
 //

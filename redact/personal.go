@@ -12,8 +12,8 @@ import (
 // found from an anchor (the @ of an address, the + or the first digit of
 // a number, the country code of an IBAN) by code that reads outwards from
 // it and checks what a regular expression cannot (an IBAN's mod-97 check
-// digits, a card number's Luhn digit). The fast path finds the anchors
-// through the same table of pairs as the hints (personalCovers).
+// digits, a card number's Luhn digit). The fast path finds the anchors in
+// a pass of its own (personalHolds).
 const (
 	PersonalEmail = "email"
 	PersonalPhone = "phone"
@@ -113,8 +113,8 @@ func personalHolds[T string | []byte](r *Redactor, b T) bool {
 		if personalAt(r, b, i) {
 			return true
 		}
-		for isDigit(c) && i+1 < len(b) && isDigit(b[i+1]) {
-			i++
+		for isDigit(c) && i+1 < len(b) && isDigit(b[i+1]) && !wordStart(b, i+1) {
+			i++ // a digit that no escape (\u00a0) ends before begins no number
 		}
 	}
 	return false
@@ -210,9 +210,13 @@ func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isAlnum(c byte) bool { return isDigit(c) || isUpper(c) || 'a' <= c && c <= 'z' }
 
 // wordStart reports whether s[i] begins a word: at the start, after a
-// byte that is no letter, digit or underscore, or after a JSON escape's
-// letter (\n, \t, \r, \b, \f), which stands for a character that is
-// none of those: so a document read as it is and read decoded agree.
+// byte that is no letter, digit or underscore, or after a JSON escape
+// (\n, \t, \r, \b, \f, or \u and four hex digits), which stands for a
+// character that is no ASCII letter or digit (a \u escape of one sends a
+// document down the slow path anyway): so a document read as it is and
+// read decoded agree.
+//
+// Whole: one case for each kind of byte that ends a word.
 func wordStart[T string | []byte](s T, i int) bool {
 	if i == 0 {
 		return true
@@ -221,7 +225,18 @@ func wordStart[T string | []byte](s T, i int) bool {
 	if !isAlnum(c) && c != '_' {
 		return true
 	}
-	return i >= 2 && s[i-2] == '\\' && (c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f')
+	if i >= 2 && s[i-2] == '\\' && (c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f') {
+		return true
+	}
+	if i < 6 || s[i-6] != '\\' || s[i-5] != 'u' {
+		return false
+	}
+	for k := i - 4; k < i; k++ {
+		if !isHexByte(s[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // numberStart reports whether s[i] can begin a number that stands alone:
@@ -553,9 +568,11 @@ func ibanPartial(s string) int {
 
 // cardNumberToken is the end of a JSON number at b[i] that is a
 // payment-card number (digits only, cardAt's rules), or 0: the card
-// detector reads numbers in JSON too, not only strings.
-func (r *Redactor) cardNumberToken(b []byte, i int) int {
-	if !r.cards || !isDigit(b[i]) || i > 0 && !isJSONDelimiter(b[i-1]) {
+// detector reads numbers in JSON too, not only strings. A JSON-RPC
+// message's own id (a number after "id": at the top of the document, as
+// topID says) is the client's to match its answer by, and is left alone.
+func (r *Redactor) cardNumberToken(b []byte, i int, topID bool) int {
+	if !r.cards || topID || !isDigit(b[i]) || i > 0 && !isJSONDelimiter(b[i-1]) {
 		return 0
 	}
 	j := i
@@ -573,4 +590,21 @@ func (r *Redactor) cardNumberToken(b []byte, i int) int {
 
 func isJSONDelimiter(c byte) bool {
 	return c == ',' || c == ':' || c == '[' || c == ']' || c == '{' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+// afterIDKey reports whether b[:i] ends in the key "id" and its colon,
+// white space allowed around the colon.
+func afterIDKey(b []byte, i int) bool {
+	j := i
+	for j > 0 && isSpace(b[j-1]) {
+		j--
+	}
+	if j == 0 || b[j-1] != ':' {
+		return false
+	}
+	j--
+	for j > 0 && isSpace(b[j-1]) {
+		j--
+	}
+	return j >= 4 && string(b[j-4:j]) == `"id"`
 }

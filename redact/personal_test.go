@@ -159,9 +159,29 @@ func TestACardNumberIsFoundAsAJSONNumberAndAfterAnEscape(t *testing.T) {
 		`{"t":"col\t4111 1111 1111 1111\r"}`: `{"t":"col\t[REDACTED:card]\r"}`,
 		`{"t":"word4111111111111111"}`:       `{"t":"word4111111111111111"}`,
 		`{"t":"a\\n4111111111111111 plain"}`: `{"t":"a\\n[REDACTED:card] plain"}`,
+		`{"jsonrpc":"2.0","id":4111111111111111,"result":{"id":4111111111111111}}`: `{"jsonrpc":"2.0","id":4111111111111111,"result":{"id":"[REDACTED:card]"}}`,
+		`{"jsonrpc":"2.0","id" : 4111111111111111}`:                                `{"jsonrpc":"2.0","id" : 4111111111111111}`,
+		`[{"id":4111111111111111}]`:                                                `[{"id":"[REDACTED:card]"}]`,
 	} {
 		if got, _ := r.JSON([]byte(doc)); string(got) != want {
 			t.Errorf("JSON(%s) = %s, want %s", doc, got, want)
+		}
+	}
+}
+
+// TestPersonalDataAfterAUnicodeEscapeIsFound: an escape of a character
+// beyond ASCII (a no-break space) before a number or an IBAN begins a word,
+// as the decoded text has it.
+func TestPersonalDataAfterAUnicodeEscapeIsFound(t *testing.T) {
+	t.Parallel()
+	r := withAKey(t).WithPersonal(PersonalKinds...)
+	for _, doc := range []string{
+		`{"a":"Karte:\u00a04111 1111 1111 1111"}`,
+		`{"a":"IBAN\u00a0DE89370400440532013000"}`,
+		`{"a":"Tel.\u00a0+44 20 7946 0958"}`,
+	} {
+		if got, n := r.JSON([]byte(doc)); n != 1 {
+			t.Errorf("JSON(%s) = %s, %d redactions", doc, got, n)
 		}
 	}
 }

@@ -48,8 +48,7 @@ type Redactor struct {
 	pairs   *[256][4]uint64
 	byFirst *[256][]string
 	// covers is the set of pairs holdsHint looks for at every other
-	// position: nil when there are no exact secrets and no personal-data
-	// detectors.
+	// position: nil when there are no exact secrets (hintCovers serves).
 	covers *pairSet
 	// personal are the personal-data detectors switched on (WithPersonal);
 	// cards says the card detector is among them.
@@ -203,14 +202,14 @@ type detector struct {
 	// starts, when set, are the texts every match of re begins with (in
 	// any ASCII case when fold is set, as are the hints; after a \b when
 	// wordStart is set).
-	// Such a detector runs its regexp, anchored, only where one of them
-	// occurs, instead of along the whole text: the same matches, at a
-	// fraction of the cost (FuzzDetectorsMatchOnlyAtTheirStarts).
+	// Such a detector runs its regexp only from where one of them
+	// occurs, to the end of the segment it lies in (seps), instead of
+	// along the whole text: the same matches, at a fraction of the cost
+	// (FuzzDetectorsMatchOnlyAtTheirStarts).
 	starts    []string
 	fold      bool
 	wordStart bool
-	anchored  *regexp.Regexp // ^(?:re), made from re at init
-	first     [256]bool      // the first bytes of starts, made at init
+	first     [256]bool // the first bytes of starts, made at init
 	// seps are the white-space bytes no match holds (segmentBytes), made
 	// at init; nil when the regexp must read the text whole, or, where
 	// window is set, the windows it returns around each hint.
@@ -245,7 +244,6 @@ func init() {
 	for i := range detectors {
 		detectors[i].seps = segmentBytes(detectors[i].re.String())
 		if d := &detectors[i]; d.starts != nil {
-			d.anchored = regexp.MustCompile(`^(?:` + d.re.String() + `)`)
 			for _, st := range d.starts {
 				d.first[st[0]] = true
 				if d.fold {
@@ -259,11 +257,11 @@ func init() {
 // replaceAll is d.re.ReplaceAllStringFunc(s, f).
 func (d *detector) replaceAll(s string, f func(string) string) string {
 	switch {
-	case d.anchored == nil && d.seps != nil:
+	case d.starts == nil && d.seps != nil:
 		return d.replaceInSegments(s, f)
-	case d.anchored == nil && d.window != nil:
+	case d.starts == nil && d.window != nil:
 		return d.replaceInWindows(s, f)
-	case d.anchored == nil:
+	case d.starts == nil:
 		return d.re.ReplaceAllStringFunc(s, f)
 	}
 	return d.replaceFromStarts(s, f)
@@ -438,9 +436,12 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 	var out []byte // allocated on the first change
 	total := 0
 	last := 0
+	nesting := 0 // of the document at depth 0, outside its strings
 	for i := 0; i < len(b); i++ {
 		if b[i] != '"' {
-			if end := r.cardNumberToken(b, i); end > 0 {
+			nesting += nestingStep(b[i])
+			topID := r.cards && isDigit(b[i]) && depth == 0 && nesting == 1 && afterIDKey(b, i)
+			if end := r.cardNumberToken(b, i, topID); end > 0 {
 				out = appendCardMarker(out, b, last, i)
 				total++
 				last, i = end, end-1
@@ -450,25 +451,7 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 		end := literalEnd(b, i)
 		lit := b[i : end+1]
 		i = end
-		if !r.mayHoldSecret(lit) {
-			continue
-		}
-		var s string
-		if err := json.Unmarshal(lit, &s); err != nil {
-			continue
-		}
-		if !mayHold(r, s) {
-			// The decoded text holds nothing to redact, and so neither
-			// does any JSON inside it (its literals are parts of it).
-			continue
-		}
-		red, n := r.replace(s) // mayHold has just run on s
-		if depth < maxDepth {
-			if t := strings.TrimSpace(red); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
-				inner, m := r.jsonLiterals([]byte(red), depth+1)
-				red, n = string(inner), n+m
-			}
-		}
+		red, n := r.literal(lit, depth)
 		if n == 0 {
 			continue
 		}
@@ -485,6 +468,42 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 		return b, 0
 	}
 	return append(out, b[last:]...), total
+}
+
+// nestingStep is what c, outside a string, adds to a document's nesting.
+func nestingStep(c byte) int {
+	switch c {
+	case '{', '[':
+		return 1
+	case '}', ']':
+		return -1
+	}
+	return 0
+}
+
+// literal is a JSON string literal's text redacted, and how many secrets
+// it replaced (0: the literal stays as it is).
+func (r *Redactor) literal(lit []byte, depth int) (string, int) {
+	if !r.mayHoldSecret(lit) {
+		return "", 0
+	}
+	var s string
+	if err := json.Unmarshal(lit, &s); err != nil {
+		return "", 0
+	}
+	if !mayHold(r, s) {
+		// The decoded text holds nothing to redact, and so neither
+		// does any JSON inside it (its literals are parts of it).
+		return "", 0
+	}
+	red, n := r.replace(s) // mayHold has just run on s
+	if depth < maxDepth {
+		if t := strings.TrimSpace(red); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+			inner, m := r.jsonLiterals([]byte(red), depth+1)
+			red, n = string(inner), n+m
+		}
+	}
+	return red, n
 }
 
 // appendCardMarker appends to out (allocated on the first change) what

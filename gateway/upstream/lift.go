@@ -50,23 +50,42 @@ const minLifted = 1 << 10
 // liftBox holds the texts lifted from one call's answer.
 type liftBox struct {
 	prefix string // every placeholder's decoded text begins with it
+	// limit bounds the bytes lifted into the box, as maxMessageBytes
+	// bounds one message: an answer holds no more, and an upstream that
+	// sends more messages carrying the call's id than the one the go-sdk
+	// takes for the answer cannot make porthole keep more.
+	limit  int64
 	mu     sync.Mutex
 	texts  []string // decoded, by number
+	lifted int64
 }
 
 type liftKey struct{}
 
-// withLiftBox is ctx carrying a new liftBox for one call.
-func withLiftBox(ctx context.Context) (context.Context, *liftBox) {
+// withLiftBox is ctx carrying a new liftBox for one call, which keeps at
+// most limit bytes.
+func withLiftBox(ctx context.Context, limit int64) (context.Context, *liftBox) {
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:]) // crypto/rand.Read does not fail
-	box := &liftBox{prefix: "\x00porthole-lift:" + hex.EncodeToString(nonce[:]) + ":"}
+	box := &liftBox{prefix: "\x00porthole-lift:" + hex.EncodeToString(nonce[:]) + ":", limit: limit}
 	return context.WithValue(ctx, liftKey{}, box), box
 }
 
 func liftBoxFrom(ctx context.Context) *liftBox {
 	box, _ := ctx.Value(liftKey{}).(*liftBox)
 	return box
+}
+
+// reserve takes n bytes of the box's limit, or reports that they would
+// pass it.
+func (b *liftBox) reserve(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lifted+n > b.limit {
+		return false
+	}
+	b.lifted += n
+	return true
 }
 
 // keep stores a text and returns its placeholder, as a JSON literal.
@@ -146,12 +165,12 @@ func (l *liftingBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fill reads the next message (the whole body, or one line of events)
-// into out, lifted.
+// fill reads the next message (the whole body, or one event) into out,
+// lifted.
 func (l *liftingBody) fill() {
 	if l.kind != frameEvent {
 		buf := liftBuffers.Get().(*[]byte)
-		msg, err := readBody((*buf)[:0], l.src, l.size)
+		msg, err := readBody((*buf)[:0], l.src, min(l.size, l.box.limit))
 		if err != nil {
 			// A bound passed, or the stream broke: the go-sdk gets the
 			// error, and nothing of a message it could not have read
@@ -171,30 +190,51 @@ func (l *liftingBody) fill() {
 		}
 		return
 	}
-	line, err := l.readLine()
-	if err != nil && !errors.Is(err, io.EOF) {
-		l.err = err // as for a JSON body
-		return
+	l.out, l.err = l.nextEvent()
+}
+
+// nextEvent reads the next event, whole, and returns it with its data
+// lifted where the go-sdk will decode that data as a message: an event
+// named message, or not named, with one data line (the go-sdk skips
+// events of other names, and joins several data lines, which no scan of
+// one line could follow). A read that fails past a bound ends with the
+// error alone, as for a JSON body.
+func (l *liftingBody) nextEvent() ([]byte, error) {
+	var lines [][]byte
+	data, name := -1, ""
+	datas := 0
+	for {
+		line, err := l.readLine()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		field := bytes.TrimRight(line, "\r\n")
+		key, value, _ := bytes.Cut(field, []byte(":"))
+		switch {
+		case len(field) == 0:
+		case string(key) == "event":
+			name = string(bytes.TrimSpace(value))
+		case string(key) == "data":
+			data, datas = len(lines), datas+1
+		}
+		lines = append(lines, line)
+		if len(field) == 0 || err != nil {
+			if data >= 0 && datas == 1 && (name == "" || name == "message") {
+				lines[data] = l.liftData(lines[data])
+			}
+			return bytes.Join(lines, nil), err
+		}
 	}
-	l.err = err
-	rest, ok := bytes.CutPrefix(line, []byte("data:"))
+}
+
+// liftData is a data line with its message lifted, or as it is.
+func (l *liftingBody) liftData(line []byte) []byte {
+	_, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+	lifted, ok := l.box.lift(bytes.TrimSpace(value), l.id)
 	if !ok {
-		l.out = line
-		return
+		return line
 	}
-	body := bytes.TrimPrefix(rest, []byte(" "))
-	end := len(body)
-	for end > 0 && (body[end-1] == '\n' || body[end-1] == '\r') {
-		end--
-	}
-	lifted, ok := l.box.lift(body[:end], l.id)
-	if !ok {
-		l.out = line
-		return
-	}
-	out := make([]byte, 0, len("data: ")+len(lifted)+len(body)-end)
-	out = append(append(append(out, "data: "...), lifted...), body[end:]...)
-	l.out = out
+	return append(append([]byte("data: "), lifted...), '\n')
 }
 
 // liftBuffers are the buffers a JSON body is read into, kept for the next
@@ -206,11 +246,12 @@ var liftBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxLiftBuffer is the largest buffer kept for reuse.
 const maxLiftBuffer = 4 << 20
 
-// readBody appends r, to its end, to dst: at once when its size is known,
-// else in steps a quarter of what is read (the frameReader beneath bounds
+// readBody appends r, to its end, to dst: in room for size bytes at
+// once, the size the body said it has within the message bound, and in
+// steps a quarter of what is read after (the frameReader beneath bounds
 // the whole).
 func readBody(dst []byte, r io.Reader, size int64) ([]byte, error) {
-	if size > 0 && size <= 64<<20 {
+	if size > 0 {
 		dst = slices.Grow(dst, int(size)+1)
 	}
 	for {
@@ -278,12 +319,18 @@ func (b *liftBox) lift(msg, id []byte) (out []byte, lifted bool) {
 	// Every literal is decoded before any is lifted: one that is no JSON
 	// string leaves the message whole, for the go-sdk to refuse, even
 	// where the result it reads would not hold that literal (a second
-	// "result" member, a text member of an image).
+	// "result" member, a text member of an image). So does a message
+	// whose texts would take the box past its limit.
 	decoded := make([]string, len(spans))
+	var total int64
 	for i, s := range spans {
+		total += int64(s[1] - s[0])
 		if decoded[i], ok = unquote(msg[s[0]:s[1]]); !ok {
 			return msg, false
 		}
+	}
+	if !b.reserve(total) {
+		return msg, false
 	}
 	size := len(msg)
 	for _, s := range spans {

@@ -9,8 +9,8 @@ import (
 
 // textSpans are where, in msg, the string literals of minLifted bytes or
 // more at result.content[i].text lie (quotes included), and whether msg
-// is a JSON-RPC response with id id whose shape the scan followed to its
-// end. The scan checks structure only as far as it needs to find its way:
+// is a JSON-RPC response with id id, and no method or error member, whose
+// shape the scan followed to its end, along keys written without escapes. The scan checks structure only as far as it needs to find its way:
 // whatever else is wrong with msg stays in it, for the go-sdk to refuse.
 func textSpans(msg, id []byte) ([][2]int, bool) {
 	s := &jsonScan{b: msg}
@@ -18,6 +18,8 @@ func textSpans(msg, id []byte) ([][2]int, bool) {
 	var got []byte
 	ok := s.object(func(key []byte) bool {
 		switch string(key) {
+		case "method", "error":
+			return false // a request, a notification, an error: nothing to lift
 		case "id":
 			s.ws()
 			start := s.i
@@ -155,7 +157,9 @@ func (s *jsonScan) object(member func(key []byte) bool) bool {
 			return false
 		}
 		key := s.b[start+1 : s.i-1]
-		if s.at() != ':' {
+		if bytes.IndexByte(key, '\\') >= 0 || s.at() != ':' {
+			// A key written with escapes is one the scan cannot tell
+			// from the keys it follows ("i\u0064" is "id"): it gives up.
 			return false
 		}
 		s.i++

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,7 +37,7 @@ func decodeResult(msg []byte) (*mcp.CallToolResult, error) {
 // liftThenDecode is decodeResult with the texts lifted first and put back
 // after, as Call does.
 func liftThenDecode(msg, id []byte) (*mcp.CallToolResult, bool, error) {
-	_, box := withLiftBox(context.Background())
+	_, box := withLiftBox(context.Background(), DefaultMaxMessageBytes)
 	out, lifted := box.lift(msg, id)
 	r, err := decodeResult(out)
 	if err != nil {
@@ -69,6 +70,8 @@ var liftShapes = []string{
 	`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":%[1]s}]}`,
 	`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":%[1]s}]}}x`,
 	`{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":%[1]s}}`,
+	`{"jsonrpc":"2.0","id":7,"i\u0064":8,"result":{"content":[{"type":"text","text":%[1]s}]}}`,
+	`{"jsonrpc":"2.0","id":7,"method":"x","result":{"content":[{"type":"text","text":%[1]s}]}}`,
 }
 
 // literals are the insides of text literals: escapes of every kind, what
@@ -180,5 +183,53 @@ func TestAnUpstreamsAnswerIsLiftedOverEachForm(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOnlyWhatTheGoSDKDecodesIsLifted: in an event stream, an event of
+// another name (which the go-sdk skips), an event of several data lines
+// (which it joins), and messages past the box's limit are passed as they
+// are; the one message it decodes as the answer is lifted.
+func TestOnlyWhatTheGoSDKDecodesIsLifted(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 4*minLifted)
+	answer := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + long + `"}]}}`
+	var stream strings.Builder
+	for range 50 {
+		stream.WriteString("event: junk\ndata: " + answer + "\n\n")
+	}
+	stream.WriteString("data: {\"jsonrpc\":\"2.0\",\ndata: " + answer + "\n\n")
+	stream.WriteString("event: message\r\ndata: " + answer + "\r\n\r\n")
+	_, box := withLiftBox(context.Background(), int64(len(long)+2))
+	body := liftedBody(io.NopCloser(strings.NewReader(stream.String())), frameEvent, -1, box, []byte("7"))
+	got, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(box.texts); n != 1 {
+		t.Fatalf("%d texts lifted, want the answer's one", n)
+	}
+	if want := strings.Replace(stream.String(), "event: message\r\ndata: "+answer+"\r\n", "event: message\r\ndata: "+`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\u0000`+box.prefix[1:]+`0"}]}}`+"\n", 1); string(got) != want {
+		t.Errorf("the stream read through the lifting body differs from the stream with the answer alone lifted")
+	}
+	// A second answer on the same call would pass the limit: not lifted.
+	again := liftedBody(io.NopCloser(strings.NewReader("data: "+answer+"\n\n")), frameEvent, -1, box, []byte("7"))
+	if got, _ := io.ReadAll(again); string(got) != "data: "+answer+"\n\n" || len(box.texts) != 1 {
+		t.Errorf("a message past the box's limit was lifted")
+	}
+}
+
+// TestADeclaredLengthIsNotAllocatedPastTheBound: the room made at once
+// for a body is what it says it holds within the message bound.
+func TestADeclaredLengthIsNotAllocatedPastTheBound(t *testing.T) {
+	t.Parallel()
+	_, box := withLiftBox(context.Background(), 64<<10)
+	body := liftedBody(io.NopCloser(strings.NewReader(`{}`)), frameWhole, 60_000_000, box, []byte("7"))
+	buf := make([]byte, 16)
+	if _, err := body.Read(buf); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if b, err := readBody(nil, strings.NewReader("{}"), min(60_000_000, box.limit)); err != nil || cap(b) > 128<<10 {
+		t.Errorf("readBody made room for %d bytes", cap(b))
 	}
 }

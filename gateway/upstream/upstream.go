@@ -285,7 +285,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallTo
 	defer cancel()
 	var box *liftBox
 	if u.Entry.Transport == TransportStreamable {
-		ctx, box = withLiftBox(ctx)
+		ctx, box = withLiftBox(ctx, u.messageLimit())
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	var rpcErr *jsonrpc.Error
