@@ -715,3 +715,20 @@ func TestChartAsksForTheMetricsTokenFromASecret(t *testing.T) {
 		t.Errorf("did not render with the token deliberately waived: %s", stderr)
 	}
 }
+
+// TestChartPassesThePersonalDataDetectors: redaction.personal becomes
+// PORTHOLE_REDACT_PERSONAL, which is unset without it.
+func TestChartPassesThePersonalDataDetectors(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("redaction.personal=email\\,card")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	if got := auditPathsOf(t, docs).env["PORTHOLE_REDACT_PERSONAL"]; got != "email,card" {
+		t.Errorf("PORTHOLE_REDACT_PERSONAL=%q, want email,card", got)
+	}
+	docs, _, _ = helmTemplate(t, withAuditKeys()...)
+	if got, ok := auditPathsOf(t, docs).env["PORTHOLE_REDACT_PERSONAL"]; ok {
+		t.Errorf("PORTHOLE_REDACT_PERSONAL=%q without redaction.personal", got)
+	}
+}

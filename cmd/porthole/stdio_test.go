@@ -24,3 +24,18 @@ func TestStdioRefusesAnAuditLogOnStandardOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestAnUnknownPersonalDataDetectorIsRefused: PORTHOLE_REDACT_PERSONAL
+// naming a detector porthole does not have stops it at start, with the
+// names there are, rather than redacting less than the operator asked.
+func TestAnUnknownPersonalDataDetectorIsRefused(t *testing.T) {
+	t.Parallel()
+	cmd := execPorthole(t, baseEnv("PORTHOLE_REDACT_PERSONAL=email,ssn"), "stdio")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), `"ssn"`) || !strings.Contains(stderr.String(), "email, iban, card, phone") {
+		t.Errorf("PORTHOLE_REDACT_PERSONAL=email,ssn: %v, stderr %q", err, stderr.String())
+	}
+}
