@@ -97,7 +97,7 @@ func TestAPageTokenOpensOnlyForTheWorkflowItWasIssuedFor(t *testing.T) {
 // is handed out.
 func TestATokenTooLongToHandOutSealedSaysSo(t *testing.T) {
 	t.Parallel()
-	for size, fits := range map[int]bool{3039: true, 3040: false} {
+	for size, fits := range map[int]bool{2526: true, 2527: false} {
 		cs := connect(t, mustServer(t, &pagingReader{fakeReader: &fakeReader{}, tokenSize: size}))
 		page, refused := historyPage(t, cs, "order-a", "")
 		switch {

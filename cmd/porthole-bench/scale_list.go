@@ -42,6 +42,7 @@ func (r *rig) listCurve(ctx context.Context, o scaleOptions, sz scaleSizes, srv 
 				_, err := toolCall(ctx, hc, ph, token, "list_workflows", args, &l)
 				return err
 			}); err != nil {
+				phNext = "" // the walk starts again, as a client told so would
 				return 0, err
 			}
 			phNext = l.NextPageToken
