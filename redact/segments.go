@@ -188,8 +188,9 @@ func isSpace(c byte) bool { return strings.IndexByte(whiteSpace, c) >= 0 }
 // before it ("aws_", and an s that (?i) may read as the 2-byte long s),
 // and hold, after it, at most 16 bytes of "_access_key" and a quote (the
 // Kelvin sign and the long s read as k and s), white space, ":" or "=",
-// white space, a quote and 40 characters; one byte more lets the final \b
-// read what follows.
+// white space, a quote and 40 characters of up to 3 bytes each (the
+// Kelvin sign is one of them under (?i)); 4 bytes more let the final \b
+// read the character that follows.
 func secretKeyWindow(s string, p int) (lo, hi int) {
 	i := p + len("ecret")
 	for k := 0; k < 16 && i < len(s) && !isSpace(s[i]) && s[i] != ':' && s[i] != '='; k++ {
@@ -202,5 +203,5 @@ func secretKeyWindow(s string, p int) (lo, hi int) {
 	for i < len(s) && isSpace(s[i]) {
 		i++
 	}
-	return max(0, p-7), min(len(s), i+1+40+1)
+	return max(0, p-7), min(len(s), i+1+3*40+4)
 }
