@@ -33,7 +33,9 @@
 // holds a keyword goes on to the detectors whose keywords it holds (found
 // in one more pass, as gitleaks picks its rules by keyword), and each runs
 // its regular expression only over the words or lines (or, for the AWS
-// secret key, the windows) around its starts and keywords.
+// secret key, the windows) around its starts and keywords; the private
+// key's, which begins with a fixed -----BEGIN the regexp package seeks
+// itself, along the text.
 //
 // # The regular-expression engine
 //
