@@ -100,6 +100,8 @@ func TestAFailedWriteIsSignalledAndEndsWithoutACall(t *testing.T) {
 	}
 	s.fail(nil)
 	eventually(t, "the problem ends once the sink heals", func() bool { return l.Problem() == "" })
+	// The problem is cleared before its end is told, on the loop's goroutine.
+	eventually(t, "the end of the problem is told", func() bool { return len(told.all()) >= 2 })
 	if got := told.all(); len(got) != 2 || !strings.HasPrefix(got[1], "recovered: a write to the audit log failed") {
 		t.Fatalf("told %q, want the problem and its end", got)
 	}
@@ -211,6 +213,7 @@ func TestLowSpaceRefusesCallRecordsAndWritesTheRest(t *testing.T) {
 	if err := l.Write(ctx, callRecord("bob", "y")); err != nil {
 		t.Fatalf("a call record once space is freed: %v", err)
 	}
+	eventually(t, "the end of the problem is told", func() bool { return len(told.all()) >= 2 })
 	if got := told.all(); len(got) != 2 || got[0] != want || got[1] != "recovered: "+want {
 		t.Fatalf("told %q, want the problem once and its end", got)
 	}
