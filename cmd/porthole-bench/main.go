@@ -78,21 +78,12 @@ func run() error {
 	defer stop()
 	var r rig
 	defer r.close()
+	if err := o.checkModes(); err != nil {
+		return err
+	}
 	modes, coalesce, err := r.start(ctx, o)
 	if err != nil {
 		return err
-	}
-	if o.only != "" {
-		// A subset, for a closer look (a profile, a longer run); the
-		// report then holds only what was measured.
-		keep := map[string]bool{}
-		for _, m := range strings.Split(o.only, ",") {
-			keep[strings.TrimSpace(m)] = true
-		}
-		modes = slices.DeleteFunc(modes, func(m mode) bool { return !keep[m.name] })
-		if len(modes) == 0 {
-			return fmt.Errorf("-modes %q names no mode", o.only)
-		}
 	}
 	var results []result
 	for _, n := range o.conc {
@@ -102,7 +93,10 @@ func run() error {
 		}
 		results = append(results, at...)
 	}
-	coalesced := coalescing(ctx, coalesce.call, coalesce.srv)
+	coalesced := "not measured: the cached mode was not run"
+	if coalesce.srv != nil {
+		coalesced = coalescing(ctx, coalesce.call, coalesce.srv)
+	}
 	if err := writeReport(o.out, o.svg, results, o.conc, coalesced, o.duration, o.rounds); err != nil {
 		return err
 	}
@@ -119,6 +113,55 @@ type options struct {
 	conc          []int // the concurrency levels
 	bin, out, svg string
 	aaBin         string // the porthole-aa mode's binary; empty for bin
+}
+
+// modeNames are the bench's modes, in the order they run; modeServer
+// names the server each calls ("" for none started by the bench), so that
+// -modes starts only what its modes need (no Jaeger without traced, no
+// oidc-provider without oauth, no Redis without redis).
+var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "porthole-aa", "echo"}
+
+var modeServer = map[string]string{
+	"hop": "bare", "bare": "bare", "echo": "bare",
+	"porthole": "porthole", "porthole-2026": "porthole",
+	"cached": "cached", "oauth": "oauth", "redis": "redis", "redis-rtt": "redis",
+	"traced": "traced", "porthole-aa": "porthole-aa",
+}
+
+// runs says whether mode is among those asked for (every one by default).
+func (o options) runs(mode string) bool {
+	if o.only == "" {
+		return true
+	}
+	for _, m := range strings.Split(o.only, ",") {
+		if strings.TrimSpace(m) == mode {
+			return true
+		}
+	}
+	return false
+}
+
+// needs says whether a mode asked for calls the server named server.
+func (o options) needs(server string) bool {
+	for _, m := range modeNames {
+		if modeServer[m] == server && o.runs(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkModes refuses a -modes naming a mode the bench does not have.
+func (o options) checkModes() error {
+	if o.only == "" {
+		return nil
+	}
+	for _, m := range strings.Split(o.only, ",") {
+		if !slices.Contains(modeNames, strings.TrimSpace(m)) {
+			return fmt.Errorf("-modes: no mode %q (the modes: %s)", strings.TrimSpace(m), strings.Join(modeNames, ", "))
+		}
+	}
+	return nil
 }
 
 func parseOptions() (options, error) {
@@ -191,7 +234,8 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 	if err != nil {
 		return nil, mode{}, err
 	}
-	return sv.modes(c, srv), sv.coalesce(), nil
+	modes = slices.DeleteFunc(sv.modes(c, srv), func(m mode) bool { return !o.runs(m.name) })
+	return modes, sv.coalesce(), nil
 }
 
 // servers are the servers the modes call, and the tokens they take.
@@ -202,50 +246,68 @@ type servers struct {
 	hc                                               *http.Client
 }
 
-// startServers starts the bare server and every porthole the modes call.
+// startServers starts the servers the modes asked for call: the bare
+// server, and each porthole with what it needs (oidc-provider, Redis,
+// Jaeger) only when its mode runs.
 func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.DevServer, dir string) (*servers, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	sv := &servers{hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}}
-	if sv.bare, err = r.startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare"); err != nil {
-		return nil, err
+	if o.needs("bare") {
+		if sv.bare, err = r.startServer(ctx, self, []string{"bare-server", srv.FrontendHostPort(), srv.Namespace}, nil, "serving bare"); err != nil {
+			return nil, err
+		}
 	}
 	token, env, err := portholeEnv(dir, srv, o.profile != "")
 	if err != nil {
 		return nil, err
 	}
 	sv.token = token
-	if sv.porthole, err = r.startServer(ctx, o.bin, []string{"serve"}, env("porthole", "0"), "serving MCP"); err != nil {
-		return nil, err
-	}
-	if sv.cached, err = r.startServer(ctx, o.bin, []string{"serve"}, env("cached", "2s"), "serving MCP"); err != nil {
-		return nil, err
-	}
-	if sv.oauth, sv.oauthToken, err = r.startOAuthPorthole(ctx, o.bin, dir, env); err != nil {
-		return nil, err
-	}
-	if sv.redis, sv.redisRTT, err = r.startRedisPorthole(ctx, o.bin, dir, env); err != nil {
-		return nil, err
-	}
-	if sv.traced, err = r.startTracedPorthole(ctx, o.bin, dir, env); err != nil {
-		return nil, err
-	}
 	// A second porthole exactly like the porthole mode's: the A/A pair,
 	// whose difference is what this machine's noise is. Given another
 	// binary (-porthole-aa), it is that build's porthole beside this one.
-	aaBin := o.bin
-	if o.aaBin != "" {
-		aaBin = o.aaBin
+	aaBin := cmpOr(o.aaBin, o.bin)
+	for _, p := range []struct {
+		name string
+		srv  **server
+		bin  string
+		ttl  string
+	}{{"porthole", &sv.porthole, o.bin, "0"}, {"cached", &sv.cached, o.bin, "2s"}, {"porthole-aa", &sv.aa, aaBin, "0"}} {
+		if o.needs(p.name) {
+			if *p.srv, err = r.startServer(ctx, p.bin, []string{"serve"}, env(p.name, p.ttl), "serving MCP"); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if sv.aa, err = r.startServer(ctx, aaBin, []string{"serve"}, env("porthole-aa", "0"), "serving MCP"); err != nil {
-		return nil, err
+	if o.needs("oauth") {
+		if sv.oauth, sv.oauthToken, err = r.startOAuthPorthole(ctx, o.bin, dir, env); err != nil {
+			return nil, err
+		}
+	}
+	if o.needs("redis") {
+		if sv.redis, sv.redisRTT, err = r.startRedisPorthole(ctx, o.bin, dir, env); err != nil {
+			return nil, err
+		}
+	}
+	if o.needs("traced") {
+		if sv.traced, err = r.startTracedPorthole(ctx, o.bin, dir, env); err != nil {
+			return nil, err
+		}
 	}
 	return sv, nil
 }
 
-// modes are the ways of making the read, each against its server.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// modes are the ways of making the read, each against its server; a mode
+// whose server was not started is left out.
 func (sv *servers) modes(c client.Client, srv *temporaltest.DevServer) []mode {
 	sdkCall := func(ctx context.Context) error {
 		_, err := describeWorkflow(ctx, c, srv.Namespace, temporaltest.RunningWorkflowID, "")
@@ -253,28 +315,44 @@ func (sv *servers) modes(c client.Client, srv *temporaltest.DevServer) []mode {
 	}
 	describe, echo := describeBody(temporaltest.RunningWorkflowID), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
 	hc, token := sv.hc, sv.token
-	return []mode{
-		{"sdk", sdkCall, nil},
-		{"hop", httpCall(hc, strings.TrimSuffix(sv.bare.endpoint, "/mcp")+"/hop", describe, ""), sv.bare},
-		{"bare", httpCall(hc, sv.bare.endpoint, describe, ""), sv.bare},
-		{"porthole", httpCall(hc, sv.porthole.endpoint, describe, token), sv.porthole},
-		// The same porthole asked in protocol 2026-07-28's form (its
-		// standard headers, per-request _meta), which porthole answers
-		// itself as it answers the older form.
-		{"porthole-2026", httpCallWith(hc, sv.porthole.endpoint, describeBody2026(temporaltest.RunningWorkflowID), token, http.Header{
-			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}}), sv.porthole},
-		{"cached", httpCall(hc, sv.cached.endpoint, describe, token), sv.cached},
-		{"oauth", httpCall(hc, sv.oauth.endpoint, describe, sv.oauthToken), sv.oauth},
-		{"redis", httpCall(hc, sv.redis.endpoint, describe, token), sv.redis},
-		{"redis-rtt", sv.redisRTT, nil},
-		{"traced", httpCall(hc, sv.traced.endpoint, describe, token), sv.traced},
-		{"porthole-aa", httpCall(hc, sv.aa.endpoint, describe, token), sv.aa},
-		{"echo", httpCall(hc, sv.bare.endpoint, echo, ""), sv.bare},
+	modes := []mode{{"sdk", sdkCall, nil}}
+	add := func(name string, s *server, call func(endpoint string) func(context.Context) error) {
+		if s != nil {
+			modes = append(modes, mode{name, call(s.endpoint), s})
+		}
 	}
+	with := func(body, token string) func(string) func(context.Context) error {
+		return func(endpoint string) func(context.Context) error { return httpCall(hc, endpoint, body, token) }
+	}
+	add("hop", sv.bare, func(endpoint string) func(context.Context) error {
+		return httpCall(hc, strings.TrimSuffix(endpoint, "/mcp")+"/hop", describe, "")
+	})
+	add("bare", sv.bare, with(describe, ""))
+	add("porthole", sv.porthole, with(describe, token))
+	// The same porthole asked in protocol 2026-07-28's form (its standard
+	// headers, per-request _meta), which porthole answers itself as it
+	// answers the older form.
+	add("porthole-2026", sv.porthole, func(endpoint string) func(context.Context) error {
+		return httpCallWith(hc, endpoint, describeBody2026(temporaltest.RunningWorkflowID), token, http.Header{
+			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"describe_workflow"}})
+	})
+	add("cached", sv.cached, with(describe, token))
+	add("oauth", sv.oauth, with(describe, sv.oauthToken))
+	add("redis", sv.redis, with(describe, token))
+	if sv.redis != nil {
+		modes = append(modes, mode{"redis-rtt", sv.redisRTT, nil})
+	}
+	add("traced", sv.traced, with(describe, token))
+	add("porthole-aa", sv.aa, with(describe, token))
+	add("echo", sv.bare, with(echo, ""))
+	return modes
 }
 
 // coalesce is the cached mode reading the completed workflow, for the
-// coalescing check.
+// coalescing check; none when the cached mode does not run.
 func (sv *servers) coalesce() mode {
+	if sv.cached == nil {
+		return mode{}
+	}
 	return mode{"cached", httpCall(sv.hc, sv.cached.endpoint, describeBody(temporaltest.CompletedWorkflowID), sv.token), sv.cached}
 }
