@@ -179,9 +179,12 @@ func (g *Server) writeResult(ctx context.Context, result audit.Record, consequen
 // writeCallRecord writes a call's record before it is dispatched; a call
 // whose record is not written is refused (errAuditLowSpace, or
 // errAuditUnavailable).
-func (g *Server) writeCallRecord(ctx context.Context, span linkSpan, call audit.Record, ri requestInfo) error {
-	write := g.linkSpan(ctx, "porthole audit write")
+func (g *Server) writeCallRecord(ctx context.Context, span opSpan, call audit.Record, ri requestInfo) error {
+	write := g.link(ctx, "porthole audit write")
 	werr := g.audit.Write(ctx, call)
+	if werr != nil {
+		write.Refused(string(audit.OutcomeInternal))
+	}
 	write.End()
 	switch {
 	case errors.Is(werr, audit.ErrLowSpace):
@@ -207,12 +210,12 @@ func (g *Server) writeCallRecord(ctx context.Context, span linkSpan, call audit.
 
 // writeResultRecord writes a call's result record: how it ended, how long
 // it took, whether it was cached, and what its answer put on the wire.
-func (g *Server) writeResultRecord(ctx context.Context, span linkSpan, call audit.Record, notes *resultNotes, start time.Time, res mcp.Result, err error) error {
+func (g *Server) writeResultRecord(ctx context.Context, span opSpan, call audit.Record, notes *resultNotes, start time.Time, res mcp.Result, err error) error {
 	result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
 	span.SetOutcome(string(result.Outcome))
 	result.Cached = notes.cached
 	result.ResultBytes, result.Redactions = g.answerSize(notes, res)
-	write := g.linkSpan(ctx, "porthole audit write")
+	write := g.link(ctx, "porthole audit write")
 	defer write.End()
 	return g.writeResult(ctx, result, "; answer withheld")
 }
@@ -319,6 +322,7 @@ func outcomeOf(state *resultNotes, res mcp.Result, err error) audit.Outcome {
 // denied records a request refused at the HTTP front. The refusal stands
 // whether or not its record can be written; a failure is logged.
 func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reason string) {
+	g.refusedLink(r.Context(), string(outcome))
 	ci := requestInfoFrom(r.Context())
 	// A reason is porthole's sentence, but it may quote what a client sent
 	// (a key of a refused body): redacted and cut like the user agent.

@@ -80,9 +80,9 @@ type bearerAuth struct {
 }
 
 func (b *bearerAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	span := b.g.linkSpan(r.Context(), "porthole authenticate")
+	span := b.g.link(r.Context(), "porthole authenticate")
 	defer span.End()
-	inner := endFirst(span, b.next)
+	inner := passed(span, b.next)
 	token, sent := tokens.Bearer(r.Header)
 	if !sent {
 		// Security: a request with no bearer token in the form porthole

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
@@ -55,14 +53,6 @@ func newCachingReader(r read.Reader, ttl, timeout time.Duration, m *metrics, tra
 	return &cachingReader{Reader: r, ttl: ttl, timeout: timeout, now: time.Now, m: m, tracer: tracer, entries: map[string]*cacheEntry{}}
 }
 
-// traced names on the cache's span how a read was answered, when tracing
-// is on.
-func (c *cachingReader) traced(ctx context.Context, result string) {
-	if c.tracer != nil {
-		trace.SpanFromContext(ctx).SetAttributes(attribute.String("porthole.cache.result", result))
-	}
-}
-
 // result is any result type: all embed read.Observation.
 type result[T any] interface {
 	*T
@@ -80,7 +70,6 @@ func cachedHit[T any, P result[T]](c *cachingReader, ctx context.Context, key st
 		return nil, false
 	}
 	c.m.cached("hit")
-	c.traced(ctx, "hit")
 	st := resultNotesFrom(ctx)
 	st.cached, st.entry = true, e
 	cp := *e.v.(P)
@@ -106,30 +95,25 @@ func sharedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 func (c *cachingReader) countRead(ctx context.Context, shared bool) {
 	if shared {
 		c.m.cached("shared")
-		c.traced(ctx, "shared")
 		resultNotesFrom(ctx).cached = true
 		return
 	}
 	c.m.cached("miss")
-	c.traced(ctx, "miss")
 }
 
 // cachedRead is the one path of every cached method. A kept answer is served
 // as a copy with its age set.
-func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (_ P, err error) {
+func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (P, error) {
+	var traced link
 	if c.tracer != nil {
-		// The cache's span: a hit ends here; a miss holds the Temporal
-		// RPC's span, a shared read waits on another call's.
-		var s trace.Span
-		ctx, s = c.tracer.Start(ctx, "porthole cache")
-		defer func() {
-			if err != nil {
-				s.SetStatus(codes.Error, "")
-			}
-			s.End()
-		}()
+		// The cache's event: a hit ends it at once; a miss after the
+		// Temporal RPC (whose span is the operation's child), a shared
+		// read after another call's.
+		traced = startLink(ctx, "porthole cache")
+		defer traced.End()
 	}
 	if hit, ok := cachedHit[T, P](c, ctx, key); ok {
+		traced.EndWithString("porthole.cache.result", "hit")
 		return hit, nil
 	}
 	ch := c.flight.DoChan(key, func() (v any, err error) {
@@ -153,6 +137,11 @@ func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key s
 	}
 	v, err := res.Val, res.Err
 	c.countRead(ctx, res.Shared)
+	if res.Shared {
+		traced.EndWithString("porthole.cache.result", "shared")
+	} else {
+		traced.EndWithString("porthole.cache.result", "miss")
+	}
 	if p, ok := err.(readPanic); ok {
 		panic(p.v)
 	}

@@ -43,9 +43,9 @@ func envelopeFrom(r *http.Request) (rpcdecode.Envelope, bool) {
 func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			span := g.linkSpan(r.Context(), "porthole decode")
+			span := g.link(r.Context(), "porthole decode")
 			defer span.End()
-			next := endFirst(span, next)
+			next := passed(span, next)
 			env, body, refused := g.decodeBody(w, r, maxBytes)
 			if refused != nil {
 				g.refuseBody(w, r, limits, refused)

@@ -39,7 +39,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			if p == nil {
 				break
 			}
-			span := g.linkSpan(ctx, "porthole policy")
+			span := g.link(ctx, "porthole policy")
 			defer span.End()
 			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grantsNow().AllowsCaller(who, p.Name) {
 				// A granted upstream tool that is not served now: say why,
@@ -51,13 +51,14 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if !g.serves(p.Name) || !g.grantsNow().AllowsCaller(who, p.Name) {
 				resultNotesFrom(ctx).outcome = audit.OutcomeDenied
+				span.Refused(string(audit.OutcomeDenied))
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("The tool %q is not one you may call; tools/list shows the ones you may.", g.quote.EscapeIdentifier(p.Name)),
 				}}}
 				res.IsError = true
 				return res, nil
 			}
-			return endFirstMethod(span, next)(ctx, method, req)
+			return passedMethod(span, next)(ctx, method, req)
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {

@@ -25,9 +25,9 @@ import (
 func (g *Server) rateLimit(l limit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			span := g.linkSpan(r.Context(), "porthole rate limit")
+			span := g.link(r.Context(), "porthole rate limit")
 			defer span.End()
-			next := endFirst(span, next)
+			next := passed(span, next)
 			env, _ := envelopeFrom(r)
 			cost, reaches := 1, false
 			if env.Method == "tools/call" {

@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/porthole-dev/porthole/audit"
 )
 
@@ -69,25 +66,15 @@ func identify(trusted TrustedProxies, traced bool) func(http.Handler) http.Handl
 			id := newRequestID()
 			w.Header().Set(RequestIDHeader, id)
 			ci := requestInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
-			if s := spanIf(traced, r); s != nil {
+			if traced {
 				// The audit record's request id, and the client as
 				// porthole resolved it (a client's own X-Forwarded-For
-				// counts only from a trusted proxy).
-				s.SetAttributes(attribute.String("porthole.request_id", id), attribute.String("client.address", ci.ClientAddr))
+				// counts only from a trusted proxy), for the server span.
+				if c := chainFrom(r.Context()); c != nil {
+					c.requestID, c.clientAddr = id, ci.ClientAddr
+				}
 			}
 			next.ServeHTTP(w, r.WithContext(withRequestInfo(r.Context(), ci)))
 		})
 	}
-}
-
-// spanIf is the request's recording span when tracing is on, else nil
-// (with tracing off the context is not searched).
-func spanIf(traced bool, r *http.Request) trace.Span {
-	if !traced {
-		return nil
-	}
-	if s := trace.SpanFromContext(r.Context()); s.IsRecording() {
-		return s
-	}
-	return nil
 }

@@ -224,10 +224,9 @@ func (g *Server) toolAnswer(ctx context.Context, page *callPage, out any) (*mcp.
 	// Redact once here, on the result alone, and count: the wire redactor
 	// still runs where the bytes leave, and then finds nothing left to do,
 	// which is its fast path.
-	red := g.linkSpan(ctx, "porthole redact")
+	red := g.link(ctx, "porthole redact")
 	b, n, err := g.render(st.entry, result)
-	red.SetInt("porthole.redactions", n)
-	red.End()
+	red.EndWithInt("porthole.redactions", n)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,10 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -38,114 +39,407 @@ const tracerName = "github.com/porthole-dev/porthole/gateway"
 // Temporal.
 var traceContext = propagation.TraceContext{}
 
-// traced wraps the front in otelhttp's server span when tracing is on. A
-// client's traceparent comes from the internet: by default the span is a
-// new root linked to it (otelhttp's public endpoint), and only with
-// TrustTraceparent does it continue the client's trace. Either way a trace
-// id is never an identity: nothing porthole decides reads it.
+// traced starts each request's server span when tracing is on: named
+// for its method and route, with porthole's few attributes, and holding
+// the chain's link events until the operation span takes them. A client's
+// traceparent comes from the internet: by default the span is a new root
+// linked to it, and only with TrustTraceparent does it continue the
+// client's trace. Either way a trace id is never an identity: nothing
+// porthole decides reads it. The span's attributes are set once, at its
+// end: each set of attributes costs the SDK a copy.
 func (g *Server) traced(h http.Handler) http.Handler {
 	t := g.opts.Tracing
 	if t == nil {
 		return h
 	}
-	return otelhttp.NewHandler(h, "porthole",
-		otelhttp.WithTracerProvider(t.Provider),
-		otelhttp.WithPropagators(traceContext),
-		otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return !t.TrustTraceparent }),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			// Known methods and route names only: a method or a path a
-			// client made up would make a span name (and a backend's
-			// index) per request.
-			method := "HTTP"
-			switch r.Method {
-			case http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodHead, http.MethodOptions:
-				method = r.Method
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+		if r.Header.Get("Traceparent") != "" {
+			client := traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
+			if sc := trace.SpanContextFromContext(client); t.TrustTraceparent {
+				ctx = client
+			} else if sc.IsValid() {
+				opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: sc}))
 			}
-			switch r.URL.Path {
-			case "/mcp", "/sse":
-				return method + " " + r.URL.Path
-			}
-			return method
-		}),
-	)
+		}
+		ctx, span := g.tracer.Start(ctx, serverSpanName(r), opts...)
+		if !span.IsRecording() {
+			// Not sampled: no chain, no attributes, no operation span
+			// (the operation's follows its parent's sampling); the trace
+			// context still names the call's trace in the audit record.
+			h.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		rt := &requestTrace{statusRecorder: statusRecorder{ResponseWriter: w}}
+		rt.chain.span, rt.chain.home = span, span
+		h.ServeHTTP(rt, r.WithContext(context.WithValue(ctx, chainKey{}, &rt.chain)))
+		rt.chain.flush()
+		status := rt.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		span.SetAttributes(serverAttrs(r, &rt.chain, status)...)
+		if status >= 500 {
+			// A server span's error is a 5xx; a 4xx is the client's.
+			span.SetStatus(codes.Error, "")
+		}
+		span.End()
+	})
 }
 
-// linkSpan is a span of one link of the chain, or nothing when tracing is
-// off. End may be called more than once.
-type linkSpan struct{ s trace.Span }
-
-func (l linkSpan) End() {
-	if l.s != nil {
-		l.s.End()
+// serverSpanName is the server span's name: known methods and route names
+// only, since a method or a path a client made up would make a span name
+// (and a backend's index) per request.
+func serverSpanName(r *http.Request) string {
+	method := knownMethod(r.Method)
+	if route := knownRoute(r.URL.Path); route != "" {
+		return method + " " + route
 	}
+	return method
 }
 
-// SetInt sets an int attribute when there is a span. Not variadic: a
-// variadic call passed on to the interface would allocate its slice even
-// with tracing off.
-func (l linkSpan) SetInt(key string, v int) {
-	if l.s != nil {
-		l.s.SetAttributes(attribute.Int(key, v))
+func knownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodHead, http.MethodOptions:
+		return m
 	}
+	return "HTTP"
 }
 
-// SetString sets a string attribute when there is a span.
-func (l linkSpan) SetString(key, v string) {
-	if l.s != nil {
-		l.s.SetAttributes(attribute.String(key, v))
+func knownRoute(path string) string {
+	switch path {
+	case "/mcp", "/sse":
+		return path
 	}
+	return ""
 }
 
-// SetOutcome says how the call ended: its audit outcome, and an error
-// status for anything but ok (a refused call looked like
-// a served one).
-func (l linkSpan) SetOutcome(outcome string) {
-	if l.s == nil {
+// serverAttrs are the server span's attributes: the method (or _OTHER),
+// the route where it is one porthole serves, the audit record's request
+// id, the client as porthole resolved it, and the answer's status. What
+// the client sent beyond them (its User-Agent, a made-up path) is not put
+// on a span.
+func serverAttrs(r *http.Request, c *chainTrace, status int) []attribute.KeyValue {
+	method := knownMethod(r.Method)
+	if method == "HTTP" {
+		method = "_OTHER"
+	}
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, attribute.String("http.request.method", method))
+	if route := knownRoute(r.URL.Path); route != "" {
+		attrs = append(attrs, attribute.String("http.route", route))
+	}
+	if c.requestID != "" {
+		attrs = append(attrs, attribute.String("porthole.request_id", c.requestID), attribute.String("client.address", c.clientAddr))
+	}
+	return append(attrs, attribute.Int("http.response.status_code", status))
+}
+
+// requestTrace is a traced request's writer: it notes the status the
+// answer was given, for the server span, and holds the request's chain.
+type requestTrace struct {
+	statusRecorder
+	chain chainTrace
+}
+
+// maxLinkEvents bounds the events a chain keeps: a tools/call over HTTP
+// makes eight; past the bound they are counted, not kept.
+const maxLinkEvents = 10
+
+// chainTrace is the chain of one traced call, as span events: each link
+// is an event named for it, at the time it ended (so the gap from the
+// event before is that link's time), with its outcome where it refused.
+// The events go on the operation span; those of the links before it
+// (authentication, decoding, rate limiting) are kept until it starts, and
+// go on the server span when the request ends without one (a refusal
+// before the operation, a method that is not a call).
+type chainTrace struct {
+	mu      sync.Mutex
+	span    trace.Span // where the events go
+	home    trace.Span // the server span, where they go again once the operation ends
+	direct  bool       // span is the operation's, which takes each event as its link ends
+	claimed bool       // an operation span took the chain
+	begun   time.Time  // when the first link began
+	n       int
+	dropped int
+	events  [maxLinkEvents]linkEvent
+	// requestID and clientAddr are the server span's, from identify.
+	requestID, clientAddr string
+	// opAttrs are the operation span's attributes, set when it ends.
+	opAttrs []attribute.KeyValue
+}
+
+// linkEvent is one link's event. A link runs until it is added to a span
+// or its time is set.
+type linkEvent struct {
+	name  string
+	at    time.Time
+	attr  attribute.KeyValue // porthole.outcome, or the link's figure; none when its key is ""
+	added bool               // on a span
+}
+
+type chainKey struct{}
+
+// chainFrom is ctx's chain, or nil.
+func chainFrom(ctx context.Context) *chainTrace {
+	c, _ := ctx.Value(chainKey{}).(*chainTrace)
+	return c
+}
+
+// open starts a link's event and returns its index, or -1 past the bound.
+func (c *chainTrace) open(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.begun.IsZero() {
+		c.begun = time.Now()
+	}
+	if c.n == len(c.events) {
+		c.dropped++
+		return -1
+	}
+	c.events[c.n] = linkEvent{name: name}
+	c.n++
+	return c.n - 1
+}
+
+// end ends event i, once: on the operation span at once, else kept with
+// the time now. With a key, it sets the event's attribute too (an outcome
+// is never overwritten).
+func (c *chainTrace) end(i int, kv attribute.KeyValue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= c.n {
 		return
 	}
-	l.s.SetAttributes(attribute.String("porthole.outcome", outcome))
-	if outcome != "ok" {
-		l.s.SetStatus(codes.Error, "")
+	e := &c.events[i]
+	if e.added {
+		return
+	}
+	if kv.Key != "" && e.attr.Key != "porthole.outcome" {
+		e.attr = kv
+	}
+	if c.direct {
+		// The SDK stamps it: no timestamp option to box.
+		if e.attr.Key != "" {
+			c.span.AddEvent(e.name, trace.WithAttributes(e.attr))
+		} else {
+			c.span.AddEvent(e.name)
+		}
+		e.added = true
+		return
+	}
+	if e.at.IsZero() {
+		e.at = time.Now()
 	}
 }
 
-// linkSpan starts the span of one link of the chain as a child of ctx's
-// span. Its context is not passed on: the next link's span is the link's
-// sibling, not its child.
-func (g *Server) linkSpan(ctx context.Context, name string) linkSpan {
+// refused ends the link that is running with outcome, or, when none is
+// (the Host and Origin check, the MCP transport), adds a "porthole
+// refused" event with it.
+func (c *chainTrace) refused(outcome string) {
+	kv := attribute.String("porthole.outcome", outcome)
+	c.mu.Lock()
+	i := c.n - 1
+	for i >= 0 && (c.events[i].added || !c.events[i].at.IsZero()) {
+		i--
+	}
+	c.mu.Unlock()
+	if i < 0 {
+		i = c.open("porthole refused")
+	}
+	c.end(i, kv)
+}
+
+// claim gives the chain to an operation span and returns when the chain
+// began, for the span's start; false when another operation holds it (the
+// calls of an SSE stream share its request).
+func (c *chainTrace) claim() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.claimed {
+		return time.Time{}, false
+	}
+	c.claimed = true
+	return c.begun, true
+}
+
+// hand gives the events to the operation span s: the kept ones now, each
+// later one as its link ends.
+func (c *chainTrace) hand(s trace.Span) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.span = s
+	c.flushLocked()
+	c.direct = true
+}
+
+// handBack ends the operation's part: a link still running ends with it,
+// and the events after it go to the server span.
+func (c *chainTrace) handBack() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.direct = false
+	c.flushLocked()
+	c.span = c.home
+}
+
+// flush adds the events kept to the chain's span.
+func (c *chainTrace) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushLocked()
+}
+
+func (c *chainTrace) flushLocked() {
+	if c.span == nil {
+		return
+	}
+	now := time.Time{}
+	for i := range c.events[:c.n] {
+		e := &c.events[i]
+		if e.added {
+			continue
+		}
+		if e.at.IsZero() {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			e.at = now
+		}
+		if e.attr.Key != "" {
+			c.span.AddEvent(e.name, trace.WithTimestamp(e.at), trace.WithAttributes(e.attr))
+		} else {
+			c.span.AddEvent(e.name, trace.WithTimestamp(e.at))
+		}
+		e.added = true
+	}
+	if c.dropped > 0 {
+		c.span.SetAttributes(attribute.Int("porthole.link_events_dropped", c.dropped))
+		c.dropped = 0
+	}
+}
+
+// link is one link of the chain as traced, or nothing when tracing is
+// off. End may be called more than once: the event is stamped once.
+type link struct {
+	c *chainTrace
+	i int
+}
+
+// End ends the link: its event's time is now.
+func (l link) End() {
+	if l.c != nil {
+		l.c.end(l.i, attribute.KeyValue{})
+	}
+}
+
+// EndWithInt ends the link with a figure (not variadic: a variadic call
+// would allocate its slice even with tracing off).
+func (l link) EndWithInt(key string, v int) {
+	if l.c != nil {
+		l.c.end(l.i, attribute.Int(key, v))
+	}
+}
+
+// EndWithString ends the link with a word of porthole's.
+func (l link) EndWithString(key, v string) {
+	if l.c != nil {
+		l.c.end(l.i, attribute.String(key, v))
+	}
+}
+
+// Refused ends the link as the one that refused the call.
+func (l link) Refused(outcome string) { l.EndWithString("porthole.outcome", outcome) }
+
+// startLink starts the event of the link named name in ctx's chain; with
+// no chain (tracing off) it returns an empty link.
+func startLink(ctx context.Context, name string) link {
+	c := chainFrom(ctx)
+	if c == nil {
+		return link{}
+	}
+	return link{c, c.open(name)}
+}
+
+// link is startLink when tracing is on; with tracing off the context is
+// not searched.
+func (g *Server) link(ctx context.Context, name string) link {
 	if g.tracer == nil {
-		return linkSpan{}
+		return link{}
 	}
-	_, s := g.tracer.Start(ctx, name)
-	return linkSpan{s}
+	return startLink(ctx, name)
 }
 
-// childSpan starts a span whose context is passed on (a call's span, the
-// cache's, under which the Temporal RPC is); with tracing off it returns
-// ctx and an empty span.
-func (g *Server) childSpan(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, linkSpan) {
+// refusedLink ends the running link of ctx's chain as refused with
+// outcome (see chainTrace.refused).
+func (g *Server) refusedLink(ctx context.Context, outcome string) {
 	if g.tracer == nil {
-		return ctx, linkSpan{}
+		return
 	}
-	ctx, s := g.tracer.Start(ctx, name, opts...)
-	return ctx, linkSpan{s}
+	if c := chainFrom(ctx); c != nil {
+		c.refused(outcome)
+	}
 }
 
-// endFirst ends the span before next runs: the span measures its link
-// alone.
-func endFirst(s linkSpan, next http.Handler) http.Handler {
-	if s.s == nil {
+// passed ends l before next runs: the event marks the end of its link.
+func passed(l link, next http.Handler) http.Handler {
+	if l.c == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.End()
+		l.End()
 		next.ServeHTTP(w, r)
 	})
 }
 
-// traceID is the id of ctx's trace when tracing is on, or "": the audit
-// record and the operations log carry it, so a reviewer can go from who
-// asked to what it cost and back. With tracing off it does not look.
+// passedMethod is passed for an MCP method handler.
+func passedMethod(l link, next mcp.MethodHandler) mcp.MethodHandler {
+	if l.c == nil {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		l.End()
+		return next(ctx, method, req)
+	}
+}
+
+// opSpan is an MCP operation's span and the chain whose events it
+// carries, or nothing when tracing is off. End may be called more than
+// once.
+type opSpan struct {
+	s trace.Span
+	c *chainTrace
+}
+
+// End adds the chain's events and the span's attributes, and ends it.
+func (o opSpan) End() {
+	if o.s == nil {
+		return
+	}
+	o.c.handBack()
+	o.s.SetAttributes(o.c.opAttrs...)
+	o.s.End()
+}
+
+// SetOutcome says how the call ended: its audit outcome, and an error
+// status for anything but ok (a refused call looked like a served one).
+func (o opSpan) SetOutcome(outcome string) {
+	if o.s == nil {
+		return
+	}
+	o.c.mu.Lock()
+	o.c.opAttrs = append(o.c.opAttrs, attribute.String("porthole.outcome", outcome))
+	o.c.mu.Unlock()
+	if outcome != "ok" {
+		o.s.SetStatus(codes.Error, "")
+	}
+}
+
+// traceID is the id of ctx's trace when tracing is on and the trace is
+// sampled, or "": the audit record and the operations log carry it, so a
+// reviewer can go from who asked to what it cost and back. With tracing
+// off it does not look.
 func (g *Server) traceID(ctx context.Context) string {
 	if g.tracer == nil {
 		return ""
@@ -155,7 +449,9 @@ func (g *Server) traceID(ctx context.Context) string {
 
 func traceID(ctx context.Context) string {
 	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
+	if !sc.IsValid() || !sc.IsSampled() {
+		// A trace the sampler left out is exported by nobody: a record
+		// naming it would send a reviewer looking for nothing.
 		return ""
 	}
 	return sc.TraceID().String()
@@ -184,17 +480,27 @@ func metaLink(meta map[string]any) []trace.SpanStartOption {
 	return []trace.SpanStartOption{trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("porthole.link", "mcp _meta.traceparent")}})}
 }
 
-// callSpan starts the span of an MCP call (tools/call, tools/list), named
-// and described as the MCP semantic conventions have it: the method, the
-// tool as the metrics name it (one of porthole's or the roster's, else
-// "unknown"), the audit record's request id; the principal only with
-// PrincipalOnSpans, as the audit log names it. An MCP request's
-// _meta.traceparent is linked. Never an argument's value, never a result.
-func (g *Server) callSpan(ctx context.Context, method string, call audit.Record, ri requestInfo, req mcp.Request) (context.Context, linkSpan) {
+// callSpan starts the operation span of an MCP call (tools/call,
+// tools/list), named and described as the MCP semantic conventions have
+// it: the method, the tool as the metrics name it (one of porthole's or
+// the roster's, else "unknown"), the audit record's request id; the
+// principal only with PrincipalOnSpans, as the audit log names it. An MCP
+// request's _meta.traceparent is linked. Never an argument's value, never
+// a result. Over HTTP it takes the request's chain and starts when the
+// chain began, so the links before it are events within it; a call of an
+// SSE stream, or over stdio, has a chain of its own.
+func (g *Server) callSpan(ctx context.Context, method string, call audit.Record, ri requestInfo, req mcp.Request) (context.Context, opSpan) {
 	if g.tracer == nil {
-		return ctx, linkSpan{}
+		return ctx, opSpan{}
 	}
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", method), attribute.String("porthole.request_id", ri.RequestID)}
+	c := chainFrom(ctx)
+	if c == nil && ri.Transport != "stdio" && ri.Transport != "sse" {
+		// A request the sampler left out, whose server span is not
+		// recording: the operation's would not be either.
+		return ctx, opSpan{}
+	}
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, attribute.String("mcp.method.name", method), attribute.String("porthole.request_id", ri.RequestID))
 	name := method
 	if method == "tools/call" {
 		tool := g.metrics.toolLabel(call.Tool, method)
@@ -204,8 +510,29 @@ func (g *Server) callSpan(ctx context.Context, method string, call audit.Record,
 	if g.opts.Tracing.PrincipalOnSpans && call.Principal != "" {
 		attrs = append(attrs, attribute.String("enduser.id", call.Principal))
 	}
-	opts := append([]trace.SpanStartOption{trace.WithAttributes(attrs...)}, metaLink(metaOf(req))...)
-	return g.childSpan(ctx, name, opts...)
+	opts := metaLink(metaOf(req))
+	if c != nil && ri.Transport != "sse" {
+		if begun, ok := c.claim(); !ok {
+			c = nil
+		} else if !begun.IsZero() {
+			opts = append(opts, trace.WithTimestamp(begun))
+		}
+	} else {
+		c = nil
+	}
+	ctx, s := g.tracer.Start(ctx, name, opts...)
+	if !s.IsRecording() {
+		return ctx, opSpan{}
+	}
+	if c == nil {
+		c = &chainTrace{claimed: true}
+		ctx = context.WithValue(ctx, chainKey{}, c)
+	}
+	// The attributes are set when the span ends, with its outcome: each
+	// set of attributes costs the SDK a copy.
+	c.opAttrs = attrs
+	c.hand(s)
+	return ctx, opSpan{s, c}
 }
 
 // metaOf is the _meta of a tools/call or tools/list, or nil. The params of
@@ -228,15 +555,4 @@ func metaOf(req mcp.Request) map[string]any {
 		}
 	}
 	return nil
-}
-
-// endFirstMethod is endFirst for an MCP method handler.
-func endFirstMethod(s linkSpan, next mcp.MethodHandler) mcp.MethodHandler {
-	if s.s == nil {
-		return next
-	}
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		s.End()
-		return next(ctx, method, req)
-	}
 }

@@ -26,16 +26,17 @@ func processCPU() time.Duration {
 }
 
 // benchSDKSpans makes a call's worth of spans with the OpenTelemetry SDK
-// alone (no instrumentation, no porthole code): a server span with the
-// attributes otelhttp gives it and up to ten children, as a traced call of
-// describe_workflow makes them (its seven link spans, the call's, the
-// cache's, the Temporal RPC's). It reports the process's CPU per call
-// (cpu-ns/op), the batcher's and the exporter's goroutines and the garbage
-// collector included, and for the OTLP exporter the in-process server that
-// receives the batches too: the floor the SDK sets under #22's CPU target
+// alone (no porthole code), as a traced call of describe_workflow makes
+// them: the server span with its five attributes, under it the operation
+// span with its four and the link events (none to eight), and under that
+// the Temporal RPC's client span with its six; spans 1 or 2 keep the
+// first ones only. It reports the process's CPU per call (cpu-ns/op), the
+// batcher's and the exporter's goroutines and the garbage collector
+// included, and for the OTLP exporter the in-process server that receives
+// the batches too: the floor the SDK sets under the tracing target
 // (docs/performance.md, Tracing on beside tracing off). Every span must
 // reach the exporter.
-func benchSDKSpans(b *testing.B, exp sdktrace.SpanExporter, children int) {
+func benchSDKSpans(b *testing.B, exp sdktrace.SpanExporter, spans, events int) {
 	counted := &countingExporter{SpanExporter: exp, exported: make(chan struct{}, 1)}
 	// The queue and batch sizes are the SDK's defaults, set here so that
 	// OTEL_BSP_* in the environment cannot change what the pacing below
@@ -44,24 +45,32 @@ func benchSDKSpans(b *testing.B, exp sdktrace.SpanExporter, children int) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(counted, sdktrace.WithMaxQueueSize(2048), sdktrace.WithMaxExportBatchSize(512)))
 	defer tp.Shutdown(context.Background())
 	tr := tp.Tracer("bench")
-	names := []string{"porthole authenticate", "porthole decode", "porthole rate limit", "tools/call describe_workflow",
-		"porthole audit write", "porthole policy", "temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution",
-		"porthole redact", "porthole audit write", "porthole cache"} // the cache's last: make bench's traced mode has none
+	links := []string{"porthole authenticate", "porthole decode", "porthole rate limit", "porthole audit write", "porthole policy",
+		"porthole cache", "porthole redact", "porthole audit write"}
+	const id = "0195b9a4-7c1e-7d2a-9f3b-1a2b3c4d5e6f"
 	b.ReportAllocs()
 	var made int64
 	start := processCPU()
 	for b.Loop() {
-		ctx, root := tr.Start(context.Background(), "POST /mcp", trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-			attribute.String("http.request.method", "POST"), attribute.String("url.scheme", "http"), attribute.String("url.path", "/mcp"),
-			attribute.String("server.address", "127.0.0.1"), attribute.Int("server.port", 8080), attribute.String("network.peer.address", "127.0.0.1"),
-			attribute.Int("network.peer.port", 50000), attribute.String("user_agent.original", "Go-http-client/1.1"),
-			attribute.String("client.address", "127.0.0.1"), attribute.String("network.protocol.version", "1.1")))
-		for i, n := range names[:children] {
-			_, s := tr.Start(ctx, n, trace.WithAttributes(attribute.String("porthole.request_id", "0195b9a4-7c1e-7d2a-9f3b-1a2b3c4d5e6f")))
-			s.SetAttributes(attribute.Int("porthole.n", i))
-			s.End()
+		ctx, root := tr.Start(context.Background(), "POST /mcp", trace.WithSpanKind(trace.SpanKindServer))
+		if spans > 1 {
+			octx, op := tr.Start(ctx, "tools/call describe_workflow")
+			for _, n := range links[:events] {
+				op.AddEvent(n)
+			}
+			if spans > 2 {
+				_, rpc := tr.Start(octx, "temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution", trace.WithSpanKind(trace.SpanKindClient))
+				rpc.SetAttributes(attribute.String("rpc.system", "grpc"), attribute.String("server.address", "127.0.0.1"), attribute.Int("server.port", 7233),
+					attribute.String("rpc.service", "temporal.api.workflowservice.v1.WorkflowService"), attribute.String("rpc.method", "DescribeWorkflowExecution"),
+					attribute.Int("rpc.grpc.status_code", 0))
+				rpc.End()
+			}
+			op.SetAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("porthole.request_id", id),
+				attribute.String("gen_ai.tool.name", "describe_workflow"), attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("porthole.outcome", "ok"))
+			op.End()
 		}
-		root.SetAttributes(attribute.Int("http.response.status_code", 200), attribute.Int("http.response.body.size", 900))
+		root.SetAttributes(attribute.String("http.request.method", "POST"), attribute.String("http.route", "/mcp"), attribute.String("porthole.request_id", id),
+			attribute.String("client.address", "127.0.0.1"), attribute.Int("http.response.status_code", 200))
 		root.End()
 		// Paced as calls are: this loop makes spans far faster than
 		// porthole's calls do, and the batcher drops what its queue (2,048
@@ -71,7 +80,7 @@ func benchSDKSpans(b *testing.B, exp sdktrace.SpanExporter, children int) {
 		// per batch of 512; a batcher made to block instead parks this
 		// goroutine at every span past a full queue, which porthole's
 		// never does.
-		made += int64(children + 1)
+		made += int64(spans)
 		for made-counted.spans.Load() > 1024 {
 			if err := counted.failed.Load(); err != nil {
 				b.Fatalf("an export failed: %v", *err)
@@ -119,22 +128,21 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	return err
 }
 
-// BenchmarkSDKSpans is benchSDKSpans with 1, 4, 10 and 11 spans a call
-// (10: make bench's traced mode, whose cache is off, makes no cache
-// span), batched to an exporter that drops them (noop) and exported over
-// OTLP/HTTP to a server in this process that reads and drops the batches
-// (otlp).
+// BenchmarkSDKSpans is benchSDKSpans for a call of 1, 2 and 3 spans, with
+// the operation span's eight link events or none, batched to an exporter
+// that drops them (noop) and exported over OTLP/HTTP to a server in this
+// process that reads and drops the batches (otlp).
 func BenchmarkSDKSpans(b *testing.B) {
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
 	defer sink.Close()
-	for _, spans := range []int{1, 4, 10, 11} {
-		b.Run(fmt.Sprintf("noop/spans=%d", spans), func(b *testing.B) { benchSDKSpans(b, tracetest.NewNoopExporter(), spans-1) })
-		b.Run(fmt.Sprintf("otlp/spans=%d", spans), func(b *testing.B) {
+	for _, c := range []struct{ spans, events int }{{1, 0}, {2, 0}, {3, 0}, {3, 8}} {
+		b.Run(fmt.Sprintf("noop/spans=%d/events=%d", c.spans, c.events), func(b *testing.B) { benchSDKSpans(b, tracetest.NewNoopExporter(), c.spans, c.events) })
+		b.Run(fmt.Sprintf("otlp/spans=%d/events=%d", c.spans, c.events), func(b *testing.B) {
 			exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(sink.URL+"/v1/traces"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchSDKSpans(b, exp, spans-1)
+			benchSDKSpans(b, exp, c.spans, c.events)
 		})
 	}
 }

@@ -5,13 +5,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 // tracedServer is a gateway tracing into an in-memory recorder (the
@@ -124,5 +131,169 @@ func TestAStdioCallsRecordsNameItsTrace(t *testing.T) {
 	recs := a.all()
 	if id == "" || len(recs) != 2 || recs[0].TraceID != id || recs[1].TraceID != id {
 		t.Fatalf("span trace %q; records %+v", id, recs)
+	}
+}
+
+// tracedChain is the whole HTTP chain over describeReader with a token,
+// tracing into an in-memory recorder.
+func tracedChain(t *testing.T, opts ...sdktrace.TracerProviderOption) (url, token string, rec *tracetest.SpanRecorder, a *fakeAuditor) {
+	t.Helper()
+	rec = tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(append(opts, sdktrace.WithSpanProcessor(rec))...)
+	dir := t.TempDir()
+	tokensFile := filepath.Join(dir, "tokens")
+	token, err := tokens.Append(tokensFile, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tokens.Load(tokensFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = &fakeAuditor{}
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: a, CacheTTL: time.Second, Tracing: &Tracing{Provider: tp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp", token, rec, a
+}
+
+// eventsOf is a span's events as "name" or "name key=value".
+func eventsOf(s sdktrace.ReadOnlySpan) []string {
+	var out []string
+	for _, e := range s.Events() {
+		ev := e.Name
+		for _, kv := range e.Attributes {
+			ev += " " + string(kv.Key) + "=" + kv.Value.Emit()
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// TestACallIsTwoSpansInProcessWithItsLinksAsEvents: a traced tools/call
+// over HTTP is the server span and, under it, the operation span (the
+// Temporal RPC's client span, the third, is the temporal package's); each
+// link of the chain is an event on the operation span, in the order the
+// links ran, each at or after the one before and within the span. The
+// attributes are porthole's, set once.
+func TestACallIsTwoSpansInProcessWithItsLinksAsEvents(t *testing.T) {
+	t.Parallel()
+	url, token, rec, _ := tracedChain(t)
+	resp, out := post(t, url, http.Header{"Authorization": {"Bearer " + token}}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`)
+	if resp.StatusCode != 200 || !strings.Contains(out, "structuredContent") {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2: %v", len(spans), spans)
+	}
+	op, server := spans[0], spans[1]
+	if server.Name() != "POST /mcp" || server.SpanKind() != trace.SpanKindServer || server.Parent().IsValid() {
+		t.Fatalf("the server span: %q %v parent %v", server.Name(), server.SpanKind(), server.Parent())
+	}
+	if op.Name() != "tools/call describe_workflow" || op.Parent().SpanID() != server.SpanContext().SpanID() {
+		t.Fatalf("the operation span: %q under %v", op.Name(), op.Parent())
+	}
+	want := []string{"porthole authenticate", "porthole decode", "porthole rate limit", "porthole audit write", "porthole policy",
+		"porthole cache porthole.cache.result=miss", "porthole redact porthole.redactions=3", "porthole audit write"}
+	if got := eventsOf(op); !slices.Equal(got, want) {
+		t.Fatalf("the operation span's events:\n got %q\nwant %q", got, want)
+	}
+	if evs := server.Events(); len(evs) != 0 {
+		t.Fatalf("the server span has events of its own: %q", eventsOf(server))
+	}
+	prev := op.StartTime()
+	for _, e := range op.Events() {
+		if e.Time.Before(prev) || e.Time.After(op.EndTime()) {
+			t.Fatalf("event %q at %v: before the one before it (%v) or after the span's end (%v)", e.Name, e.Time, prev, op.EndTime())
+		}
+		prev = e.Time
+	}
+	attrs := map[string]string{}
+	for _, kv := range server.Attributes() {
+		attrs["server "+string(kv.Key)] = kv.Value.Emit()
+	}
+	for _, kv := range op.Attributes() {
+		attrs["op "+string(kv.Key)] = kv.Value.Emit()
+	}
+	for k, v := range map[string]string{"server http.request.method": "POST", "server http.route": "/mcp", "server http.response.status_code": "200",
+		"server client.address": "127.0.0.1", "op mcp.method.name": "tools/call", "op gen_ai.tool.name": "describe_workflow", "op porthole.outcome": "ok"} {
+		if attrs[k] != v {
+			t.Errorf("%s = %q, want %q (all: %v)", k, attrs[k], v, attrs)
+		}
+	}
+	if attrs["server porthole.request_id"] == "" || attrs["server porthole.request_id"] != attrs["op porthole.request_id"] {
+		t.Errorf("the request id on the spans: %v", attrs)
+	}
+}
+
+// TestARefusalBeforeTheOperationIsAnEventOnTheServerSpan: a request
+// refused by a link before the operation span exists is the server span
+// alone, whose events end with the refusing link and its outcome; a
+// refusal by the policy is the operation span's policy event.
+func TestARefusalBeforeTheOperationIsAnEventOnTheServerSpan(t *testing.T) {
+	t.Parallel()
+	url, token, rec, _ := tracedChain(t)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"w"}}}`
+	for _, c := range []struct {
+		name, token, body string
+		want              []string
+	}{
+		{"a bad token", "ph_not-a-token", call, []string{"porthole authenticate porthole.outcome=unauthenticated"}},
+		{"a bad body", token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"params":{}}`, []string{"porthole authenticate", "porthole decode porthole.outcome=invalid"}},
+	} {
+		n := len(rec.Ended())
+		resp, out := post(t, url, http.Header{"Authorization": {"Bearer " + c.token}}, c.body)
+		if resp.StatusCode == 200 {
+			t.Fatalf("%s: served: %s", c.name, out)
+		}
+		spans := rec.Ended()[n:]
+		if len(spans) != 1 || spans[0].Name() != "POST /mcp" {
+			t.Fatalf("%s: spans %v, want the server span alone", c.name, spans)
+		}
+		if got := eventsOf(spans[0]); !slices.Equal(got, c.want) {
+			t.Fatalf("%s: the server span's events:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	n := len(rec.Ended())
+	post(t, url, http.Header{"Authorization": {"Bearer " + token}}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminate_workflow","arguments":{}}}`)
+	spans := rec.Ended()[n:]
+	if len(spans) != 2 {
+		t.Fatalf("a denied call: %d spans", len(spans))
+	}
+	if got, want := eventsOf(spans[0]), []string{"porthole authenticate", "porthole decode", "porthole rate limit", "porthole audit write", "porthole policy porthole.outcome=denied", "porthole audit write"}; !slices.Equal(got, want) {
+		t.Fatalf("a denied call's events:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestACallTheSamplerLeavesOutCostsNoSpanAndNamesNoTrace: with a sampler
+// that records nothing, a call makes no span, and its records name no
+// trace (none is exported); one it samples names its trace.
+func TestACallTheSamplerLeavesOutCostsNoSpanAndNamesNoTrace(t *testing.T) {
+	t.Parallel()
+	url, token, rec, a := tracedChain(t, sdktrace.WithSampler(sdktrace.NeverSample()))
+	resp, out := post(t, url, http.Header{"Authorization": {"Bearer " + token}}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`)
+	if resp.StatusCode != 200 || !strings.Contains(out, "structuredContent") {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	if n := len(rec.Ended()); n != 0 {
+		t.Fatalf("%d spans recorded with a sampler that records none", n)
+	}
+	recs := a.all()
+	if len(recs) != 2 || recs[0].TraceID != "" || recs[1].TraceID != "" {
+		t.Fatalf("records of a call the sampler left out: %+v", recs)
+	}
+	url, token, rec, a = tracedChain(t)
+	post(t, url, http.Header{"Authorization": {"Bearer " + token}}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`)
+	if recs := a.all(); len(recs) != 2 || recs[0].TraceID == "" || recs[0].TraceID != rec.Ended()[0].SpanContext().TraceID().String() {
+		t.Fatalf("records of a sampled call: %+v", recs)
 	}
 }

@@ -258,14 +258,13 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 			isError = res.IsError
 			out.Content, out.Structured = quoteUpstream(g.quote, u.Entry, origin, res)
 		}
-		red := g.linkSpan(ctx, "porthole redact")
+		red := g.link(ctx, "porthole redact")
 		b, err := out.appendJSON(nil)
 		var n int
 		if err == nil {
 			b, n = g.redactor.JSON(b)
 		}
-		red.SetInt("porthole.redactions", n)
-		red.End()
+		red.EndWithInt("porthole.redactions", n)
 		if err != nil {
 			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
 		}

@@ -32,8 +32,7 @@ type Config struct {
 	// Nil redacts nothing there; every answer is still redacted whole.
 	Redactor quote.Redactor
 	// TracerProvider, when set, traces each read RPC made within a traced
-	// call (otelgrpc): a client span under the call's span. Nil traces
-	// nothing.
+	// call: a client span under the call's span. Nil traces nothing.
 	TracerProvider trace.TracerProvider
 
 	// APIKey authenticates with an API key (Temporal Cloud). It needs TLS:

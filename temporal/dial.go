@@ -69,7 +69,7 @@ func Dial(ctx context.Context, cfg Config, logger *slog.Logger) (*Adapter, error
 		},
 	}
 	if cfg.TracerProvider != nil {
-		opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithStatsHandler(tracedCalls(cfg.TracerProvider)))
+		opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(tracedCalls(cfg.TracerProvider, cfg.Address)))
 	}
 	if cfg.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)

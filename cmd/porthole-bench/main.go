@@ -97,7 +97,7 @@ func run() error {
 	if coalesce.srv != nil {
 		coalesced = coalescing(ctx, coalesce.call, coalesce.srv)
 	}
-	if err := writeReport(o.out, o.svg, results, o.conc, coalesced, o.duration, o.rounds); err != nil {
+	if err := writeReport(o.out, o.svg, results, o.conc, coalesced, o.duration, o.rounds, o.samplerName()); err != nil {
 		return err
 	}
 	fmt.Println("== wrote", o.out, "and", o.svg)
@@ -113,6 +113,17 @@ type options struct {
 	conc          []int // the concurrency levels
 	bin, out, svg string
 	aaBin         string // the porthole-aa mode's binary; empty for bin
+	// sampler and samplerArg are the traced mode's OTEL_TRACES_SAMPLER
+	// and OTEL_TRACES_SAMPLER_ARG.
+	sampler, samplerArg string
+}
+
+// samplerName is the traced mode's sampler as the report names it.
+func (o options) samplerName() string {
+	if o.samplerArg != "" {
+		return o.sampler + " " + o.samplerArg
+	}
+	return o.sampler
 }
 
 // modeNames are the bench's modes, in the order they run; modeServer
@@ -175,6 +186,8 @@ func parseOptions() (options, error) {
 	flag.StringVar(&o.aaBin, "porthole-aa", "", "the binary of the porthole-aa mode, to compare another build with this one side by side; the same binary by default (the A/A pair)")
 	flag.StringVar(&o.out, "out", "docs/performance.md", "the report to write")
 	flag.StringVar(&o.svg, "svg", "docs/performance.svg", "the chart to write")
+	flag.StringVar(&o.sampler, "sampler", "always_on", "the traced mode's sampler (OTEL_TRACES_SAMPLER): always_on, parentbased_traceidratio, always_off, ...")
+	flag.StringVar(&o.samplerArg, "sampler-arg", "", "the traced mode's OTEL_TRACES_SAMPLER_ARG (a ratio for the traceidratio samplers)")
 	flag.Parse()
 	if o.rounds < 1 {
 		return o, fmt.Errorf("-rounds must be at least 1")
@@ -292,7 +305,7 @@ func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.Dev
 		}
 	}
 	if o.needs("traced") {
-		if sv.traced, err = r.startTracedPorthole(ctx, o.bin, dir, env); err != nil {
+		if sv.traced, err = r.startTracedPorthole(ctx, o.bin, dir, env, o.sampler, o.samplerArg); err != nil {
 			return nil, err
 		}
 	}

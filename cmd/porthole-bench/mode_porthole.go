@@ -84,9 +84,9 @@ func (r *rig) startRedisPorthole(ctx context.Context, bin, dir string, env func(
 }
 
 // startTracedPorthole runs a real Jaeger (as the tracing tests do) and a
-// porthole like the porthole mode's that traces every call to it (the
-// sampler always on, batches every 100 ms).
-func (r *rig) startTracedPorthole(ctx context.Context, bin, dir string, env func(name, cache string) []string) (*server, error) {
+// porthole like the porthole mode's that traces its calls to it with the
+// sampler named (OTEL_TRACES_SAMPLER and its argument).
+func (r *rig) startTracedPorthole(ctx context.Context, bin, dir string, env func(name, cache string) []string, sampler, samplerArg string) (*server, error) {
 	work := filepath.Join(dir, "jaeger")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return nil, err
@@ -96,8 +96,11 @@ func (r *rig) startTracedPorthole(ctx context.Context, bin, dir string, env func
 		return nil, err
 	}
 	r.onClose(j.Stop)
-	return r.startServer(ctx, bin, []string{"serve"}, append(env("traced", "0"),
-		"OTEL_EXPORTER_OTLP_ENDPOINT="+j.OTLPEndpoint, "OTEL_TRACES_SAMPLER=always_on", "OTEL_SERVICE_NAME=porthole-bench"), "serving MCP")
+	e := append(env("traced", "0"), "OTEL_EXPORTER_OTLP_ENDPOINT="+j.OTLPEndpoint, "OTEL_TRACES_SAMPLER="+sampler, "OTEL_SERVICE_NAME=porthole-bench")
+	if samplerArg != "" {
+		e = append(e, "OTEL_TRACES_SAMPLER_ARG="+samplerArg)
+	}
+	return r.startServer(ctx, bin, []string{"serve"}, e, "serving MCP")
 }
 
 // portholeEnv makes a token and an audit key in dir and returns the token

@@ -236,9 +236,8 @@ func cmpOr(a, b string) string {
 // redactingExporter passes every span through the redactor before the
 // exporter sees it: the span's name, the string values of its attributes,
 // its events' and its links' attributes, and its status. porthole's own
-// spans carry no argument and no result; this is the wall behind that
-// (otelhttp's attributes include what a client sent, such as its User-Agent
-// and the path of a request to an unknown route).
+// spans carry no argument, no result and nothing a client wrote; this is
+// the wall behind that.
 type redactingExporter struct {
 	sdktrace.SpanExporter
 	red *redact.Redactor
@@ -267,39 +266,78 @@ func (s redactedSpan) Attributes() []attribute.KeyValue {
 	return redactAttrs(s.red, s.ReadOnlySpan.Attributes())
 }
 
+// Events are the span's events with their names and attributes redacted.
+// An exception's message and stack are an error's words, as a status
+// description is: left out. The events are copied only when that changes
+// one: porthole's link events (a name of its own, an outcome or a figure)
+// pass as they are, and a call has eight of them.
 func (s redactedSpan) Events() []sdktrace.Event {
 	evs := s.ReadOnlySpan.Events()
-	out := make([]sdktrace.Event, len(evs))
+	var out []sdktrace.Event
 	for i, e := range evs {
-		e.Name, _ = s.red.String(e.Name)
-		// An exception's message and stack are an error's words, as
-		// a status description is: left out.
-		kept := make([]attribute.KeyValue, 0, len(e.Attributes))
-		for _, kv := range e.Attributes {
-			if kv.Key != "exception.message" && kv.Key != "exception.stacktrace" {
-				kept = append(kept, kv)
-			}
+		ne, changed := redactEvent(s.red, e)
+		if changed && out == nil {
+			out = make([]sdktrace.Event, len(evs))
+			copy(out, evs[:i])
 		}
-		e.Attributes = redactAttrs(s.red, kept)
-		out[i] = e
+		if out != nil {
+			out[i] = ne
+		}
+	}
+	if out == nil {
+		return evs
 	}
 	return out
+}
+
+// redactEvent is e redacted, and whether that changed it.
+func redactEvent(red *redact.Redactor, e sdktrace.Event) (sdktrace.Event, bool) {
+	name, _ := red.String(e.Name)
+	changed := name != e.Name
+	e.Name = name
+	attrs := e.Attributes
+	for i, kv := range attrs {
+		if kv.Key == "exception.message" || kv.Key == "exception.stacktrace" {
+			kept := make([]attribute.KeyValue, 0, len(attrs))
+			kept = append(kept, attrs[:i]...)
+			for _, kv := range attrs[i:] {
+				if kv.Key != "exception.message" && kv.Key != "exception.stacktrace" {
+					kept = append(kept, kv)
+				}
+			}
+			attrs, changed = kept, true
+			break
+		}
+	}
+	redacted, attrsChanged := redactKVs(red, attrs)
+	e.Attributes = redacted
+	return e, changed || attrsChanged
 }
 
 func (s redactedSpan) Links() []sdktrace.Link {
 	ls := s.ReadOnlySpan.Links()
-	out := make([]sdktrace.Link, len(ls))
+	var out []sdktrace.Link
 	for i, l := range ls {
-		l.Attributes = redactAttrs(s.red, l.Attributes)
-		out[i] = l
+		attrs, changed := redactKVs(s.red, l.Attributes)
+		if changed && out == nil {
+			out = make([]sdktrace.Link, len(ls))
+			copy(out, ls[:i])
+		}
+		if out != nil {
+			l.Attributes = attrs
+			out[i] = l
+		}
+	}
+	if out == nil {
+		return ls
 	}
 	return out
 }
 
-// Status keeps the code and drops the description: otelgrpc writes
-// Temporal's error message there, which quotes what the client asked for
-// ("workflow not found for ID: <the argument>"), and no
-// redactor knows an argument.
+// Status keeps the code and drops the description: an instrumentation can
+// write an error's message there, and Temporal's quotes what the client
+// asked for ("workflow not found for ID: <the argument>"), which no
+// redactor knows.
 func (s redactedSpan) Status() sdktrace.Status {
 	st := s.ReadOnlySpan.Status()
 	st.Description = ""
@@ -307,10 +345,17 @@ func (s redactedSpan) Status() sdktrace.Status {
 }
 
 // redactAttrs is kvs with every string value redacted and every value
-// that can nest strings replaced. It copies kvs only from the first value
-// it changes: most spans have nothing to redact, and a copy of each span's
-// attributes was a good part of what tracing allocated.
+// that can nest strings replaced.
 func redactAttrs(red *redact.Redactor, kvs []attribute.KeyValue) []attribute.KeyValue {
+	out, _ := redactKVs(red, kvs)
+	return out
+}
+
+// redactKVs is redactAttrs, and whether it changed anything. It copies kvs
+// only from the first value it changes: most spans have nothing to
+// redact, and a copy of each span's attributes was a good part of what
+// tracing allocated.
+func redactKVs(red *redact.Redactor, kvs []attribute.KeyValue) ([]attribute.KeyValue, bool) {
 	var out []attribute.KeyValue
 	for i, kv := range kvs {
 		if nkv, changed := redactAttr(red, kv); changed {
@@ -324,9 +369,9 @@ func redactAttrs(red *redact.Redactor, kvs []attribute.KeyValue) []attribute.Key
 		}
 	}
 	if out == nil {
-		return kvs
+		return kvs, false
 	}
-	return out
+	return out, true
 }
 
 // redactAttr is kv redacted, and whether that changed it.

@@ -202,6 +202,24 @@ func (s Span) Tag(key string) any {
 	return nil
 }
 
+// Events are the span's events (Jaeger's logs), in order, each as its
+// name followed by " key=value" for each of its attributes.
+func (s Span) Events() []string {
+	var out []string
+	for _, l := range s.Logs {
+		name, attrs := "", ""
+		for _, f := range l.Fields {
+			if f.Key == "event" {
+				name = fmt.Sprint(f.Value)
+			} else {
+				attrs += fmt.Sprintf(" %s=%v", f.Key, f.Value)
+			}
+		}
+		out = append(out, name+attrs)
+	}
+	return out
+}
+
 // Parent is the span id of the span's parent in its trace, or "".
 func (s Span) Parent() string {
 	for _, r := range s.References {
