@@ -95,6 +95,7 @@ func (g *Server) audited(next mcp.MethodHandler) mcp.MethodHandler {
 		defer func() {
 			if v := recover(); v != nil {
 				g.log.Error("panic serving a call", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()), zap.String("requestId", ri.RequestID), traceField(ctx))
+				span.SetOutcome(string(audit.OutcomeInternal))
 				_ = g.writeResult(ctx, resultOf(call, time.Since(start), audit.OutcomeInternal), "")
 				res, err = nil, errInternal
 			}
@@ -216,8 +217,15 @@ func (g *Server) writeResultRecord(ctx context.Context, span opSpan, call audit.
 	result.Cached = notes.cached
 	result.ResultBytes, result.Redactions = g.answerSize(notes, res)
 	write := g.link(ctx, "porthole audit write")
-	defer write.End()
-	return g.writeResult(ctx, result, "; answer withheld")
+	werr := g.writeResult(ctx, result, "; answer withheld")
+	if werr != nil {
+		// The answer is withheld: the trace says so, not the outcome the
+		// record would have held.
+		write.Refused(string(audit.OutcomeInternal))
+		span.SetOutcome(string(audit.OutcomeInternal))
+	}
+	write.End()
+	return werr
 }
 
 // answerSize is what an answer puts on the wire and how many secrets were

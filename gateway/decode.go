@@ -45,7 +45,6 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			span := g.link(r.Context(), "porthole decode")
 			defer span.End()
-			next := passed(span, next)
 			env, body, refused := g.decodeBody(w, r, maxBytes)
 			if refused != nil {
 				g.refuseBody(w, r, limits, refused)
@@ -53,6 +52,7 @@ func (g *Server) strictDecode(maxBytes int64, limits limit.Limiter) func(http.Ha
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
+			span.End()
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), envelopeKey{}, env)))
 		})
 	}

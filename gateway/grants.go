@@ -58,7 +58,8 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				res.IsError = true
 				return res, nil
 			}
-			return passedMethod(span, next)(ctx, method, req)
+			span.End()
+			return next(ctx, method, req)
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {

@@ -27,7 +27,6 @@ func (g *Server) rateLimit(l limit.Limiter) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			span := g.link(r.Context(), "porthole rate limit")
 			defer span.End()
-			next := passed(span, next)
 			env, _ := envelopeFrom(r)
 			cost, reaches := 1, false
 			if env.Method == "tools/call" {
@@ -46,6 +45,7 @@ func (g *Server) rateLimit(l limit.Limiter) func(http.Handler) http.Handler {
 				g.tooManyRequests(w, r, ref.Limit, ref.After, env.ID, "the "+ref.Limit+" rate limit")
 				return
 			}
+			span.End()
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,37 +56,57 @@ func (g *Server) traced(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
-		if r.Header.Get("Traceparent") != "" {
-			client := traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
-			if sc := trace.SpanContextFromContext(client); t.TrustTraceparent {
-				ctx = client
-			} else if sc.IsValid() {
-				opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: sc}))
-			}
+		if sc := clientSpanContext(r); sc.IsValid() && t.TrustTraceparent {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+		} else if sc.IsValid() {
+			opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: sc}))
 		}
 		ctx, span := g.tracer.Start(ctx, serverSpanName(r), opts...)
 		if !span.IsRecording() {
 			// Not sampled: no chain, no attributes, no operation span
-			// (the operation's follows its parent's sampling); the trace
-			// context still names the call's trace in the audit record.
+			// (the operation's follows its parent's sampling), and no
+			// record names the trace.
+			defer span.End()
 			h.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		rt := &requestTrace{statusRecorder: statusRecorder{ResponseWriter: w}}
 		rt.chain.span, rt.chain.home = span, span
+		// Deferred, so that a panic that passes recoverPanics (an
+		// http.ErrAbortHandler) still ends the span with its events.
+		defer endServerSpan(span, r, rt)
 		h.ServeHTTP(rt, r.WithContext(context.WithValue(ctx, chainKey{}, &rt.chain)))
-		rt.chain.flush()
-		status := rt.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		span.SetAttributes(serverAttrs(r, &rt.chain, status)...)
-		if status >= 500 {
-			// A server span's error is a 5xx; a 4xx is the client's.
-			span.SetStatus(codes.Error, "")
-		}
-		span.End()
 	})
+}
+
+// endServerSpan adds the events the operation span did not take, and the
+// server span's attributes, and ends it.
+func endServerSpan(span trace.Span, r *http.Request, rt *requestTrace) {
+	rt.chain.flush()
+	status := rt.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	span.SetAttributes(serverAttrs(r, &rt.chain, status)...)
+	if status >= 500 {
+		// A server span's error is a 5xx; a 4xx is the client's.
+		span.SetStatus(codes.Error, "")
+	}
+	span.End()
+}
+
+// clientSpanContext is the span context a client's traceparent header
+// names, without its tracestate: the trace state is the client's text,
+// and a span continuing or linking the client's trace would export it.
+func clientSpanContext(r *http.Request) trace.SpanContext {
+	if r.Header.Get("Traceparent") == "" {
+		return trace.SpanContext{}
+	}
+	sc := trace.SpanContextFromContext(traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+	if !sc.IsValid() {
+		return sc
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: sc.TraceID(), SpanID: sc.SpanID(), TraceFlags: sc.TraceFlags(), Remote: true})
 }
 
 // serverSpanName is the server span's name: known methods and route names
@@ -284,11 +305,15 @@ func (c *chainTrace) handBack() {
 	c.span = c.home
 }
 
-// flush adds the events kept to the chain's span.
+// flush adds the events kept to the chain's span, unless an operation
+// span holds the chain (a client that hung up ends the request while the
+// call goes on): then the operation's end adds them.
 func (c *chainTrace) flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.flushLocked()
+	if !c.direct {
+		c.flushLocked()
+	}
 }
 
 func (c *chainTrace) flushLocked() {
@@ -393,17 +418,6 @@ func passed(l link, next http.Handler) http.Handler {
 	})
 }
 
-// passedMethod is passed for an MCP method handler.
-func passedMethod(l link, next mcp.MethodHandler) mcp.MethodHandler {
-	if l.c == nil {
-		return next
-	}
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		l.End()
-		return next(ctx, method, req)
-	}
-}
-
 // opSpan is an MCP operation's span and the chain whose events it
 // carries, or nothing when tracing is off. End may be called more than
 // once.
@@ -423,13 +437,19 @@ func (o opSpan) End() {
 }
 
 // SetOutcome says how the call ended: its audit outcome, and an error
-// status for anything but ok (a refused call looked like a served one).
+// status for anything but ok (a refused call looked like a served one). A
+// later outcome replaces an earlier one.
 func (o opSpan) SetOutcome(outcome string) {
 	if o.s == nil {
 		return
 	}
+	kv := attribute.String("porthole.outcome", outcome)
 	o.c.mu.Lock()
-	o.c.opAttrs = append(o.c.opAttrs, attribute.String("porthole.outcome", outcome))
+	if i := slices.IndexFunc(o.c.opAttrs, func(a attribute.KeyValue) bool { return a.Key == kv.Key }); i >= 0 {
+		o.c.opAttrs[i] = kv
+	} else {
+		o.c.opAttrs = append(o.c.opAttrs, kv)
+	}
 	o.c.mu.Unlock()
 	if outcome != "ok" {
 		o.s.SetStatus(codes.Error, "")
@@ -494,9 +514,9 @@ func (g *Server) callSpan(ctx context.Context, method string, call audit.Record,
 		return ctx, opSpan{}
 	}
 	c := chainFrom(ctx)
-	if c == nil && ri.Transport != "stdio" && ri.Transport != "sse" {
-		// A request the sampler left out, whose server span is not
-		// recording: the operation's would not be either.
+	if ri.Transport != "stdio" && !trace.SpanFromContext(ctx).IsRecording() {
+		// A request (or an SSE stream) the sampler left out: the
+		// operation's span follows its parent's sampling.
 		return ctx, opSpan{}
 	}
 	attrs := make([]attribute.KeyValue, 0, 6)
@@ -522,7 +542,9 @@ func (g *Server) callSpan(ctx context.Context, method string, call audit.Record,
 	}
 	ctx, s := g.tracer.Start(ctx, name, opts...)
 	if !s.IsRecording() {
-		return ctx, opSpan{}
+		// No chain: the links of this call must not go to a chain its
+		// context carries (an SSE stream's, shared by its calls).
+		return context.WithValue(ctx, chainKey{}, (*chainTrace)(nil)), opSpan{}
 	}
 	if c == nil {
 		c = &chainTrace{claimed: true}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
@@ -295,5 +297,91 @@ func TestACallTheSamplerLeavesOutCostsNoSpanAndNamesNoTrace(t *testing.T) {
 	post(t, url, http.Header{"Authorization": {"Bearer " + token}}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"shipment-running-1"}}}`)
 	if recs := a.all(); len(recs) != 2 || recs[0].TraceID == "" || recs[0].TraceID != rec.Ended()[0].SpanContext().TraceID().String() {
 		t.Fatalf("records of a sampled call: %+v", recs)
+	}
+}
+
+// resultFailingAuditor takes every record but a call's result.
+type resultFailingAuditor struct{ fakeAuditor }
+
+func (a *resultFailingAuditor) Write(ctx context.Context, rec audit.Record) error {
+	if rec.Kind == audit.KindResult {
+		return errors.New("the sink is full")
+	}
+	return a.fakeAuditor.Write(ctx, rec)
+}
+
+// tracedFront is a traced gateway's HTTP front without authentication,
+// over fakeReader, writing to a, with tracing t (its provider set here).
+func tracedFront(t *testing.T, a Auditor, tr Tracing) (string, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tr.Provider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	g, err := NewServer(&fakeReader{}, Options{Namespace: "default", Audit: a, Tracing: &tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	h, err := g.Handler(HTTPOptions{DangerouslyServeWithoutAuthentication: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp", rec
+}
+
+// TestAClientsTraceStateIsNeverExported: a trusted client's traceparent is
+// continued, but its tracestate (the client's own text) is on no span; an
+// untrusted one's is not on the link either.
+func TestAClientsTraceStateIsNeverExported(t *testing.T) {
+	t.Parallel()
+	for _, trust := range []bool{true, false} {
+		url, rec := tracedFront(t, &fakeAuditor{}, Tracing{TrustTraceparent: trust})
+		post(t, url, http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, "Tracestate": {"vendor=canary-7f3e"}},
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`)
+		spans := rec.Ended()
+		if len(spans) != 2 {
+			t.Fatalf("trust %v: %d spans", trust, len(spans))
+		}
+		for _, s := range spans {
+			if s.SpanContext().TraceState().Len() != 0 || s.Parent().TraceState().Len() != 0 {
+				t.Errorf("trust %v: %q carries the client's trace state", trust, s.Name())
+			}
+			for _, l := range s.Links() {
+				if l.SpanContext.TraceState().Len() != 0 {
+					t.Errorf("trust %v: %q links the client's trace state", trust, s.Name())
+				}
+			}
+		}
+		if continued := spans[1].SpanContext().TraceID().String() == "0af7651916cd43dd8448eb211c80319c"; continued != trust {
+			t.Errorf("trust %v: the client's trace continued: %v", trust, continued)
+		}
+	}
+}
+
+// TestAnAnswerWithheldForItsRecordIsTracedAsInternal: when the result
+// record cannot be written the answer is withheld, and the operation span
+// says internal, with the write's event refused, not the ok the record
+// would have said.
+func TestAnAnswerWithheldForItsRecordIsTracedAsInternal(t *testing.T) {
+	t.Parallel()
+	url, rec := tracedFront(t, &resultFailingAuditor{}, Tracing{})
+	_, out := post(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_namespace","arguments":{}}}`)
+	if !strings.Contains(out, "could not write the audit record") {
+		t.Fatalf("the answer: %s", out)
+	}
+	op := rec.Ended()[0]
+	outcomes := 0
+	for _, kv := range op.Attributes() {
+		if kv.Key == "porthole.outcome" {
+			outcomes++
+			if kv.Value.AsString() != "internal" {
+				t.Errorf("the outcome on the span: %q", kv.Value.AsString())
+			}
+		}
+	}
+	evs := eventsOf(op)
+	if outcomes != 1 || op.Status().Code != codes.Error || evs[len(evs)-1] != "porthole audit write porthole.outcome=internal" {
+		t.Fatalf("the operation span: %d outcomes, status %v, events %q", outcomes, op.Status(), evs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -46,25 +47,34 @@ func tracedCalls(tp trace.TracerProvider, address string) grpc.UnaryClientInterc
 		if carrier.traceparent != "" {
 			ctx = metadata.AppendToOutgoingContext(ctx, "traceparent", carrier.traceparent)
 		}
-		err := invoker(ctx, method, req, reply, cc, opts...)
-		// The attributes are set once, at the end: each set costs the SDK
-		// a copy.
-		attrs := make([]attribute.KeyValue, len(server), len(server)+3)
-		copy(attrs, server)
-		if service, m, ok := strings.Cut(name, "/"); ok {
-			attrs = append(attrs, attribute.String("rpc.service", service), attribute.String("rpc.method", m))
-		}
-		span.SetAttributes(append(attrs, attribute.Int("rpc.grpc.status_code", int(status.Code(err))))...)
-		if err != nil {
-			span.SetStatus(codes.Error, "")
-		}
-		span.End()
+		err := errRPCPanicked
+		defer func() { endRPCSpan(span, server, name, err) }()
+		err = invoker(ctx, method, req, reply, cc, opts...)
 		return err
 	}
 }
 
-// metadataCarrier takes the traceparent the propagator writes; porthole's
-// own spans carry no trace state to pass on.
+// errRPCPanicked is the error an RPC's span ends with when the invoker
+// panicked (the span still ends).
+var errRPCPanicked = status.Error(grpccodes.Internal, "the RPC panicked")
+
+// endRPCSpan sets the RPC span's attributes, once (each set costs the
+// SDK a copy), and its status, and ends it.
+func endRPCSpan(span trace.Span, server []attribute.KeyValue, name string, err error) {
+	attrs := make([]attribute.KeyValue, len(server), len(server)+3)
+	copy(attrs, server)
+	if service, m, ok := strings.Cut(name, "/"); ok {
+		attrs = append(attrs, attribute.String("rpc.service", service), attribute.String("rpc.method", m))
+	}
+	span.SetAttributes(append(attrs, attribute.Int("rpc.grpc.status_code", int(status.Code(err))))...)
+	if err != nil {
+		span.SetStatus(codes.Error, "")
+	}
+	span.End()
+}
+
+// metadataCarrier takes the traceparent the propagator writes, and
+// nothing else: a trace state is never passed to Temporal.
 type metadataCarrier struct{ traceparent string }
 
 func (c *metadataCarrier) Get(string) string { return "" }
