@@ -173,7 +173,7 @@ func eventsOf(s sdktrace.ReadOnlySpan) []string {
 	for _, e := range s.Events() {
 		ev := e.Name
 		for _, kv := range e.Attributes {
-			ev += " " + string(kv.Key) + "=" + kv.Value.Emit()
+			ev += " " + string(kv.Key) + "=" + kv.Value.String()
 		}
 		out = append(out, ev)
 	}
@@ -221,10 +221,10 @@ func TestACallIsTwoSpansInProcessWithItsLinksAsEvents(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range server.Attributes() {
-		attrs["server "+string(kv.Key)] = kv.Value.Emit()
+		attrs["server "+string(kv.Key)] = kv.Value.String()
 	}
 	for _, kv := range op.Attributes() {
-		attrs["op "+string(kv.Key)] = kv.Value.Emit()
+		attrs["op "+string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"server http.request.method": "POST", "server http.route": "/mcp", "server http.response.status_code": "200",
 		"server client.address": "127.0.0.1", "op mcp.method.name": "tools/call", "op gen_ai.tool.name": "describe_workflow", "op porthole.outcome": "ok"} {

@@ -49,7 +49,7 @@ func TestOnlyTheRPCsOfTracedCallsAreTraced(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range rpc.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"rpc.system": "grpc", "rpc.service": "temporal.api.workflowservice.v1.WorkflowService",
 		"rpc.method": "DescribeWorkflowExecution", "server.address": "temporal.example", "server.port": "7233", "rpc.grpc.status_code": "5"} {
