@@ -225,6 +225,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzDecodeAgreesWithReference ./gateway/rpcdecode/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzParseRoster ./gateway/upstream/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzParseAgreesWithThePortholeBeforeExpiries ./gateway/tokens/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzPayloadsUndecodedReadsWhatProtoReads ./temporal/ $(FUZZTIME)
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s

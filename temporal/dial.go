@@ -63,7 +63,7 @@ func Dial(ctx context.Context, cfg Config, logger *slog.Logger) (*Adapter, error
 			TLS:         tlsCfg,
 			TLSDisabled: tlsCfg == nil,
 			DialOptions: []grpc.DialOption{
-				grpc.WithChainUnaryInterceptor(readOnlyGuard),
+				grpc.WithChainUnaryInterceptor(readOnlyGuard, undecodedPayloads),
 				grpc.WithChainStreamInterceptor(streamGuard),
 			},
 		},
