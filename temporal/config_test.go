@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,12 +12,18 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/porthole-dev/porthole/gateway/tlsclient"
 )
@@ -43,6 +50,9 @@ func TestConfigValidateRefusesHalfFilledConfiguration(t *testing.T) {
 		{"skipped host verification is refused", func(c *Config) { c.TLS = true; c.DisableHostVerification = true }, "host verification"},
 		{"TLS files with TLS disabled are refused", func(c *Config) { c.TLSDisabled = true; c.CAFile = "ca.pem" }, "TLS is disabled"},
 		{"a namespace with whitespace is refused", func(c *Config) { c.Namespace = "de fault" }, "whitespace"},
+		{"gzip is accepted", func(c *Config) { c.Compression = "gzip" }, ""},
+		{"no compression is accepted", func(c *Config) { c.Compression = "none" }, ""},
+		{"another compression is refused", func(c *Config) { c.Compression = "zstd" }, "gzip or none"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,5 +162,50 @@ func TestTheTemporalLinkOffersOnlyPortholesSuites(t *testing.T) {
 	}
 	if cfg.MinVersion != tls.VersionTLS12 || !slices.Equal(cfg.CipherSuites, tlsclient.Suites) {
 		t.Errorf("min version %x, suites %v", cfg.MinVersion, cfg.CipherSuites)
+	}
+}
+
+// TestRequestsAreCompressedAsConfigured: by default porthole's requests to
+// Temporal are gzipped (the SDK's default); with Compression "none" they
+// are not, so neither are the answers.
+func TestRequestsAreCompressedAsConfigured(t *testing.T) {
+	t.Parallel()
+	for _, compression := range []string{"", "none"} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var encodings []string
+		srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+			// gRPC keeps the request's encoding off its metadata; the
+			// transport's stream knows it.
+			enc := "unknown"
+			if s, ok := grpc.ServerTransportStreamFromContext(stream.Context()).(interface{ RecvCompress() string }); ok {
+				enc = s.RecvCompress()
+			}
+			mu.Lock()
+			encodings = append(encodings, enc)
+			mu.Unlock()
+			return status.Error(codes.Unavailable, "not a Temporal")
+		}))
+		go func() { _ = srv.Serve(ln) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err = Dial(ctx, Config{Address: ln.Addr().String(), Namespace: "default", Compression: compression}, nil)
+		cancel()
+		srv.Stop()
+		if err == nil {
+			t.Fatal("a server that is not Temporal was dialled")
+		}
+		mu.Lock()
+		got := encodings
+		mu.Unlock()
+		want := "gzip"
+		if compression == "none" {
+			want = ""
+		}
+		if len(got) == 0 || got[0] != want {
+			t.Errorf("compression %q: requests encoded %q, want %q", compression, got, want)
+		}
 	}
 }

@@ -71,6 +71,9 @@ func Dial(ctx context.Context, cfg Config, logger *slog.Logger) (*Adapter, error
 	if cfg.TracerProvider != nil {
 		opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(tracedCalls(cfg.TracerProvider, cfg.Address)))
 	}
+	if cfg.Compression == "none" {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
 	if cfg.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
 	}

@@ -27,6 +27,7 @@ type temporalSettings struct {
 	apiKeyFile         string
 	tls                string
 	cert, key, ca, sni string
+	compression        string
 	disableHostVerify  bool
 	logLevel           string
 	secretFiles        string
@@ -54,6 +55,7 @@ func (t *temporalSettings) register(s *settings) {
 	s.string(&t.key, "temporal-tls-key", "TEMPORAL_TLS_KEY", "", "client key file for mTLS")
 	s.string(&t.ca, "temporal-tls-ca", "TEMPORAL_TLS_CA", "", "CA certificate file that verifies the server")
 	s.string(&t.sni, "temporal-tls-server-name", "TEMPORAL_TLS_SERVER_NAME", "", "name the server's certificate must carry")
+	s.string(&t.compression, "temporal-compression", "PORTHOLE_TEMPORAL_COMPRESSION", "gzip", "what requests to Temporal are compressed with: gzip, or none (no compression either way: less CPU on both ends, more bytes between them)")
 	s.bool(&t.disableHostVerify, "temporal-tls-disable-host-verification", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "refused if set: porthole always verifies the server")
 	s.string(&t.logLevel, "log-level", "PORTHOLE_LOG_LEVEL", "info", "operations log level: debug, info, warn, error")
 	t.tracing.register(s)
@@ -244,6 +246,7 @@ func (t *temporalSettings) config() (temporal.Config, error) {
 		KeyFile:                 t.key,
 		CAFile:                  t.ca,
 		ServerName:              t.sni,
+		Compression:             strings.TrimSpace(t.compression),
 		DisableHostVerification: t.disableHostVerify,
 	}
 	if t.tls != "" {
