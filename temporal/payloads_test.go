@@ -3,6 +3,7 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +16,12 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
 func payload(s string) *commonpb.Payload {
@@ -52,14 +56,14 @@ func richAnswers() []proto.Message {
 			WorkflowExecutionFailedEventAttributes: &historypb.WorkflowExecutionFailedEventAttributes{Failure: failure}}},
 		{EventId: 3, EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, Attributes: &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{
 			ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{Result: &commonpb.Payloads{Payloads: []*commonpb.Payload{payload("result")}}, Identity: "worker@host"}}},
-	}}, NextPageToken: []byte("next")}
+	}}, NextPageToken: []byte("next"), RawHistory: []*commonpb.DataBlob{{EncodingType: enumspb.ENCODING_TYPE_PROTO3, Data: []byte("raw-events-with-payloads")}}}
 	list := &workflowservice.ListWorkflowExecutionsResponse{Executions: []*workflowpb.WorkflowExecutionInfo{describe.WorkflowExecutionInfo, describe.WorkflowExecutionInfo}, NextPageToken: []byte("t")}
 	return []proto.Message{describe, history, list}
 }
 
-// emptied is m with every Payload in it replaced by an empty one, as
-// protoreflect walks it.
-func emptied(m proto.Message) proto.Message {
+// withPayloadsEmptied is m with every Payload and DataBlob in it replaced
+// by an empty one, as protoreflect walks it.
+func withPayloadsEmptied(m proto.Message) proto.Message {
 	c := proto.Clone(m)
 	var walk func(protoreflect.Message)
 	walk = func(r protoreflect.Message) {
@@ -67,8 +71,8 @@ func emptied(m proto.Message) proto.Message {
 			switch {
 			case fd.IsMap() && fd.MapValue().Kind() == protoreflect.MessageKind:
 				v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-					if mv.Message().Descriptor().FullName() == payloadName {
-						v.Map().Set(k, protoreflect.ValueOfMessage((&commonpb.Payload{}).ProtoReflect()))
+					if n := mv.Message().Descriptor().FullName(); emptied(n) {
+						v.Map().Set(k, protoreflect.ValueOfMessage(mv.Message().New()))
 					} else {
 						walk(mv.Message())
 					}
@@ -76,15 +80,15 @@ func emptied(m proto.Message) proto.Message {
 				})
 			case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
 				for i := 0; i < v.List().Len(); i++ {
-					if fd.Message().FullName() == payloadName {
-						v.List().Set(i, protoreflect.ValueOfMessage((&commonpb.Payload{}).ProtoReflect()))
+					if emptied(fd.Message().FullName()) {
+						v.List().Set(i, protoreflect.ValueOfMessage(v.List().Get(i).Message().New()))
 					} else {
 						walk(v.List().Get(i).Message())
 					}
 				}
 			case fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap():
-				if fd.Message().FullName() == payloadName {
-					r.Set(fd, protoreflect.ValueOfMessage((&commonpb.Payload{}).ProtoReflect()))
+				if emptied(fd.Message().FullName()) {
+					r.Set(fd, protoreflect.ValueOfMessage(v.Message().New()))
 				} else {
 					walk(v.Message())
 				}
@@ -119,11 +123,11 @@ func TestAnAnswersPayloadsAreNeverDecoded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := emptied(m); !proto.Equal(got, want) {
+		if want := withPayloadsEmptied(m); !proto.Equal(got, want) {
 			t.Fatalf("%T:\n got %v\nwant %v", m, got, want)
 		}
 		wire, _ := proto.Marshal(got)
-		for _, secret := range []string{"memo-secret", "TemporalScheduler", "c-4711", "secret-msg", "detail-1", "hb", "summary", "result", "json/plain"} {
+		for _, secret := range []string{"raw-events-with-payloads", "memo-secret", "TemporalScheduler", "c-4711", "secret-msg", "detail-1", "hb", "summary", "result", "json/plain"} {
 			if bytes.Contains(wire, []byte(secret)) {
 				t.Errorf("%T still holds %q", m, secret)
 			}
@@ -138,30 +142,31 @@ func TestAnAnswersPayloadsAreNeverDecoded(t *testing.T) {
 func mustMarshal(t testing.TB, m proto.Message) []byte {
 	b, err := proto.Marshal(m)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return b
 }
 
 // FuzzPayloadsUndecodedReadsWhatProtoReads: any bytes proto.Unmarshal
-// takes as one of the answers, the codec takes too, as the same answer
-// with its payloads emptied; bytes it refuses, the codec refuses or reads
-// without a payload.
+// takes as one of the answers (its unknown fields dropped), the codec
+// takes too, as the same answer with its payloads emptied; bytes it
+// refuses, the codec refuses or reads without a payload.
 func FuzzPayloadsUndecodedReadsWhatProtoReads(f *testing.F) {
 	for _, m := range richAnswers() {
 		f.Add(mustMarshal(f, m))
 	}
+	f.Add(deepFailure(20, 40))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, m := range richAnswers() {
+		for _, m := range append(richAnswers(), &failurepb.Failure{}) {
 			want := m.ProtoReflect().New().Interface()
-			if proto.Unmarshal(b, want) != nil {
+			if (proto.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, want) != nil {
 				continue
 			}
 			got, err := undecode(t, m, b)
 			if err != nil {
 				t.Fatalf("%T: proto reads it, the codec refuses it: %v", m, err)
 			}
-			if w := emptied(want); !proto.Equal(got, w) {
+			if w := withPayloadsEmptied(want); !proto.Equal(got, w) {
 				t.Fatalf("%T:\n got %v\nwant %v", m, got, w)
 			}
 		}
@@ -201,10 +206,10 @@ func BenchmarkHistoryPageDecoding(b *testing.B) {
 	}
 }
 
-// TestEveryReadButTheHandshakeIsAnsweredWithPayloadsUndecoded: the
-// interceptor on porthole's connection gives every read the codec, and
-// leaves the SDK's handshake and the namespace's description gRPC's.
-func TestEveryReadButTheHandshakeIsAnsweredWithPayloadsUndecoded(t *testing.T) {
+// TestEveryReadIsAnsweredWithPayloadsUndecoded: the interceptor gives
+// every RPC porthole's connection may make the codec (which leaves an
+// answer that can hold no payload to gRPC's).
+func TestEveryReadIsAnsweredWithPayloadsUndecoded(t *testing.T) {
 	for method := range allowedRPCs {
 		var forced bool
 		_ = undecodedPayloads(context.Background(), method, nil, nil, nil, func(_ context.Context, _ string, _, _ any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
@@ -215,9 +220,104 @@ func TestEveryReadButTheHandshakeIsAnsweredWithPayloadsUndecoded(t *testing.T) {
 			}
 			return nil
 		})
-		handshake := method == workflowservice.WorkflowService_GetSystemInfo_FullMethodName || method == workflowservice.WorkflowService_DescribeNamespace_FullMethodName
-		if forced == handshake {
-			t.Errorf("%s: payloads undecoded %v", method, forced)
+		if !forced {
+			t.Errorf("%s: answered without payloadsUndecoded", method)
 		}
+	}
+}
+
+// TestTheDialedConnectionDecodesNoPayload: reads through the connection
+// Dial makes, below every porthole type, of the seeded workflows (every
+// payload a canary): no canary is in what is decoded, and the search
+// attributes' names are.
+func TestTheDialedConnectionDecodesNoPayload(t *testing.T) {
+	t.Parallel()
+	a := dialTest(t)
+	ctx := context.Background()
+	var answers []proto.Message
+	for _, id := range []string{temporaltest.CompletedWorkflowID, temporaltest.RunningWorkflowID, temporaltest.FailedWorkflowID} {
+		d, err := a.client.WorkflowService().DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{Namespace: a.namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := a.client.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{Namespace: a.namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, d, h)
+	}
+	l, err := a.client.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: a.namespace, PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers = append(answers, l)
+	names := 0
+	for _, m := range answers {
+		if b := mustMarshal(t, m); bytes.Contains(b, []byte(temporaltest.CanaryPrefix)) {
+			t.Fatalf("a %T decoded through the dialed connection holds a canary", m)
+		}
+	}
+	for _, e := range l.GetExecutions() {
+		if _, ok := e.GetSearchAttributes().GetIndexedFields()[temporaltest.CustomSearchAttribute]; ok {
+			names++
+		}
+	}
+	if names == 0 {
+		t.Fatal("no listed workflow names the seeded search attribute: its name was dropped with its value")
+	}
+}
+
+// deepFailure is a Failure whose cause is a failure, depth times, the
+// deepest with a message of size bytes and an encoded payload, written on
+// the wire directly (each level's length known before its body).
+func deepFailure(depth, size int) []byte {
+	cause := protowire.Number((&failurepb.Failure{}).ProtoReflect().Descriptor().Fields().ByName("cause").Number())
+	bottom := mustMarshal(nil, &failurepb.Failure{Message: strings.Repeat("m", size), EncodedAttributes: payload(strings.Repeat("p", size))})
+	sizes := make([]int, depth+1)
+	sizes[0] = len(bottom)
+	for i := 1; i <= depth; i++ {
+		sizes[i] = protowire.SizeTag(cause) + protowire.SizeBytes(sizes[i-1])
+	}
+	b := make([]byte, 0, sizes[depth])
+	for i := depth; i >= 1; i-- {
+		b = protowire.AppendVarint(protowire.AppendTag(b, cause, protowire.BytesType), uint64(sizes[i-1]))
+	}
+	return append(b, bottom...)
+}
+
+// TestADeepAnswerIsReadOrRefusedAsProtobufDoes: a failure nested past
+// protobuf's recursion limit is refused with an error (the walk does not
+// exhaust the stack first); one nested 9,000 deep around a large payload
+// is read, as proto reads it, with the payload empty.
+func TestADeepAnswerIsReadOrRefusedAsProtobufDoes(t *testing.T) {
+	t.Parallel()
+	if _, err := undecode(t, &failurepb.Failure{}, deepFailure(protowire.DefaultRecursionLimit+10, 10)); err == nil {
+		t.Fatal("a failure nested past the recursion limit was read")
+	}
+	b := deepFailure(9_000, 64<<10)
+	want := &failurepb.Failure{}
+	if err := proto.Unmarshal(b, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := undecode(t, want, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, withPayloadsEmptied(want)) {
+		t.Fatal("a deep failure is not read as protobuf reads it, its payload emptied")
+	}
+}
+
+// TestAFieldThisAPIDoesNotKnowIsDropped: a field a newer server might
+// send, unknown to this API (which could hold a payload), is not kept.
+func TestAFieldThisAPIDoesNotKnowIsDropped(t *testing.T) {
+	t.Parallel()
+	b := protowire.AppendBytes(protowire.AppendTag(mustMarshal(t, richAnswers()[0]), 9_999, protowire.BytesType), []byte("PORTHOLE-CANARY-unknown"))
+	got, err := undecode(t, richAnswers()[0], b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ProtoReflect().GetUnknown()) != 0 || bytes.Contains(mustMarshal(t, got), []byte("PORTHOLE-CANARY-unknown")) {
+		t.Fatal("an unknown field was kept")
 	}
 }
