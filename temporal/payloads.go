@@ -151,17 +151,19 @@ func putPaddedVarint(room []byte, x uint64) {
 // binaryMaxVarintLen is the longest a varint is.
 const binaryMaxVarintLen = 10
 
-// holdsPayloadOf caches holdsPayload by message type.
-var holdsPayloadOf sync.Map // protoreflect.FullName -> bool
+// holdsPayloadOf caches holdsPayload by message descriptor: the walk asks
+// for every field it meets, and a descriptor hashes as a pointer, where
+// its full name would hash as a long string.
+var holdsPayloadOf sync.Map // protoreflect.MessageDescriptor -> bool
 
 // holdsPayload says whether a message of type md can hold a Payload or a
 // DataBlob, in a field of its own or of a message within it.
 func holdsPayload(md protoreflect.MessageDescriptor) bool {
-	if v, ok := holdsPayloadOf.Load(md.FullName()); ok {
+	if v, ok := holdsPayloadOf.Load(md); ok {
 		return v.(bool)
 	}
 	holds := reaches(md, map[protoreflect.FullName]bool{})
-	holdsPayloadOf.Store(md.FullName(), holds)
+	holdsPayloadOf.Store(md, holds)
 	return holds
 }
 
