@@ -177,30 +177,21 @@ var personalFirst = func() map[string]*[256]bool {
 // each, a pass that skips every byte its anchor cannot be.
 func (r *Redactor) replacePersonal(s string, n *int) string {
 	for _, d := range r.personal {
-		var b strings.Builder
-		last := 0
+		sp := splice{s: s}
 		first := personalFirst[d.kind]
 		for i := 0; i < len(s); i++ {
 			if !first[s[i]] {
 				continue
 			}
 			lo, hi, ok := personalMatch(d.kind, s, i)
-			if !ok || lo < last {
+			if !ok || lo < sp.last {
 				continue
 			}
-			if b.Cap() == 0 {
-				b.Grow(len(s))
-			}
-			b.WriteString(s[last:lo])
-			b.WriteString(marker(d.kind))
+			sp.replace(lo, hi, marker(d.kind))
 			*n++
-			last = hi
 			i = hi - 1
 		}
-		if last > 0 {
-			b.WriteString(s[last:])
-			s = b.String()
-		}
+		s = sp.String()
 	}
 	return s
 }

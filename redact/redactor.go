@@ -278,8 +278,7 @@ func (d *detector) replaceFromStarts(s string, f func(string) string) string {
 	// the next match or the end, never once per start: a run of starts
 	// (eyJeyJeyJ…) that matches nowhere cost a search to its end for each
 	// of them, quadratic in the run (84 s for 80 KiB).
-	var b strings.Builder
-	last := 0
+	sp := splice{s: s}
 	for i := 0; i < len(s); i++ {
 		if !d.first[s[i]] || !d.startsAt(s, i) || d.wordStart && i > 0 && isWordByte(s[i-1]) {
 			continue
@@ -298,19 +297,10 @@ func (d *detector) replaceFromStarts(s string, f func(string) string) string {
 			i = end // no match begins from i to the segment's end
 			continue
 		}
-		if last == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last : i+loc[0]])
-		b.WriteString(f(s[i+loc[0] : i+loc[1]]))
-		last = i + loc[1]
-		i = last - 1
+		sp.replace(i+loc[0], i+loc[1], f(s[i+loc[0]:i+loc[1]]))
+		i = sp.last - 1
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return sp.String()
 }
 
 func (d *detector) startsAt(s string, i int) bool {

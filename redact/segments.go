@@ -101,8 +101,7 @@ func segmentStart(s string, i int, seps *[256]bool) int {
 // with hints and no starts whose matches lie within segments: each
 // segment that holds a hint is read, in order, and no other.
 func (d *detector) replaceInSegments(s string, f func(string) string) string {
-	var b strings.Builder
-	last := 0
+	sp := splice{s: s}
 	for from := 0; from < len(s); {
 		p := d.nextHint(s, from)
 		if p < 0 {
@@ -110,20 +109,11 @@ func (d *detector) replaceInSegments(s string, f func(string) string) string {
 		}
 		a, e := segmentStart(s, p, d.seps), segmentEnd(s, p, d.seps)
 		if out := d.re.ReplaceAllStringFunc(s[a:e], f); out != s[a:e] {
-			if last == 0 {
-				b.Grow(len(s))
-			}
-			b.WriteString(s[last:a])
-			b.WriteString(out)
-			last = e
+			sp.replace(a, e, out)
 		}
 		from = e + 1
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return sp.String()
 }
 
 // nextHint is where the first of the detector's hints at or after from
@@ -149,15 +139,14 @@ func (d *detector) nextHint(s string, from int) int {
 // for each hint, in order, the leftmost match in its window that holds
 // it, and no reading elsewhere.
 func (d *detector) replaceInWindows(s string, f func(string) string) string {
-	var b strings.Builder
-	last := 0
+	sp := splice{s: s}
 	for from := 0; from < len(s); {
 		p := d.nextHint(s, from)
 		if p < 0 {
 			break
 		}
 		lo, hi := d.window(s, p)
-		lo = max(lo, last)
+		lo = max(lo, sp.last)
 		loc := d.re.FindStringIndex(s[lo:hi])
 		// A match that begins past p holds a later hint, whose window
 		// finds it; and only a match that holds p is sure to end before
@@ -166,19 +155,10 @@ func (d *detector) replaceInWindows(s string, f func(string) string) string {
 			from = p + 1
 			continue
 		}
-		if last == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last : lo+loc[0]])
-		b.WriteString(f(s[lo+loc[0] : lo+loc[1]]))
-		last = lo + loc[1]
-		from = last
+		sp.replace(lo+loc[0], lo+loc[1], f(s[lo+loc[0]:lo+loc[1]]))
+		from = sp.last
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return sp.String()
 }
 
 func isSpace(c byte) bool { return strings.IndexByte(whiteSpace, c) >= 0 }
