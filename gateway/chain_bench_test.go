@@ -103,29 +103,36 @@ func benchChainTraced(b *testing.B, cacheTTL time.Duration, tracing *Tracing) {
 // chainHandler is the whole HTTP chain over describeReader, with an audit
 // log in a temporary directory, and a token for it.
 func chainHandler(b *testing.B, cacheTTL time.Duration, tracing *Tracing) (http.Handler, string) {
-	dir := b.TempDir()
-	tokensFile := filepath.Join(dir, "tokens")
-	token, err := tokens.Append(tokensFile, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	set, err := tokens.Load(tokensFile)
-	if err != nil {
-		b.Fatal(err)
-	}
-	log, err := audit.Open(audit.Config{Path: filepath.Join(dir, "audit.log"), Key: []byte(strings.Repeat("k", 64))})
+	log, err := audit.Open(audit.Config{Path: filepath.Join(b.TempDir(), "audit.log"), Key: []byte(strings.Repeat("k", 64))})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { log.Close() })
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: log, CacheTTL: cacheTTL, Tracing: tracing})
+	return chainHandlerWith(b, log, cacheTTL, tracing)
+}
+
+// chainHandlerWith is the whole HTTP chain over describeReader, writing
+// to a, with rate limits too high to reach, and a token for it.
+func chainHandlerWith(tb testing.TB, a Auditor, cacheTTL time.Duration, tracing *Tracing) (http.Handler, string) {
+	tb.Helper()
+	tokensFile := filepath.Join(tb.TempDir(), "tokens")
+	token, err := tokens.Append(tokensFile, "bench")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	set, err := tokens.Load(tokensFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: a, CacheTTL: cacheTTL, Tracing: tracing})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(g.Close)
 	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set },
 		Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return h, token
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,8 +18,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/porthole-dev/porthole/audit"
-	"github.com/porthole-dev/porthole/gateway/limit"
-	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
 // tracedServer is a gateway tracing into an in-memory recorder (the
@@ -136,32 +133,15 @@ func TestAStdioCallsRecordsNameItsTrace(t *testing.T) {
 	}
 }
 
-// tracedChain is the whole HTTP chain over describeReader with a token,
-// tracing into an in-memory recorder.
+// tracedChain is chainHandlerWith served over HTTP, writing to a fake
+// auditor, its cache on, tracing into an in-memory recorder made with
+// opts.
 func tracedChain(t *testing.T, opts ...sdktrace.TracerProviderOption) (url, token string, rec *tracetest.SpanRecorder, a *fakeAuditor) {
 	t.Helper()
 	rec = tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(append(opts, sdktrace.WithSpanProcessor(rec))...)
-	dir := t.TempDir()
-	tokensFile := filepath.Join(dir, "tokens")
-	token, err := tokens.Append(tokensFile, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tokens.Load(tokensFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a = &fakeAuditor{}
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: a, CacheTTL: time.Second, Tracing: &Tracing{Provider: tp}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	h, err := g.Handler(HTTPOptions{Tokens: func() *tokens.Set { return set }, Limits: limit.Limits{PerPrincipal: 1e9, PerPrincipalBurst: 1e9, Global: 1e9, GlobalBurst: 1e9}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, token := chainHandlerWith(t, a, time.Second, &Tracing{Provider: tp})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp", token, rec, a
