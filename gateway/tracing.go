@@ -55,7 +55,7 @@ func (g *Server) traced(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+		opts := serverSpanKind
 		if sc := clientSpanContext(r); sc.IsValid() && t.TrustTraceparent {
 			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 		} else if sc.IsValid() {
@@ -109,16 +109,32 @@ func clientSpanContext(r *http.Request) trace.SpanContext {
 	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: sc.TraceID(), SpanID: sc.SpanID(), TraceFlags: sc.TraceFlags(), Remote: true})
 }
 
+// serverSpanKind starts every server span; a request that links a
+// client's trace appends to a copy (its capacity is its length).
+var serverSpanKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
 // serverSpanName is the server span's name: known methods and route names
 // only, since a method or a path a client made up would make a span name
-// (and a backend's index) per request.
+// (and a backend's index) per request. The names are made once.
 func serverSpanName(r *http.Request) string {
 	method := knownMethod(r.Method)
 	if route := knownRoute(r.URL.Path); route != "" {
-		return method + " " + route
+		return routeSpanNames[method+" "+route]
 	}
 	return method
 }
+
+// routeSpanNames are the names of known methods on known routes; the
+// lookup with a concatenated key does not allocate.
+var routeSpanNames = func() map[string]string {
+	names := map[string]string{}
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodHead, http.MethodOptions, "HTTP"} {
+		for _, r := range []string{"/mcp", "/sse"} {
+			names[m+" "+r] = m + " " + r
+		}
+	}
+	return names
+}()
 
 func knownMethod(m string) string {
 	switch m {
