@@ -56,11 +56,11 @@ type Config struct {
 	// ServerName overrides the name the server's certificate must carry.
 	ServerName string
 	// Compression is what requests to Temporal are compressed with:
-	// "gzip" (the SDK's default, and porthole's when empty) or "none". An
-	// uncompressed request is answered uncompressed; gzip costs both ends
-	// CPU (in porthole, a fifth of a describe_workflow's on a loopback
-	// Temporal) to spare bytes on the network between them
-	// (PORTHOLE_TEMPORAL_COMPRESSION).
+	// "gzip" (the SDK's default, and porthole's when empty) or "none". A
+	// server that answers as it is asked (the dev server does) answers an
+	// uncompressed request uncompressed; a compressed answer is still
+	// taken. gzip costs both ends CPU to spare bytes on the network
+	// between them (PORTHOLE_TEMPORAL_COMPRESSION).
 	Compression string
 	// DisableHostVerification is never accepted; it exists so that an
 	// operator who sets TEMPORAL_TLS_DISABLE_HOST_VERIFICATION gets a
