@@ -192,10 +192,10 @@ func (g *Server) writeCallRecord(ctx context.Context, span opSpan, call audit.Re
 		// Refused before the sink was asked: the operations log says so
 		// once for the episode (PORTHOLE_AUDIT_MIN_FREE_BYTES), not once a
 		// call.
-		span.SetOutcome("internal")
+		span.SetOutcome(string(audit.OutcomeInternal))
 		return errAuditLowSpace
 	case werr != nil:
-		span.SetOutcome("internal")
+		span.SetOutcome(string(audit.OutcomeInternal))
 		g.log.Error("audit call record not written; call refused", zap.String("requestId", ri.RequestID), traceField(ctx), zap.Error(werr))
 		// A record the sink took too long for may still land; its result
 		// then says the call was not made, so that no reader counts it as
@@ -213,18 +213,19 @@ func (g *Server) writeCallRecord(ctx context.Context, span opSpan, call audit.Re
 // it took, whether it was cached, and what its answer put on the wire.
 func (g *Server) writeResultRecord(ctx context.Context, span opSpan, call audit.Record, notes *resultNotes, start time.Time, res mcp.Result, err error) error {
 	result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
-	span.SetOutcome(string(result.Outcome))
 	result.Cached = notes.cached
 	result.ResultBytes, result.Redactions = g.answerSize(notes, res)
 	write := g.link(ctx, "porthole audit write")
 	werr := g.writeResult(ctx, result, "; answer withheld")
+	outcome := string(result.Outcome)
 	if werr != nil {
 		// The answer is withheld: the trace says so, not the outcome the
 		// record would have held.
-		write.Refused(string(audit.OutcomeInternal))
-		span.SetOutcome(string(audit.OutcomeInternal))
+		outcome = string(audit.OutcomeInternal)
+		write.Refused(outcome)
 	}
 	write.End()
+	span.SetOutcome(outcome)
 	return werr
 }
 

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -56,12 +55,15 @@ func (g *Server) traced(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		opts := serverSpanKind
-		if sc := clientSpanContext(r); sc.IsValid() && t.TrustTraceparent {
+		// The trace state is the client's text, which a span continuing or
+		// linking its trace would export: only the traceparent is read.
+		if sc := spanContextOf(r.Header.Get("Traceparent")); sc.IsValid() && t.TrustTraceparent {
 			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 		} else if sc.IsValid() {
 			opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: sc}))
 		}
-		ctx, span := g.tracer.Start(ctx, serverSpanName(r), opts...)
+		method, route := knownMethod(r.Method), knownRoute(r.URL.Path)
+		ctx, span := g.tracer.Start(ctx, serverSpanName(method, route), opts...)
 		if !span.IsRecording() {
 			// Not sampled: no chain, no attributes, no operation span
 			// (the operation's follows its parent's sampling), and no
@@ -74,39 +76,25 @@ func (g *Server) traced(h http.Handler) http.Handler {
 		rt.chain.span, rt.chain.home = span, span
 		// Deferred, so that a panic that passes recoverPanics (an
 		// http.ErrAbortHandler) still ends the span with its events.
-		defer endServerSpan(span, r, rt)
+		defer endServerSpan(span, method, route, rt)
 		h.ServeHTTP(rt, r.WithContext(context.WithValue(ctx, chainKey{}, &rt.chain)))
 	})
 }
 
 // endServerSpan adds the events the operation span did not take, and the
 // server span's attributes, and ends it.
-func endServerSpan(span trace.Span, r *http.Request, rt *requestTrace) {
+func endServerSpan(span trace.Span, method, route string, rt *requestTrace) {
 	rt.chain.flush()
 	status := rt.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	span.SetAttributes(serverAttrs(r, &rt.chain, status)...)
+	span.SetAttributes(serverAttrs(method, route, &rt.chain, status)...)
 	if status >= 500 {
 		// A server span's error is a 5xx; a 4xx is the client's.
 		span.SetStatus(codes.Error, "")
 	}
 	span.End()
-}
-
-// clientSpanContext is the span context a client's traceparent header
-// names, without its tracestate: the trace state is the client's text,
-// and a span continuing or linking the client's trace would export it.
-func clientSpanContext(r *http.Request) trace.SpanContext {
-	if r.Header.Get("Traceparent") == "" {
-		return trace.SpanContext{}
-	}
-	sc := trace.SpanContextFromContext(traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
-	if !sc.IsValid() {
-		return sc
-	}
-	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: sc.TraceID(), SpanID: sc.SpanID(), TraceFlags: sc.TraceFlags(), Remote: true})
 }
 
 // serverSpanKind starts every server span; a request that links a
@@ -116,9 +104,8 @@ var serverSpanKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindSe
 // serverSpanName is the server span's name: known methods and route names
 // only, since a method or a path a client made up would make a span name
 // (and a backend's index) per request. The names are made once.
-func serverSpanName(r *http.Request) string {
-	method := knownMethod(r.Method)
-	if route := knownRoute(r.URL.Path); route != "" {
+func serverSpanName(method, route string) string {
+	if route != "" {
 		return routeSpanNames[method+" "+route]
 	}
 	return method
@@ -157,14 +144,13 @@ func knownRoute(path string) string {
 // id, the client as porthole resolved it, and the answer's status. What
 // the client sent beyond them (its User-Agent, a made-up path) is not put
 // on a span.
-func serverAttrs(r *http.Request, c *chainTrace, status int) []attribute.KeyValue {
-	method := knownMethod(r.Method)
+func serverAttrs(method, route string, c *chainTrace, status int) []attribute.KeyValue {
 	if method == "HTTP" {
 		method = "_OTHER"
 	}
 	attrs := make([]attribute.KeyValue, 0, 5)
 	attrs = append(attrs, attribute.String("http.request.method", method))
-	if route := knownRoute(r.URL.Path); route != "" {
+	if route != "" {
 		attrs = append(attrs, attribute.String("http.route", route))
 	}
 	if c.requestID != "" {
@@ -452,20 +438,15 @@ func (o opSpan) End() {
 	o.s.End()
 }
 
-// SetOutcome says how the call ended: its audit outcome, and an error
-// status for anything but ok (a refused call looked like a served one). A
-// later outcome replaces an earlier one.
+// SetOutcome says how the call ended, once: its audit outcome, and an
+// error status for anything but ok (a refused call looked like a served
+// one).
 func (o opSpan) SetOutcome(outcome string) {
 	if o.s == nil {
 		return
 	}
-	kv := attribute.String("porthole.outcome", outcome)
 	o.c.mu.Lock()
-	if i := slices.IndexFunc(o.c.opAttrs, func(a attribute.KeyValue) bool { return a.Key == kv.Key }); i >= 0 {
-		o.c.opAttrs[i] = kv
-	} else {
-		o.c.opAttrs = append(o.c.opAttrs, kv)
-	}
+	o.c.opAttrs = append(o.c.opAttrs, attribute.String("porthole.outcome", outcome))
 	o.c.mu.Unlock()
 	if outcome != "ok" {
 		o.s.SetStatus(codes.Error, "")
@@ -501,15 +482,22 @@ func traceField(ctx context.Context) zap.Field {
 	return zap.Skip()
 }
 
+// spanContextOf is the remote span context a W3C traceparent names, with
+// no trace state (none is read), or an invalid one: for an empty or
+// malformed value, or one over 64 bytes.
+func spanContextOf(traceparent string) trace.SpanContext {
+	if traceparent == "" || len(traceparent) > 64 {
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(traceContext.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent}))
+}
+
 // metaLink is a link to the trace an MCP request's _meta.traceparent
 // names, or none. It is always a link, never a parent: it comes in the
 // request's body, which anyone with a token writes.
 func metaLink(meta map[string]any) []trace.SpanStartOption {
 	tp, _ := meta["traceparent"].(string)
-	if tp == "" || len(tp) > 64 {
-		return nil
-	}
-	sc := trace.SpanContextFromContext(traceContext.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp}))
+	sc := spanContextOf(tp)
 	if !sc.IsValid() {
 		return nil
 	}

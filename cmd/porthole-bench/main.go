@@ -21,6 +21,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -281,7 +282,7 @@ func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.Dev
 	// A second porthole exactly like the porthole mode's: the A/A pair,
 	// whose difference is what this machine's noise is. Given another
 	// binary (-porthole-aa), it is that build's porthole beside this one.
-	aaBin := cmpOr(o.aaBin, o.bin)
+	aaBin := cmp.Or(o.aaBin, o.bin)
 	for _, p := range []struct {
 		name string
 		srv  **server
@@ -310,13 +311,6 @@ func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.Dev
 		}
 	}
 	return sv, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // modes are the ways of making the read, each against its server; a mode

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -214,7 +215,7 @@ func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor
 	// The sampler is the SDK's from OTEL_TRACES_SAMPLER (parent-based
 	// always-on by default); the batcher reads OTEL_BSP_*.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(redactingExporter{exp, red}))
-	log.Info("exporting traces over OTLP", zap.String("protocol", cmpOr(protocol, "http/protobuf")),
+	log.Info("exporting traces over OTLP", zap.String("protocol", cmp.Or(protocol, "http/protobuf")),
 		zap.Bool("trustTraceparent", t.trustTraceparent), zap.Bool("principalOnSpans", t.principalOnSpans))
 	shutdown = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -224,13 +225,6 @@ func (t *tracingSettings) startTracing(ctx context.Context, red *redact.Redactor
 		}
 	}
 	return &gateway.Tracing{Provider: tp, TrustTraceparent: t.trustTraceparent, PrincipalOnSpans: t.principalOnSpans}, shutdown, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // redactingExporter passes every span through the redactor before the
