@@ -429,8 +429,12 @@ func (r *Redactor) jsonLiterals(b []byte, depth int) ([]byte, int) {
 	nesting := 0 // of the document at depth 0, outside its strings
 	for i := 0; i < len(b); i++ {
 		if b[i] != '"' {
+			if !r.cards {
+				// Only the card detector reads outside strings.
+				continue
+			}
 			nesting += nestingStep(b[i])
-			topID := r.cards && isDigit(b[i]) && depth == 0 && nesting == 1 && afterIDKey(b, i)
+			topID := isDigit(b[i]) && depth == 0 && nesting == 1 && afterIDKey(b, i)
 			if end := r.cardNumberToken(b, i, topID); end > 0 {
 				out = appendCardMarker(out, b, last, i)
 				total++

@@ -102,8 +102,10 @@ func segmentStart(s string, i int, seps *[256]bool) int {
 // segment that holds a hint is read, in order, and no other.
 func (d *detector) replaceInSegments(s string, f func(string) string) string {
 	sp := splice{s: s}
+	var hints hintCursor
+	hints.reset(d, s)
 	for from := 0; from < len(s); {
-		p := d.nextHint(s, from)
+		p := hints.next(from)
 		if p < 0 {
 			break
 		}
@@ -116,19 +118,67 @@ func (d *detector) replaceInSegments(s string, f func(string) string) string {
 	return sp.String()
 }
 
-// nextHint is where the first of the detector's hints at or after from
-// begins in s, or -1.
-func (d *detector) nextHint(s string, from int) int {
+// hintCursor finds, left to right, where a detector's hints occur in s.
+// Each hint's next place is kept and searched for again only once the
+// cursor has passed it: a hint that never occurs costs one search of the
+// text, not one for each place another hint occurs.
+type hintCursor struct {
+	d *detector
+	s string
+	// at holds, per hint, its first place at or after the last search,
+	// -1 for none, -2 before any search; many is it for a detector with
+	// more hints than at has room for.
+	at   [4]int
+	many []int
+}
+
+func (c *hintCursor) reset(d *detector, s string) {
+	c.d, c.s = d, s
+	if n := len(d.hintTexts()); n > len(c.at) {
+		c.many = make([]int, n)
+	}
+	for i := range c.at {
+		c.at[i] = -2
+	}
+	for i := range c.many {
+		c.many[i] = -2
+	}
+}
+
+// place is hint i's entry.
+func (c *hintCursor) place(i int) *int {
+	if c.many != nil {
+		return &c.many[i]
+	}
+	return &c.at[i]
+}
+
+// next is where the first of the hints at or after from begins, or -1;
+// from never decreases from one call to the next.
+func (c *hintCursor) next(from int) int {
 	best := -1
-	for _, h := range d.hintTexts() {
-		var i int
-		if d.fold {
-			i = indexFold(s[from:], h)
-		} else {
-			i = strings.Index(s[from:], h)
+	for i, h := range c.d.hintTexts() {
+		at := c.place(i)
+		p := *at
+		if p == -1 {
+			continue
 		}
-		if i >= 0 && (best < 0 || from+i < best) {
-			best = from + i
+		if p < from {
+			var k int
+			if c.d.fold {
+				k = indexFold(c.s[from:], h)
+			} else {
+				k = strings.Index(c.s[from:], h)
+			}
+			if k < 0 {
+				*at = -1
+				continue
+			}
+			p = from + k
+			*at = p
+		}
+		if best < 0 || p < best {
+			best = p
 		}
 	}
 	return best
@@ -140,8 +190,10 @@ func (d *detector) nextHint(s string, from int) int {
 // it, and no reading elsewhere.
 func (d *detector) replaceInWindows(s string, f func(string) string) string {
 	sp := splice{s: s}
+	var hints hintCursor
+	hints.reset(d, s)
 	for from := 0; from < len(s); {
-		p := d.nextHint(s, from)
+		p := hints.next(from)
 		if p < 0 {
 			break
 		}
