@@ -89,7 +89,7 @@ func withoutPayloads(dst, b []byte, md protoreflect.MessageDescriptor, depth int
 		// exhaust the stack on it.
 		return dst, errTooDeep
 	}
-	fields := md.Fields()
+	plan := planFor(md)
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -99,14 +99,14 @@ func withoutPayloads(dst, b []byte, md protoreflect.MessageDescriptor, depth int
 		if m < 0 {
 			return dst, protowire.ParseError(m)
 		}
-		fd := fields.ByNumber(num)
+		fd := plan.fields.ByNumber(num)
 		switch {
 		case fd == nil:
 			// Unknown to this API (a newer server's field, which could
 			// hold a payload): dropped, as DiscardUnknown would.
-		case typ != protowire.BytesType || fd.Kind() != protoreflect.MessageKind || !holdsPayload(fd.Message()):
+		case typ != protowire.BytesType || plan.actions[fd.Index()] == copyField:
 			dst = append(dst, b[:n+m]...)
-		case emptied(fd.Message().FullName()):
+		case plan.actions[fd.Index()] == emptyField:
 			dst = protowire.AppendVarint(append(dst, b[:n]...), 0)
 		default:
 			v, _ := protowire.ConsumeBytes(b[n:])
@@ -150,6 +150,44 @@ func putPaddedVarint(room []byte, x uint64) {
 
 // binaryMaxVarintLen is the longest a varint is.
 const binaryMaxVarintLen = 10
+
+// fieldAction is what the walk does with a field of a message type.
+type fieldAction uint8
+
+const (
+	copyField  fieldAction = iota // its type holds no payload: copied as it is
+	emptyField                    // a Payload or a DataBlob: written empty
+	nestField                     // a message that can hold one: walked
+)
+
+// walkPlan is a message type's fields and, by index, what the walk does
+// with each: decided once per type, not for each field the walk meets.
+type walkPlan struct {
+	fields  protoreflect.FieldDescriptors
+	actions []fieldAction
+}
+
+// plans caches planFor by message descriptor.
+var plans sync.Map // protoreflect.MessageDescriptor -> *walkPlan
+
+func planFor(md protoreflect.MessageDescriptor) *walkPlan {
+	if p, ok := plans.Load(md); ok {
+		return p.(*walkPlan)
+	}
+	fields := md.Fields()
+	p := &walkPlan{fields: fields, actions: make([]fieldAction, fields.Len())}
+	for i := range fields.Len() {
+		switch f := fields.Get(i); {
+		case f.Kind() != protoreflect.MessageKind:
+		case emptied(f.Message().FullName()):
+			p.actions[i] = emptyField
+		case holdsPayload(f.Message()):
+			p.actions[i] = nestField
+		}
+	}
+	plans.Store(md, p)
+	return p
+}
 
 // holdsPayloadOf caches holdsPayload by message descriptor: the walk asks
 // for every field it meets, and a descriptor hashes as a pointer, where
