@@ -78,6 +78,7 @@ var entryFields = func() map[string]entryField {
 		{"resultBytes", func(s *entryScanner, e *Entry) bool { return s.int(&e.ResultBytes) }},
 		{"redactions", func(s *entryScanner, e *Entry) bool { return s.int(&e.Redactions) }},
 		{"cached", func(s *entryScanner, e *Entry) bool { return s.bool(&e.Cached) }},
+		{"profile", func(s *entryScanner, e *Entry) bool { return s.str(&e.Profile) }},
 		{"count", func(s *entryScanner, e *Entry) bool { return s.int(&e.Count) }},
 		{"first", func(s *entryScanner, e *Entry) bool { return s.time(&e.First) }},
 		{"last", func(s *entryScanner, e *Entry) bool { return s.time(&e.Last) }},

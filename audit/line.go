@@ -73,6 +73,7 @@ type Entry struct {
 	ResultBytes       int       `json:"resultBytes"`
 	Redactions        int       `json:"redactions"`
 	Cached            bool      `json:"cached"`
+	Profile           string    `json:"profile"` // version 4; "" for the default profile
 	Count             int       `json:"count"`
 	First             time.Time `json:"first"`
 	Last              time.Time `json:"last"`

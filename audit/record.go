@@ -36,8 +36,9 @@ const (
 // chain-start, anchor and checkpoint records, the gap a chain-start names
 // ("missingFrom", "missingTo") and checkpoint records. Version 3 added
 // "traceId" (the OpenTelemetry trace, when tracing is on) on call, result
-// and denial records.
-const SchemaVersion = 3
+// and denial records. Version 4 added "profile" (the disclosure profile a
+// result was made with, when it is not the default) on result records.
+const SchemaVersion = 4
 
 // validTraceID reports whether s is a trace id as OpenTelemetry writes
 // it: 32 lowercase hex digits, not all zero. Anything else is left out of
@@ -97,6 +98,10 @@ type Record struct {
 	ResultBytes int
 	Redactions  int
 	Cached      bool
+	// Profile names the disclosure profile (or the profiles merged,
+	// joined by "+") a result was made with; "" for the default, which
+	// keeps everything (schema version 4).
+	Profile string
 
 	// For denials summaries (KindDenials): how many, the first and the
 	// last, by outcome, status and reason.
@@ -245,6 +250,9 @@ func (r *Record) appendOutcome(b []byte) []byte {
 		b = strconv.AppendInt(append(b, `,"resultBytes":`...), int64(r.ResultBytes), 10)
 		b = strconv.AppendInt(append(b, `,"redactions":`...), int64(r.Redactions), 10)
 		b = strconv.AppendBool(append(b, `,"cached":`...), r.Cached)
+		if r.Profile != "" {
+			b = appendStringField(b, "profile", Quote(capBytes(r.Profile, MaxToolBytes)))
+		}
 	}
 	return b
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
 )
 
@@ -39,6 +40,9 @@ type resultNotes struct {
 	redactions  int         // set by a handler that redacted its own result
 	resultBytes int         // set with redactions
 	entry       *cacheEntry // the cache entry a hit was answered from
+	// disclosure is the caller's disclosure profile, set by the grants
+	// middleware on tools/call; nil before it ran.
+	disclosure *policy.Disclosure
 }
 
 type resultNotesKey struct{}
@@ -214,6 +218,9 @@ func (g *Server) writeCallRecord(ctx context.Context, span opSpan, call audit.Re
 func (g *Server) writeResultRecord(ctx context.Context, span opSpan, call audit.Record, notes *resultNotes, start time.Time, res mcp.Result, err error) error {
 	result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
 	result.Cached = notes.cached
+	if d := notes.disclosure; !d.Default() {
+		result.Profile = d.Name
+	}
 	result.ResultBytes, result.Redactions = g.answerSize(notes, res)
 	write := g.link(ctx, "porthole audit write")
 	werr := g.writeResult(ctx, result, "; answer withheld")

@@ -103,7 +103,14 @@ func (c *cachingReader) countRead(ctx context.Context, shared bool) {
 
 // cachedRead is the one path of every cached method. A kept answer is served
 // as a copy with its age set.
+// The key holds the caller's disclosure profile (all but the default's):
+// an entry keeps the first rendering of its answer (see render), which is
+// that profile's, so an answer rendered for one profile is never served to
+// another.
 func cachedRead[T any, P result[T]](c *cachingReader, ctx context.Context, key string, call func(context.Context) (P, error)) (P, error) {
+	if profile := disclosureOf(ctx).Key(); profile != "" {
+		key = profile + "\x00" + key
+	}
 	var traced link
 	if c.tracer != nil {
 		// The cache's event: a hit ends it at once; a miss after the

@@ -33,6 +33,10 @@ func grantee(ctx context.Context, extra *mcp.RequestExtra) policy.Caller {
 func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		who := grantee(ctx, req.GetExtra())
+		// One policy for the whole call: a reload between the grant's check
+		// and the profile's lookup cannot answer it with another file's
+		// profile (a file gone grants nothing and names no profile).
+		grants := g.grantsNow()
 		switch method {
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
@@ -41,7 +45,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			span := g.link(ctx, "porthole policy")
 			defer span.End()
-			if sentence := g.upstreamAbsence(p.Name); sentence != "" && g.grantsNow().AllowsCaller(who, p.Name) {
+			if sentence := g.upstreamAbsence(p.Name); sentence != "" && grants.AllowsCaller(who, p.Name) {
 				// A granted upstream tool that is not served now: say why,
 				// rather than let it look like a tool that never existed.
 				resultNotesFrom(ctx).outcome = audit.OutcomeToolError
@@ -49,7 +53,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				res.IsError = true
 				return res, nil
 			}
-			if !g.serves(p.Name) || !g.grantsNow().AllowsCaller(who, p.Name) {
+			if !g.serves(p.Name) || !grants.AllowsCaller(who, p.Name) {
 				resultNotesFrom(ctx).outcome = audit.OutcomeDenied
 				span.Refused(string(audit.OutcomeDenied))
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
@@ -59,6 +63,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, nil
 			}
 			span.End()
+			resultNotesFrom(ctx).disclosure = grants.DisclosureFor(who)
 			return next(ctx, method, req)
 		case "tools/list":
 			res, err := next(ctx, method, req)
@@ -66,7 +71,7 @@ func (g *Server) granted(next mcp.MethodHandler) mcp.MethodHandler {
 				cp := *l
 				cp.Tools = make([]*mcp.Tool, 0, len(l.Tools))
 				for _, t := range l.Tools {
-					if g.serves(t.Name) && g.grantsNow().AllowsCaller(who, t.Name) {
+					if g.serves(t.Name) && grants.AllowsCaller(who, t.Name) {
 						cp.Tools = append(cp.Tools, t)
 					}
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/tokens"
+	"github.com/porthole-dev/porthole/temporal/read"
 )
 
 // front is an httptest server running the whole HTTP chain over a fake
@@ -34,7 +35,17 @@ type front struct {
 
 func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
 	t.Helper()
+	return newFrontReading(t, nil, opts, sopts...)
+}
+
+// newFrontReading is newFront whose server reads from r (its fakeReader
+// when nil).
+func newFrontReading(t *testing.T, r read.Reader, opts HTTPOptions, sopts ...func(*Options)) *front {
+	t.Helper()
 	f := &front{tokensFile: filepath.Join(t.TempDir(), "tokens"), reader: &fakeReader{}, auditor: &fakeAuditor{}}
+	if r == nil {
+		r = f.reader
+	}
 	var err error
 	if f.alice, err = tokens.Append(f.tokensFile, "alice"); err != nil {
 		t.Fatal(err)
@@ -46,7 +57,7 @@ func newFront(t *testing.T, opts HTTPOptions, sopts ...func(*Options)) *front {
 	for _, s := range sopts {
 		s(&o)
 	}
-	g, err := NewServer(f.reader, o)
+	g, err := NewServer(r, o)
 	if err != nil {
 		t.Fatal(err)
 	}

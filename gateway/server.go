@@ -99,6 +99,9 @@ type Server struct {
 	log      *zap.Logger
 	audit    Auditor
 	redactor *redact.Redactor
+	// personal are the redactors of disclosure profiles' personal-data
+	// detectors, by the detectors joined (personalRedactor).
+	personal sync.Map
 	// quote quotes and escapes somebody else's words with the redactor,
 	// so that no cut leaves half a secret.
 	quote   quote.Quoter

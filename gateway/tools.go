@@ -44,7 +44,9 @@ const (
 )
 
 // Tool inputs. Field names are camelCase; no input names a namespace, which
-// is fixed when porthole dials.
+// is fixed when porthole dials. An argument that names a value of a
+// disclosure class carries it in a `disclose` tag, so that a caller whose
+// profile withholds the class cannot ask about one (askedWithheld).
 
 type listWorkflowsInput struct {
 	Query         string `json:"query,omitempty" jsonschema:"visibility query; empty lists all"`
@@ -57,19 +59,19 @@ type countWorkflowsInput struct {
 }
 
 type workflowInput struct {
-	WorkflowID string `json:"workflowId" jsonschema:"the workflow id"`
-	RunID      string `json:"runId,omitempty" jsonschema:"a run id; default the latest run"`
+	WorkflowID string `json:"workflowId" jsonschema:"the workflow id" disclose:"workflow-id"`
+	RunID      string `json:"runId,omitempty" jsonschema:"a run id; default the latest run" disclose:"run-id"`
 }
 
 type historyInput struct {
-	WorkflowID    string `json:"workflowId" jsonschema:"the workflow id"`
-	RunID         string `json:"runId,omitempty" jsonschema:"a run id; default the latest run"`
+	WorkflowID    string `json:"workflowId" jsonschema:"the workflow id" disclose:"workflow-id"`
+	RunID         string `json:"runId,omitempty" jsonschema:"a run id; default the latest run" disclose:"run-id"`
 	PageSize      int    `json:"pageSize,omitempty" jsonschema:"1 to 500 events, default 20"`
 	NextPageToken string `json:"nextPageToken,omitempty" jsonschema:"from the previous page"`
 }
 
 type taskQueueInput struct {
-	TaskQueue string `json:"taskQueue" jsonschema:"the task queue name"`
+	TaskQueue string `json:"taskQueue" jsonschema:"the task queue name" disclose:"task-queue"`
 }
 
 type listSchedulesInput struct {
@@ -78,7 +80,7 @@ type listSchedulesInput struct {
 }
 
 type scheduleInput struct {
-	ScheduleID string `json:"scheduleId" jsonschema:"the schedule id"`
+	ScheduleID string `json:"scheduleId" jsonschema:"the schedule id" disclose:"schedule-id"`
 }
 
 type listBatchOperationsInput struct {
@@ -87,7 +89,7 @@ type listBatchOperationsInput struct {
 }
 
 type batchOperationInput struct {
-	JobID string `json:"jobId" jsonschema:"the batch operation's job id"`
+	JobID string `json:"jobId" jsonschema:"the batch operation's job id" disclose:"batch-job-id"`
 }
 
 type listWorkerDeploymentsInput struct {
@@ -96,7 +98,7 @@ type listWorkerDeploymentsInput struct {
 }
 
 type workerDeploymentInput struct {
-	DeploymentName string `json:"deploymentName" jsonschema:"the worker deployment's name"`
+	DeploymentName string `json:"deploymentName" jsonschema:"the worker deployment's name" disclose:"deployment"`
 }
 
 type noInput struct{}
@@ -145,6 +147,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 		inSchema.Properties = map[string]*jsonschema.Schema{} // an object with no arguments, and none allowed
 	}
 	allowed := argumentNames(reflect.TypeFor[In]())
+	classes := argumentClasses(reflect.TypeFor[In]())
 	outType := reflect.TypeFor[Out]()
 	outSchema, err := jsonschema.ForType(outType.Elem(), nil)
 	if err != nil {
@@ -159,7 +162,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 		schemas: [2]*jsonschema.Schema{inSchema, outSchema},
 		output:  outType,
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			in, page, err := toolInput(g, ctx, req, name, allowed, check)
+			in, page, err := toolInput(g, ctx, req, name, allowed, classes, check)
 			if err != nil {
 				return toolFailure(g.refuse(ctx, req, name, err)), nil
 			}
@@ -185,9 +188,12 @@ type callPage struct{ ad []byte }
 // toolInput decodes a call's arguments (only those allowed), checks their
 // bounds, and opens a paged call's page token, or says why the call is
 // refused.
-func toolInput[In any](g *Server, ctx context.Context, req *mcp.CallToolRequest, name string, allowed map[string]bool, check func(*In) error) (In, *callPage, error) {
+func toolInput[In any](g *Server, ctx context.Context, req *mcp.CallToolRequest, name string, allowed map[string]bool, classes []argumentClass, check func(*In) error) (In, *callPage, error) {
 	in, err := decodeArguments[In](g.quote, req.Params.Arguments, allowed)
 	if err != nil {
+		return in, nil, err
+	}
+	if err := askedWithheld(disclosureOf(ctx), &in, classes, g.queryRules()); err != nil {
 		return in, nil, err
 	}
 	if err := check(&in); err != nil {
@@ -208,11 +214,14 @@ func toolInput[In any](g *Server, ctx context.Context, req *mcp.CallToolRequest,
 // call), rendered and redacted once.
 func (g *Server) toolAnswer(ctx context.Context, page *callPage, out any) (*mcp.CallToolResult, error) {
 	st := resultNotesFrom(ctx)
-	result := out
+	// The profile first: the cache entry this answer came from is the
+	// profile's own (its key holds the profile's), so its rendering is
+	// this disclosure's too.
+	result, found := g.disclose(disclosureOf(ctx), out)
 	if page != nil {
 		var sealed bool
 		var err error
-		if result, sealed, err = g.sealPageToken(page.ad, out); err != nil {
+		if result, sealed, err = g.sealPageToken(page.ad, result); err != nil {
 			return nil, err
 		}
 		if sealed {
@@ -226,6 +235,7 @@ func (g *Server) toolAnswer(ctx context.Context, page *callPage, out any) (*mcp.
 	// which is its fast path.
 	red := g.link(ctx, "porthole redact")
 	b, n, err := g.render(st.entry, result)
+	n += found
 	red.EndWithInt("porthole.redactions", n)
 	if err != nil {
 		return nil, err

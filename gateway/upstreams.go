@@ -19,6 +19,7 @@ import (
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact/quote"
+	"github.com/porthole-dev/porthole/temporal/read"
 )
 
 // upstreamResult is what porthole serves for an upstream tool's result.
@@ -33,6 +34,10 @@ type upstreamResult struct {
 	// its roster entry declares structuredContent: cleaned, no object in it
 	// claiming porthole's origins (quote.OfJSON), redacted like the rest.
 	Structured *quote.JSON `json:"structured,omitempty"`
+	// Withheld is ["upstream-text"] when the caller's disclosure profile
+	// withholds upstream answers: the upstream was not called, and Content
+	// says why.
+	Withheld []read.Class `json:"withheld,omitempty"`
 }
 
 // appendJSON appends json.Marshal(r): the upstream's texts, up to a
@@ -69,6 +74,17 @@ func (r upstreamResult) appendJSON(b []byte) ([]byte, error) {
 	if structured != nil {
 		b = append(b, `,"structured":`...)
 		b = append(b, structured...)
+	}
+	for i, c := range r.Withheld {
+		if i == 0 {
+			b = append(b, `,"withheld":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		b = fastpath.AppendString(b, string(c))
+		if i == len(r.Withheld)-1 {
+			b = append(b, ']')
+		}
 	}
 	return append(b, '}'), nil
 }
@@ -240,8 +256,15 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 		if err != nil {
 			return toolFailure(g.refuse(ctx, req, t.Def.Name, err)), nil
 		}
-		res, err := u.Call(ctx, t.Name, args)
 		out := upstreamResult{Upstream: u.Entry.Name, ObservedAt: time.Now().UTC()}
+		if d := disclosureOf(ctx); d.Withhold.Has(read.ClassUpstreamText) {
+			// The upstream is not asked: what it would answer is withheld
+			// whole, and the answer says so.
+			out.Content = []quote.Text{quote.Says(fmt.Sprintf("porthole withheld the upstream's answer: your disclosure profile (%s) withholds %s.", d.Name, read.ClassUpstreamText))}
+			out.Withheld = []read.Class{read.ClassUpstreamText}
+			return g.upstreamAnswer(ctx, req, u, out, false), nil
+		}
+		res, err := u.Call(ctx, t.Name, args)
 		isError := false
 		var rpcErr *jsonrpc.Error
 		switch {
@@ -258,18 +281,23 @@ func (g *Server) upstreamHandler(u *upstream.Upstream, t *upstream.Tool) mcp.Too
 			isError = res.IsError
 			out.Content, out.Structured = quoteUpstream(g.quote, u.Entry, origin, res)
 		}
-		red := g.link(ctx, "porthole redact")
-		b, err := out.appendJSON(nil)
-		var n int
-		if err == nil {
-			b, n = g.redactor.JSON(b)
-		}
-		red.EndWithInt("porthole.redactions", n)
-		if err != nil {
-			return toolFailure(g.upstreamFail(ctx, req, u, err)), nil
-		}
-		return answer(resultNotesFrom(ctx), b, n, isError), nil
+		return g.upstreamAnswer(ctx, req, u, out, isError), nil
 	}
+}
+
+// upstreamAnswer is out written and redacted as the call's answer.
+func (g *Server) upstreamAnswer(ctx context.Context, req *mcp.CallToolRequest, u *upstream.Upstream, out upstreamResult, isError bool) *mcp.CallToolResult {
+	red := g.link(ctx, "porthole redact")
+	b, err := out.appendJSON(nil)
+	var n int
+	if err == nil {
+		b, n = g.redactor.JSON(b)
+	}
+	red.EndWithInt("porthole.redactions", n)
+	if err != nil {
+		return toolFailure(g.upstreamFail(ctx, req, u, err))
+	}
+	return answer(resultNotesFrom(ctx), b, n, isError)
 }
 
 // quoteUpstream turns an upstream's result into quoted text: each text

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -20,6 +21,9 @@ import (
 //	  "claims": {"groups": {"sre": {"tools": ["describe_workflow"]}}},
 //	  "queryAttributes": ["CustomerTier"]
 //	}
+//
+// A grant may name a disclosure profile ("profile", one of "profiles"; see
+// Profile) for the callers it matches.
 //
 // "scopes" and "claims" grant tools to callers with an OAuth access token
 // (their principals are "oauth:<issuer alias>:<claim value>", which
@@ -38,11 +42,14 @@ type File struct {
 	Scopes          map[string]Grant            `json:"scopes"`
 	Claims          map[string]map[string]Grant `json:"claims"`
 	QueryAttributes []string                    `json:"queryAttributes"`
+	Profiles        map[string]Profile          `json:"profiles"`
 }
 
-// Grant is what one principal may call.
+// Grant is what one principal may call, and the disclosure profile its
+// answers are made with ("" for the default, which keeps everything).
 type Grant struct {
-	Tools []string `json:"tools"`
+	Tools   []string `json:"tools"`
+	Profile string   `json:"profile"`
 }
 
 // Grants answers whether a principal may call a tool. A nil *Grants grants
@@ -52,6 +59,9 @@ type Grants struct {
 	all   map[string]bool // principals granted "*"
 	// By OAuth scope, and by claim name and value ("groups\x00sre").
 	scopes, claims *Grants
+	// profiles are the grants' disclosure profiles (on the top-level
+	// Grants only).
+	profiles *profiles
 }
 
 // Caller is who calls, as grants see it: a principal, and, for a caller
@@ -62,38 +72,46 @@ type Caller struct {
 	Claims    map[string][]string
 }
 
+// eachGrant calls fn with every grant of the file and whom it names, until
+// fn fails.
+func (f *File) eachGrant(fn func(whom string, g Grant) error) error {
+	for _, name := range slices.Sorted(maps.Keys(f.Principals)) {
+		if err := fn(fmt.Sprintf("%q", name), f.Principals[name]); err != nil {
+			return err
+		}
+	}
+	for _, scope := range slices.Sorted(maps.Keys(f.Scopes)) {
+		if err := fn(fmt.Sprintf("the scope %q", scope), f.Scopes[scope]); err != nil {
+			return err
+		}
+	}
+	for _, claim := range slices.Sorted(maps.Keys(f.Claims)) {
+		values := f.Claims[claim]
+		for _, value := range slices.Sorted(maps.Keys(values)) {
+			if err := fn(fmt.Sprintf("the claim %s=%q", claim, value), values[value]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // checkTools refuses a grant of a tool porthole does not have (its own,
 // or extra), and a claim name holding the separator grants are keyed by.
 func (f *File) checkTools(extra []string) error {
-	check := func(whom string, g Grant) error {
+	for claim := range f.Claims {
+		if strings.ContainsRune(claim, 0) {
+			return fmt.Errorf("the policy file's claim name %q holds a NUL", claim)
+		}
+	}
+	return f.eachGrant(func(whom string, g Grant) error {
 		for _, t := range g.Tools {
 			if t != "*" && !slices.Contains(Tools, t) && !slices.Contains(extra, t) {
 				return fmt.Errorf("the policy file grants %s the tool %q, which porthole does not have", whom, t)
 			}
 		}
 		return nil
-	}
-	for name, g := range f.Principals {
-		if err := check(fmt.Sprintf("%q", name), g); err != nil {
-			return err
-		}
-	}
-	for scope, g := range f.Scopes {
-		if err := check(fmt.Sprintf("the scope %q", scope), g); err != nil {
-			return err
-		}
-	}
-	for claim, values := range f.Claims {
-		if strings.ContainsRune(claim, 0) {
-			return fmt.Errorf("the policy file's claim name %q holds a NUL", claim)
-		}
-		for value, g := range values {
-			if err := check(fmt.Sprintf("the claim %s=%q", claim, value), g); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	})
 }
 
 // ParseFile checks a policy file's content. extra names the tools porthole
@@ -117,6 +135,9 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 	if err := f.checkTools(extra); err != nil {
 		return nil, err
 	}
+	if err := f.checkProfiles(); err != nil {
+		return nil, err
+	}
 	return &f, nil
 }
 
@@ -131,6 +152,7 @@ func (f *File) Grants() *Grants {
 		}
 	}
 	g.claims = grantsOf(byClaim)
+	g.profiles = f.grantProfiles()
 	return g
 }
 

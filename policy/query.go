@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/temporalio/sqlparser"
+
+	"github.com/porthole-dev/porthole/temporal/read"
 )
 
 // SystemAttributes are the search attributes every Temporal namespace has
@@ -65,7 +67,7 @@ func AllowedInQuery(name string, rules QueryRules) bool {
 	if forbidden(name) != nil {
 		return false
 	}
-	return slices.Contains(SystemAttributes, name) || slices.Contains(rules.CustomAttributes, name)
+	return slices.Contains(SystemAttributes, name) || !rules.HideCustom && slices.Contains(rules.CustomAttributes, name)
 }
 
 // ErrConfig wraps a refusal of porthole's own configuration.
@@ -84,6 +86,10 @@ type QueryRules struct {
 	MaxDepth         int  // nesting of parentheses and NOT; default 16
 	MaxTerms         int  // comparisons in one query; default 64
 	DisableOrderBy   bool // refuse ORDER BY
+	// HideCustom is set for a caller whose disclosure profile withholds
+	// search-attribute names: a query may then name no custom attribute,
+	// and a refusal does not list them.
+	HideCustom bool
 }
 
 // Defaults of the query rules an operator can change.
@@ -387,7 +393,11 @@ func (s *screen) column(col *sqlparser.ColName) error {
 		s.seen[name] = true
 		return nil
 	}
-	return Refuse("query names the search attribute %q, which is not allowed here: the allowed ones are the system attributes%s", name, customList(s.rules.CustomAttributes))
+	custom := customList(s.rules.CustomAttributes)
+	if s.rules.HideCustom {
+		custom = ""
+	}
+	return Refuse("query names the search attribute %q, which is not allowed here: the allowed ones are the system attributes%s", name, custom)
 }
 
 func (s *screen) value(e sqlparser.Expr, list bool) error {
@@ -466,4 +476,28 @@ func describe(e sqlparser.Expr) string {
 		return "CASE"
 	}
 	return "an expression of another kind"
+}
+
+// attributeClasses are the classes of field the values of system
+// attributes are: a query comparing one asks about values of that class,
+// which a caller whose profile withholds the class may not do. Custom
+// attributes have no class: their values are never shown, and the operator
+// allows each by name (queryAttributes).
+var attributeClasses = map[string]read.Class{
+	"WorkflowId": read.ClassWorkflowID, "ParentWorkflowId": read.ClassWorkflowID, "RootWorkflowId": read.ClassWorkflowID,
+	"RunId": read.ClassRunID, "ParentRunId": read.ClassRunID, "RootRunId": read.ClassRunID,
+	"WorkflowType": read.ClassTypeName, "TaskQueue": read.ClassTaskQueue,
+	"TemporalScheduledById": read.ClassScheduleID,
+	"BuildIds":              read.ClassDeployment, "TemporalWorkerDeployment": read.ClassDeployment, "TemporalWorkerDeploymentVersion": read.ClassDeployment,
+}
+
+// WithheldInQuery is the first attribute of attrs (ScreenedQuery's) whose
+// values are of a class in withhold, and that class; "" when none is.
+func WithheldInQuery(attrs []string, withhold read.ClassSet) (string, read.Class) {
+	for _, a := range attrs {
+		if c, ok := attributeClasses[a]; ok && withhold.Has(c) {
+			return a, c
+		}
+	}
+	return "", ""
 }

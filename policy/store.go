@@ -34,6 +34,11 @@ type FileStore struct {
 type policyInForce struct {
 	grants     *Grants
 	attributes []string
+	merges     []string // File.Merges
+}
+
+func inForce(f *File) *policyInForce {
+	return &policyInForce{grants: f.Grants(), attributes: slices.Clone(f.QueryAttributes), merges: f.Merges()}
 }
 
 // The problems a reload can leave, as Problem says them.
@@ -59,7 +64,7 @@ func OpenFileStore(path string, extra ...string) (*FileStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cur.Store(&policyInForce{grants: f.Grants(), attributes: slices.Clone(f.QueryAttributes)})
+	s.cur.Store(inForce(f))
 	s.sum = sha256.Sum256(b)
 	return s, nil
 }
@@ -69,6 +74,10 @@ func (s *FileStore) Grants() *Grants { return s.cur.Load().grants }
 
 // QueryAttributes are the custom attributes the file in force allows.
 func (s *FileStore) QueryAttributes() []string { return s.cur.Load().attributes }
+
+// Merges says, of the file in force, what a caller matched by grants of
+// different disclosure profiles gets (File.Merges).
+func (s *FileStore) Merges() []string { return s.cur.Load().merges }
 
 // Problem is why the policy in force is not the file's, or "" when it is.
 func (s *FileStore) Problem() string {
@@ -104,7 +113,7 @@ func (s *FileStore) Reload() (changed bool, err error) {
 		s.setProblem(ProblemPolicyUnparseable)
 		return false, err
 	}
-	s.cur.Store(&policyInForce{grants: f.Grants(), attributes: slices.Clone(f.QueryAttributes)})
+	s.cur.Store(inForce(f))
 	s.sum = sum
 	s.problem.Store(nil)
 	return true, nil

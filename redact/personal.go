@@ -96,6 +96,19 @@ func (r *Redactor) WithPersonal(kinds ...string) *Redactor {
 	return &out
 }
 
+// Personal are the kinds of r's personal-data detectors switched on, in
+// the order of PersonalKinds.
+func (r *Redactor) Personal() []string {
+	if r == nil {
+		return nil
+	}
+	kinds := make([]string, 0, len(r.personal))
+	for _, d := range r.personal {
+		kinds = append(kinds, d.kind)
+	}
+	return kinds
+}
+
 // personalHolds reports whether one of r's personal-data detectors finds
 // anything in b: a pass that skips every byte no anchor is, and the rest
 // of a run of digits once its first is tried (no number begins inside

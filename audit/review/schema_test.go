@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"crypto/ed25519"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,10 +107,10 @@ func TestALogWrittenBySchemaVersion2StillVerifies(t *testing.T) {
 	}
 }
 
-// TestAVersion2LogContinuesAtVersion3: the v2 series, continued by this
-// porthole (a restart after the upgrade), verifies whole, and the new
-// records carry version 3 and their traceId.
-func TestAVersion2LogContinuesAtVersion3(t *testing.T) {
+// TestAVersion2LogContinuesAtTheCurrentVersion: the v2 series, continued by
+// this porthole (a restart after the upgrade), verifies whole, and the new
+// records carry the current version, their traceId and profile.
+func TestAVersion2LogContinuesAtTheCurrentVersion(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	files, _ := filepath.Glob("testdata/v2/*")
@@ -134,6 +135,9 @@ func TestAVersion2LogContinuesAtVersion3(t *testing.T) {
 	if err := l.Write(context.Background(), audit.Record{Kind: audit.KindCall, RequestID: "req-v3", Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_namespace", TraceID: trace}); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.Write(context.Background(), audit.Record{Kind: audit.KindResult, RequestID: "req-v3", Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_namespace", TraceID: trace, Outcome: audit.OutcomeOK, Profile: "vendor"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +152,7 @@ func TestAVersion2LogContinuesAtVersion3(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		cur = append(cur, b...)
 	}
-	if !strings.Contains(string(cur), `"v":3`) || !strings.Contains(string(cur), `"traceId":"`+trace+`"`) {
+	if !strings.Contains(string(cur), fmt.Sprintf(`"v":%d`, audit.SchemaVersion)) || !strings.Contains(string(cur), `"traceId":"`+trace+`"`) || !strings.Contains(string(cur), `"profile":"\"vendor\""`) {
 		t.Fatalf("the new records:\n%s", cur)
 	}
 }

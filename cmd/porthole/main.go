@@ -32,6 +32,8 @@ Usage:
   porthole audit verify LOG... check the audit log's hash chain and HMACs
   porthole audit report LOG... verify the audit log, then say who asked what
   porthole roster check|pin    check the roster of upstream MCP servers; pin their reviewed tools
+  porthole policy check        check the policy file; say what callers of several profiles get
+  porthole disclosure          print every field of every answer, kept or withheld (--profile NAME)
   porthole version             print the version
 
 Run 'porthole <command> --help' for the settings of a command.
@@ -44,6 +46,8 @@ func main() {
 // run executes one command and returns the process exit code: 0 on success,
 // 2 for a usage error, 3 for an audit trail that verifies but is not proven
 // complete (--require-complete), 1 for anything else.
+//
+// Whole: the table of commands, then each kind of error's exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -61,6 +65,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runAudit(args[1:], stdout, stderr)
 	case "roster":
 		err = runRoster(args[1:], stdout, stderr)
+	case "policy":
+		err = runPolicy(args[1:], stdout, stderr)
+	case "disclosure":
+		err = runDisclosure(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

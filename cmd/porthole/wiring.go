@@ -62,6 +62,7 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 	}
 	closeGateway = g.Close
 	if c.policy != nil {
+		logMerges(c.policy, log)
 		go watchPolicy(ctx, c.policy, c.policyEvery, log)
 	}
 	stopUpstreams = g.StartUpstreams(ctx)
@@ -90,6 +91,15 @@ func watchPolicy(ctx context.Context, store *policy.FileStore, interval time.Dur
 			log.Error(store.Problem(), zap.Error(err))
 		case changed:
 			log.Info("policy file reloaded")
+			logMerges(store, log)
 		}
+	}
+}
+
+// logMerges says, for each pair of grants that can match one caller and
+// name different disclosure profiles, what that caller gets.
+func logMerges(store *policy.FileStore, log *zap.Logger) {
+	for _, m := range store.Merges() {
+		log.Warn("grants that can match one caller name different disclosure profiles; the caller gets the strictest choice of each", zap.String("merge", m))
 	}
 }

@@ -74,6 +74,22 @@ const (
 // survives every later encoding unchanged.
 const truncationMarker = "…[truncated by porthole]"
 
+// CutOff is t's text without the marker a cut left at its end, and
+// whether there was one: the text as it was before it was cut, up to the
+// cut.
+func (t Text) CutOff() (head string, cut bool) {
+	return strings.CutSuffix(t.Text, truncationMarker)
+}
+
+// WithHead is t with head in place of its text before the marker a cut
+// left (t.CutOff's head), the marker kept.
+func (t Text) WithHead(head string) Text {
+	if _, cut := t.CutOff(); cut {
+		head += truncationMarker
+	}
+	return Text{Text: head, Origin: t.Origin}
+}
+
 // Text is free text together with who wrote it. It is the only type that
 // carries free text in porthole's results, besides the strings of a [JSON]
 // value.

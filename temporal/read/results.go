@@ -9,15 +9,19 @@ import (
 // Observation says what a result is about and when it was read. Every result
 // embeds it.
 //
-// A `disclose` tag names what a string field reveals when it is not an
-// identifier: docs/disclosure.md is generated from these types, and a test
-// keeps it in step.
+// Every string field carries its disclosure class in a `disclose` tag
+// (see Class): docs/disclosure.md is generated from these types, and a
+// test keeps it in step.
 type Observation struct {
-	Namespace  string    `json:"namespace" jsonschema:"the Temporal namespace this answer is about" disclose:"name"`
+	Namespace  string    `json:"namespace" jsonschema:"the Temporal namespace this answer is about" disclose:"porthole,name"`
 	ObservedAt time.Time `json:"observedAt" jsonschema:"when porthole read this from Temporal"`
 	// AgeSeconds is set when the answer came from porthole's short-lived
 	// cache: how old it was when served.
 	AgeSeconds *float64 `json:"ageSeconds,omitempty" jsonschema:"present when this answer came from porthole's cache: its age in seconds"`
+	// Withheld names the classes of field the caller's disclosure profile
+	// withheld from this answer: a field of one of them is absent because
+	// it was withheld, not because Temporal had nothing to say.
+	Withheld []Class `json:"withheld,omitempty" jsonschema:"the classes of field withheld from this answer by your disclosure profile; a field of one of them is absent because it was withheld" disclose:"porthole,class"`
 }
 
 // Observed returns the observation; every result has it by embedding, so
@@ -31,25 +35,25 @@ type WorkflowStatus string
 
 // WorkflowSummary is one workflow execution, identifiers and times only.
 type WorkflowSummary struct {
-	WorkflowID    string         `json:"workflowId"`
-	RunID         string         `json:"runId"`
-	WorkflowType  string         `json:"workflowType"`
-	TaskQueue     string         `json:"taskQueue"`
-	Status        WorkflowStatus `json:"status"`
+	WorkflowID    string         `json:"workflowId,omitzero" disclose:"workflow-id"`
+	RunID         string         `json:"runId,omitzero" disclose:"run-id"`
+	WorkflowType  string         `json:"workflowType,omitzero" disclose:"type-name"`
+	TaskQueue     string         `json:"taskQueue,omitzero" disclose:"task-queue"`
+	Status        WorkflowStatus `json:"status" disclose:"enum"`
 	StartTime     *time.Time     `json:"startTime,omitempty"`
 	ExecutionTime *time.Time     `json:"executionTime,omitempty"`
 	CloseTime     *time.Time     `json:"closeTime,omitempty"`
 	HistoryLength int64          `json:"historyLength"`
 	// ParentWorkflowID and ParentRunID name the parent of a child workflow.
-	ParentWorkflowID string `json:"parentWorkflowId,omitempty"`
-	ParentRunID      string `json:"parentRunId,omitempty"`
+	ParentWorkflowID string `json:"parentWorkflowId,omitempty" disclose:"workflow-id"`
+	ParentRunID      string `json:"parentRunId,omitempty" disclose:"run-id"`
 }
 
 // WorkflowList is one page of workflow executions.
 type WorkflowList struct {
 	Observation
 	Workflows     []WorkflowSummary `json:"workflows" jsonschema:"the executions on this page; empty when none matched"`
-	NextPageToken string            `json:"nextPageToken,omitempty" jsonschema:"pass back to read the next page; absent on the last page" disclose:"token"`
+	NextPageToken string            `json:"nextPageToken,omitempty" jsonschema:"pass back to read the next page; absent on the last page" disclose:"porthole,token"`
 }
 
 // WorkflowCount is how many executions matched a query.
@@ -65,13 +69,13 @@ type ActivityState string
 // Failure is the readable part of one failure: its message, quoted, and the
 // kind of failure. Details and stack traces are never read.
 type Failure struct {
-	Message quote.Text `json:"message"`
+	Message quote.Text `json:"message,omitzero" disclose:"free-text"`
 	// Kind is the failure's category: application, timeout, canceled,
 	// terminated, server, activity, child workflow, nexus operation, nexus
 	// handler, reset workflow, or unknown.
 	Kind string `json:"kind" disclose:"enum"`
 	// ApplicationErrorType is the error type an application failure names.
-	ApplicationErrorType string `json:"applicationErrorType,omitempty"`
+	ApplicationErrorType string `json:"applicationErrorType,omitempty" disclose:"type-name"`
 	NonRetryable         bool   `json:"nonRetryable,omitempty"`
 	// TimeoutType is, for a timeout, which timeout ran out (StartToClose,
 	// ScheduleToStart, ScheduleToClose, Heartbeat).
@@ -94,9 +98,9 @@ type FailureSummary struct {
 
 // PendingActivity is an activity that has been scheduled and not finished.
 type PendingActivity struct {
-	ActivityID              string          `json:"activityId"`
-	ActivityType            string          `json:"activityType"`
-	State                   ActivityState   `json:"state"`
+	ActivityID              string          `json:"activityId,omitzero" disclose:"activity-id"`
+	ActivityType            string          `json:"activityType,omitzero" disclose:"type-name"`
+	State                   ActivityState   `json:"state" disclose:"enum"`
 	Attempt                 int32           `json:"attempt"`
 	MaximumAttempts         int32           `json:"maximumAttempts" jsonschema:"0 means unlimited"`
 	ScheduledTime           *time.Time      `json:"scheduledTime,omitempty"`
@@ -105,15 +109,15 @@ type PendingActivity struct {
 	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
 	ExpirationTime          *time.Time      `json:"expirationTime,omitempty"`
 	LastFailure             *FailureSummary `json:"lastFailure,omitempty"`
-	LastWorkerIdentity      *quote.Text     `json:"lastWorkerIdentity,omitempty"`
+	LastWorkerIdentity      *quote.Text     `json:"lastWorkerIdentity,omitempty" disclose:"worker-identity"`
 	Paused                  bool            `json:"paused,omitempty"`
 }
 
 // PendingChild is a child workflow that has been started and not closed.
 type PendingChild struct {
-	WorkflowID   string `json:"workflowId"`
-	RunID        string `json:"runId"`
-	WorkflowType string `json:"workflowType"`
+	WorkflowID   string `json:"workflowId,omitzero" disclose:"workflow-id"`
+	RunID        string `json:"runId,omitzero" disclose:"run-id"`
+	WorkflowType string `json:"workflowType,omitzero" disclose:"type-name"`
 	InitiatedID  int64  `json:"initiatedEventId"`
 }
 
@@ -152,9 +156,9 @@ const MaxPendingListed = 50
 // not completed. Its input, headers, operation token and callback URL are
 // never read.
 type PendingNexusOperation struct {
-	Endpoint                string          `json:"endpoint"`
-	Service                 string          `json:"service"`
-	Operation               string          `json:"operation"`
+	Endpoint                string          `json:"endpoint,omitzero" disclose:"nexus-name"`
+	Service                 string          `json:"service,omitzero" disclose:"nexus-name"`
+	Operation               string          `json:"operation,omitzero" disclose:"nexus-name"`
 	State                   string          `json:"state" disclose:"enum"`
 	ScheduledEventID        int64           `json:"scheduledEventId"`
 	ScheduledTime           *time.Time      `json:"scheduledTime,omitempty"`
@@ -162,7 +166,7 @@ type PendingNexusOperation struct {
 	LastAttemptCompleteTime *time.Time      `json:"lastAttemptCompleteTime,omitempty"`
 	NextAttemptScheduleTime *time.Time      `json:"nextAttemptScheduleTime,omitempty"`
 	LastAttemptFailure      *FailureSummary `json:"lastAttemptFailure,omitempty"`
-	BlockedReason           *quote.Text     `json:"blockedReason,omitempty"`
+	BlockedReason           *quote.Text     `json:"blockedReason,omitempty" disclose:"free-text"`
 }
 
 // Callback is a callback attached to a workflow: Temporal calls it when
@@ -202,11 +206,11 @@ type HistoryEvent struct {
 	EventID           int64     `json:"eventId"`
 	EventType         string    `json:"eventType" disclose:"enum"`
 	EventTime         time.Time `json:"eventTime"`
-	ActivityID        string    `json:"activityId,omitempty"`
-	ActivityType      string    `json:"activityType,omitempty"`
-	TimerID           string    `json:"timerId,omitempty"`
-	ChildWorkflowID   string    `json:"childWorkflowId,omitempty"`
-	ChildWorkflowType string    `json:"childWorkflowType,omitempty"`
+	ActivityID        string    `json:"activityId,omitempty" disclose:"activity-id"`
+	ActivityType      string    `json:"activityType,omitempty" disclose:"type-name"`
+	TimerID           string    `json:"timerId,omitempty" disclose:"timer-id"`
+	ChildWorkflowID   string    `json:"childWorkflowId,omitempty" disclose:"workflow-id"`
+	ChildWorkflowType string    `json:"childWorkflowType,omitempty" disclose:"type-name"`
 	ScheduledEventID  int64     `json:"scheduledEventId,omitempty" jsonschema:"for activity events, the event that scheduled the activity"`
 	Attempt           int32     `json:"attempt,omitempty"`
 	// Failure is the failure of a failed activity, workflow task, child
@@ -230,10 +234,10 @@ const MaxFailureText = 64 << 10
 // History is one page of a workflow's event history.
 type History struct {
 	Observation
-	WorkflowID    string         `json:"workflowId"`
-	RunID         string         `json:"runId,omitempty"`
+	WorkflowID    string         `json:"workflowId,omitzero" disclose:"workflow-id"`
+	RunID         string         `json:"runId,omitempty" disclose:"run-id"`
 	Events        []HistoryEvent `json:"events"`
-	NextPageToken string         `json:"nextPageToken,omitempty" disclose:"token"`
+	NextPageToken string         `json:"nextPageToken,omitempty" disclose:"porthole,token"`
 	// FailuresLeftOut counts the failure summaries not read past the
 	// page's failure text (MaxFailureText).
 	FailuresLeftOut int `json:"failuresLeftOut,omitempty" jsonschema:"failure summaries left out: the page's failure text was used up; read fewer events a page"`
@@ -241,13 +245,13 @@ type History struct {
 
 // Poller is a worker that polled a task queue recently.
 type Poller struct {
-	Identity       quote.Text `json:"identity"`
+	Identity       quote.Text `json:"identity,omitzero" disclose:"worker-identity"`
 	LastAccessTime *time.Time `json:"lastAccessTime,omitempty"`
 	RatePerSecond  float64    `json:"ratePerSecond"`
 	// DeploymentName and BuildID name the worker deployment version a
 	// versioned worker polls as.
-	DeploymentName string `json:"deploymentName,omitempty"`
-	BuildID        string `json:"buildId,omitempty"`
+	DeploymentName string `json:"deploymentName,omitempty" disclose:"deployment"`
+	BuildID        string `json:"buildId,omitempty" disclose:"deployment"`
 }
 
 // TaskQueueBacklog is what Temporal reports of a task queue's backlog.
@@ -269,7 +273,7 @@ type TaskQueuePart struct {
 // versioned.
 type TaskQueueDescription struct {
 	Observation
-	TaskQueue  string               `json:"taskQueue"`
+	TaskQueue  string               `json:"taskQueue,omitzero" disclose:"task-queue"`
 	Workflow   TaskQueuePart        `json:"workflowTasks"`
 	Activity   TaskQueuePart        `json:"activityTasks"`
 	Versioning *TaskQueueVersioning `json:"versioning,omitempty" jsonschema:"the worker deployment versions the task queue routes to, when it is versioned"`
@@ -278,7 +282,7 @@ type TaskQueueDescription struct {
 // TaskQueueVersioning is where a versioned task queue sends new work: the
 // current version of its worker deployment and the one ramping.
 type TaskQueueVersioning struct {
-	DeploymentName string `json:"deploymentName,omitempty"`
+	DeploymentName string `json:"deploymentName,omitempty" disclose:"deployment"`
 	Routes
 	UpdateTime *time.Time `json:"updateTime,omitempty"`
 }
@@ -287,16 +291,16 @@ type TaskQueueVersioning struct {
 type ScheduleAction struct {
 	ScheduleTime *time.Time `json:"scheduleTime,omitempty"`
 	ActualTime   *time.Time `json:"actualTime,omitempty"`
-	WorkflowID   string     `json:"workflowId"`
-	RunID        string     `json:"runId"`
+	WorkflowID   string     `json:"workflowId,omitzero" disclose:"workflow-id"`
+	RunID        string     `json:"runId,omitzero" disclose:"run-id"`
 }
 
 // ScheduleSummary is one schedule as the list shows it.
 type ScheduleSummary struct {
-	ScheduleID      string           `json:"scheduleId"`
-	WorkflowType    string           `json:"workflowType,omitempty"`
+	ScheduleID      string           `json:"scheduleId,omitzero" disclose:"schedule-id"`
+	WorkflowType    string           `json:"workflowType,omitempty" disclose:"type-name"`
 	Paused          bool             `json:"paused"`
-	Notes           *quote.Text      `json:"notes,omitempty"`
+	Notes           *quote.Text      `json:"notes,omitempty" disclose:"free-text"`
 	RecentActions   []ScheduleAction `json:"recentActions"`
 	NextActionTimes []time.Time      `json:"nextActionTimes"`
 }
@@ -305,7 +309,7 @@ type ScheduleSummary struct {
 type ScheduleList struct {
 	Observation
 	Schedules     []ScheduleSummary `json:"schedules"`
-	NextPageToken string            `json:"nextPageToken,omitempty" disclose:"token"`
+	NextPageToken string            `json:"nextPageToken,omitempty" disclose:"porthole,token"`
 }
 
 // ScheduleInterval is an "every" rule of a schedule's spec.
@@ -319,14 +323,14 @@ type ScheduleInterval struct {
 // search attributes are never read.
 type ScheduleDescription struct {
 	Observation
-	ScheduleID           string             `json:"scheduleId"`
-	WorkflowType         string             `json:"workflowType,omitempty"`
-	WorkflowIDPrefix     string             `json:"workflowId,omitempty" jsonschema:"the workflow id the schedule starts runs with (Temporal appends the time)"`
-	TaskQueue            string             `json:"taskQueue,omitempty"`
+	ScheduleID           string             `json:"scheduleId,omitzero" disclose:"schedule-id"`
+	WorkflowType         string             `json:"workflowType,omitempty" disclose:"type-name"`
+	WorkflowIDPrefix     string             `json:"workflowId,omitempty" jsonschema:"the workflow id the schedule starts runs with (Temporal appends the time)" disclose:"workflow-id"`
+	TaskQueue            string             `json:"taskQueue,omitempty" disclose:"task-queue"`
 	Paused               bool               `json:"paused"`
-	Notes                *quote.Text        `json:"notes,omitempty"`
+	Notes                *quote.Text        `json:"notes,omitempty" disclose:"free-text"`
 	Intervals            []ScheduleInterval `json:"intervals"`
-	CronExpressions      []string           `json:"cronExpressions" disclose:"schedule spec"`
+	CronExpressions      []string           `json:"cronExpressions,omitzero" disclose:"schedule-spec"`
 	CalendarCount        int                `json:"calendarRules" jsonschema:"how many calendar rules the spec has"`
 	OverlapPolicy        string             `json:"overlapPolicy,omitempty" disclose:"enum"`
 	CatchupWindowSeconds float64            `json:"catchupWindowSeconds,omitempty"`
@@ -347,7 +351,7 @@ type NamespaceDescription struct {
 	State                   string  `json:"state" disclose:"enum"`
 	RetentionSeconds        float64 `json:"retentionSeconds"`
 	IsGlobalNamespace       bool    `json:"isGlobalNamespace"`
-	ActiveCluster           string  `json:"activeCluster,omitempty"`
+	ActiveCluster           string  `json:"activeCluster,omitempty" disclose:"cluster"`
 	HistoryArchivalState    string  `json:"historyArchivalState,omitempty" disclose:"enum"`
 	VisibilityArchivalState string  `json:"visibilityArchivalState,omitempty" disclose:"enum"`
 	ServerVersion           string  `json:"serverVersion,omitempty" disclose:"version"`
@@ -356,7 +360,7 @@ type NamespaceDescription struct {
 // SearchAttribute is one search attribute of the namespace: its name and
 // type, never a value.
 type SearchAttribute struct {
-	Name string `json:"name"`
+	Name string `json:"name,omitzero" disclose:"search-attribute"`
 	// Type is the attribute's indexed value type (Keyword, Text, Int,
 	// Double, Bool, Datetime, KeywordList); absent when Temporal did not
 	// say.
@@ -381,12 +385,12 @@ type SearchAttributeList struct {
 	// Complete is false when Temporal refused to list the attributes and
 	// the list holds only what porthole knows; Note then says so.
 	Complete bool        `json:"complete" jsonschema:"false when Temporal refused the list and only the attributes porthole knows are shown"`
-	Note     *quote.Text `json:"note,omitempty"`
+	Note     *quote.Text `json:"note,omitempty" disclose:"porthole"`
 }
 
 // BatchOperationSummary is one batch operation as the list shows it.
 type BatchOperationSummary struct {
-	JobID string `json:"jobId"`
+	JobID string `json:"jobId,omitzero" disclose:"batch-job-id"`
 	// OperationType is what the batch does to each workflow, as the server
 	// names it: Terminate, Cancel, Signal, Delete, Reset, ... (newer
 	// servers: TerminateWorkflow, SignalWorkflow, ...); absent when the
@@ -402,7 +406,7 @@ type BatchOperationSummary struct {
 type BatchOperationList struct {
 	Observation
 	BatchOperations []BatchOperationSummary `json:"batchOperations"`
-	NextPageToken   string                  `json:"nextPageToken,omitempty" disclose:"token"`
+	NextPageToken   string                  `json:"nextPageToken,omitempty" disclose:"porthole,token"`
 }
 
 // BatchOperationDescription is one batch operation: what it does, how far
@@ -414,18 +418,18 @@ type BatchOperationDescription struct {
 	TotalOperationCount    int64       `json:"totalOperationCount"`
 	CompleteOperationCount int64       `json:"completeOperationCount"`
 	FailureOperationCount  int64       `json:"failureOperationCount"`
-	Identity               *quote.Text `json:"identity,omitempty"`
-	Reason                 *quote.Text `json:"reason,omitempty"`
+	Identity               *quote.Text `json:"identity,omitempty" disclose:"worker-identity"`
+	Reason                 *quote.Text `json:"reason,omitempty" disclose:"free-text"`
 }
 
 // Routes are where new work goes: the current version, and a version
 // ramping with a share of it. Either can be unversioned workers.
 type Routes struct {
-	CurrentBuildID string `json:"currentBuildId,omitempty" jsonschema:"the current version's build id; absent when unversioned workers take the work"`
+	CurrentBuildID string `json:"currentBuildId,omitempty" jsonschema:"the current version's build id; absent when unversioned workers take the work" disclose:"deployment"`
 	// Ramping says a ramp is on: to RampingBuildID, or to unversioned
 	// workers when RampingToUnversioned.
 	Ramping              bool    `json:"ramping"`
-	RampingBuildID       string  `json:"rampingBuildId,omitempty" jsonschema:"the ramping version's build id"`
+	RampingBuildID       string  `json:"rampingBuildId,omitempty" jsonschema:"the ramping version's build id" disclose:"deployment"`
 	RampingToUnversioned bool    `json:"rampingToUnversioned,omitempty" jsonschema:"the ramp sends its share to unversioned workers"`
 	RampingPercentage    float64 `json:"rampingPercentage" jsonschema:"the share of new work, 0 to 100, the ramp takes"`
 }
@@ -440,17 +444,17 @@ type DeploymentRouting struct {
 
 // WorkerDeploymentSummary is one worker deployment as the list shows it.
 type WorkerDeploymentSummary struct {
-	Name          string            `json:"name"`
+	Name          string            `json:"name,omitzero" disclose:"deployment"`
 	CreateTime    *time.Time        `json:"createTime,omitempty"`
 	Routing       DeploymentRouting `json:"routing"`
-	LatestBuildID string            `json:"latestBuildId,omitempty" jsonschema:"the newest version's build id"`
+	LatestBuildID string            `json:"latestBuildId,omitempty" jsonschema:"the newest version's build id" disclose:"deployment"`
 }
 
 // WorkerDeploymentList is one page of worker deployments.
 type WorkerDeploymentList struct {
 	Observation
 	Deployments   []WorkerDeploymentSummary `json:"deployments"`
-	NextPageToken string                    `json:"nextPageToken,omitempty" disclose:"token"`
+	NextPageToken string                    `json:"nextPageToken,omitempty" disclose:"porthole,token"`
 }
 
 // MaxDeploymentVersions bounds the versions a deployment's description
@@ -468,7 +472,7 @@ const (
 // the identities that changed it are never read.
 type WorkerDeploymentDescription struct {
 	Observation
-	Name         string              `json:"name"`
+	Name         string              `json:"name,omitzero" disclose:"deployment"`
 	CreateTime   *time.Time          `json:"createTime,omitempty"`
 	Routing      DeploymentRouting   `json:"routing"`
 	Versions     []DeploymentVersion `json:"versions"`
@@ -482,7 +486,7 @@ type WorkerDeploymentDescription struct {
 // DeploymentVersion is one version of a worker deployment, named by its
 // build id.
 type DeploymentVersion struct {
-	BuildID string `json:"buildId"`
+	BuildID string `json:"buildId,omitzero" disclose:"deployment"`
 	// Status is Inactive, Current, Ramping, Draining or Drained.
 	Status string `json:"status" disclose:"enum"`
 	// DrainageStatus is whether workflows pinned to a version that no
@@ -500,7 +504,7 @@ type DeploymentVersion struct {
 
 // VersionTaskQueue is a task queue a deployment version's workers poll.
 type VersionTaskQueue struct {
-	Name string `json:"name"`
+	Name string `json:"name,omitzero" disclose:"task-queue"`
 	// Type is Workflow, Activity or Nexus.
 	Type string `json:"type" disclose:"enum"`
 }

@@ -65,6 +65,16 @@ const HostileIdentity = WorkerIdentity + "\u202e\u200b"
 // origin; tests check that the marker never appears outside one.
 const FreeTextMarker = "porthole-free-text-marker"
 
+// CustomerEmail and CustomerNumber are personal data a developer wrote
+// into free text (the failed workflow's failure message, the schedule's
+// note, the batch operation's reason): a disclosure profile that withholds
+// free text must keep them from a client, and one that runs the e-mail
+// detector on it must redact the address.
+const (
+	CustomerEmail  = "jane.customer@example.com"
+	CustomerNumber = "CUST-77001234"
+)
+
 // Names of what Seed creates.
 const (
 	TaskQueue           = "porthole-demo"
@@ -87,7 +97,7 @@ const (
 	// reason carry FreeTextMarker and SecretAWSKey.
 	BatchJobID    = "porthole-seed-batch"
 	BatchIdentity = "porthole-seeder " + FreeTextMarker + " key " + SecretAWSKey
-	BatchReason   = "reconciling carriers: " + FreeTextMarker + "; key " + SecretAWSKey
+	BatchReason   = "reconciling carriers: " + FreeTextMarker + "; key " + SecretAWSKey + " for " + CustomerNumber
 	// The query matches no workflow, and holds a canary: a batch's query
 	// is never read.
 	batchSignalQuery = "WorkflowId = 'porthole-seed-batch-matches-nothing' OR WorkflowId = '" + CanaryBatchQuery + "'"
@@ -122,7 +132,7 @@ const (
 // the error that caused it. Their messages hold secrets and a bidi
 // override that must reach a client quoted, redacted and escaped.
 const (
-	FailureMessage      = "inventory check failed: " + FreeTextMarker
+	FailureMessage      = "inventory check failed: " + FreeTextMarker + " for " + CustomerEmail + " (" + CustomerNumber + ")"
 	StockFailureMessage = "stock service refused: session " + SecretJWT
 	RootCauseMessage    = "warehouse db \u202e unreachable with key " + SecretAWSKey
 )
@@ -249,7 +259,7 @@ func (f *Fixture) seed(ctx context.Context) error {
 			TaskQueue: TaskQueue,
 			Memo:      map[string]any{"canary": CanaryScheduleMemo},
 		},
-		Note:               "created by the porthole seeder: " + FreeTextMarker,
+		Note:               "created by the porthole seeder: " + FreeTextMarker + " for " + CustomerEmail,
 		Memo:               map[string]any{"canary": CanaryScheduleMemo},
 		TriggerImmediately: true,
 	})

@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/porthole-dev/porthole/policy"
+	"github.com/porthole-dev/porthole/redact"
+	"github.com/porthole-dev/porthole/redact/quote"
+	"github.com/porthole-dev/porthole/temporal/read"
+)
+
+// disclosureOf is the disclosure profile of the call in ctx, as the grants
+// middleware found it for its caller; the default when none was found.
+func disclosureOf(ctx context.Context) *policy.Disclosure {
+	if d := resultNotesFrom(ctx).disclosure; d != nil {
+		return d
+	}
+	return &keepAll
+}
+
+// keepAll is the default disclosure, which nothing writes to.
+var keepAll policy.Disclosure
+
+// disclose is out (a tool's result) as the call's profile discloses it:
+// the fields of the classes it withholds absent, its personal-data
+// detectors run on the free text it keeps, and the classes withheld named
+// in the result. It returns how many replacements the detectors made. out
+// itself is left as it was: it may be the cache's.
+func (g *Server) disclose(d *policy.Disclosure, out any) (any, int) {
+	if d.Default() {
+		return out, 0
+	}
+	rd := read.Disclosure{Withhold: d.Withhold}
+	if len(d.Personal) > 0 {
+		rd.FreeText = personalText(g.personalRedactor(d))
+	}
+	v, n := read.Disclose(out, rd)
+	withheld := d.Withhold & read.ClassesOf(reflect.TypeOf(out))
+	if o, ok := v.(interface{ Observed() *read.Observation }); ok && withheld != 0 {
+		// Disclose copied v: it withheld a field of one of these classes.
+		o.Observed().Withheld = withheld.List()
+	}
+	return v, n
+}
+
+// personalText is a profile's detectors run on a kept free text: r over
+// its words; and where the quoting cut it, the start of a value the cut
+// left (an address it cut through) replaced by redact.PartialMarker, as the
+// quoting does for the server's own detectors.
+func personalText(r *redact.Redactor) func(quote.Text) (quote.Text, int) {
+	return func(t quote.Text) (quote.Text, int) {
+		head, cut := t.CutOff()
+		out, n := r.String(head)
+		if cut {
+			if i := r.TrailingPartial(out); i < len(out) {
+				out, n = out[:i]+redact.PartialMarker, n+1
+			}
+		}
+		if n == 0 {
+			return t, 0
+		}
+		return t.WithHead(out), n
+	}
+}
+
+// personalRedactor is the server's redactor with d's personal-data
+// detectors switched on beside those it has, made once for each set of
+// detectors (g.personal).
+func (g *Server) personalRedactor(d *policy.Disclosure) *redact.Redactor {
+	kinds := slices.Concat(g.redactor.Personal(), d.Personal)
+	slices.Sort(kinds)
+	kinds = slices.Compact(kinds)
+	key := strings.Join(kinds, ",")
+	if r, ok := g.personal.Load(key); ok {
+		return r.(*redact.Redactor)
+	}
+	r, _ := g.personal.LoadOrStore(key, g.redactor.WithPersonal(kinds...))
+	return r.(*redact.Redactor)
+}
+
+// argumentClass is an argument of a tool's input that names a value of a
+// class: workflowId names a workflow id.
+type argumentClass struct {
+	index int
+	name  string
+	class read.Class
+}
+
+// argumentClasses are the arguments of input type t that carry a
+// `disclose` tag.
+func argumentClasses(t reflect.Type) []argumentClass {
+	var out []argumentClass
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if c := f.Tag.Get("disclose"); c != "" {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out = append(out, argumentClass{index: i, name: name, class: read.Class(c)})
+		}
+	}
+	return out
+}
+
+// askedWithheld refuses a call that asks about what its profile withholds:
+// an argument of a withheld class, or a visibility query naming an
+// attribute whose values are of one. Otherwise a caller could confirm a
+// guessed customer number it is never shown. For a profile that withholds
+// search-attribute names, a query may name no custom attribute, and the
+// screen's refusal does not list them. It runs before the tool's own
+// checks, so that their refusals cannot name what it withholds.
+func askedWithheld[In any](d *policy.Disclosure, in *In, args []argumentClass, rules policy.QueryRules) error {
+	if d.Withhold == 0 {
+		return nil
+	}
+	rules.HideCustom = d.Withhold.Has(read.ClassSearchAttribute)
+	v := reflect.ValueOf(in).Elem()
+	for _, a := range args {
+		if d.Withhold.Has(a.class) && v.Field(a.index).String() != "" {
+			return policy.Refuse("%s names a %s, which your disclosure profile (%s) withholds; porthole does not answer questions about what it withholds from you", a.name, a.class, d.Name)
+		}
+	}
+	if q, ok := any(in).(queried); ok && q.query() != "" {
+		screened, err := policy.ScreenQuery(q.query(), rules)
+		if err != nil {
+			return err
+		}
+		if attr, class := policy.WithheldInQuery(screened.Attributes, d.Withhold); attr != "" {
+			return policy.Refuse("the query names %s, whose values are a %s, which your disclosure profile (%s) withholds; porthole does not answer questions about what it withholds from you", attr, class, d.Name)
+		}
+	}
+	return nil
+}
+
+// queried is a tool input with a visibility query.
+type queried interface{ query() string }
+
+func (in *listWorkflowsInput) query() string  { return in.Query }
+func (in *countWorkflowsInput) query() string { return in.Query }
+
+// ToolResult is one of porthole's own tools and the Go type of its result.
+type ToolResult struct {
+	Name string
+	Type reflect.Type
+}
+
+// ResultTypes are porthole's own tools, in the order tools/list shows
+// them, each with its result type: what docs/disclosure.md and `porthole
+// disclosure` list the fields of.
+func ResultTypes() []ToolResult {
+	var out []ToolResult
+	for _, t := range (&Server{}).catalog() {
+		out = append(out, ToolResult{Name: t.def.Name, Type: t.output})
+	}
+	return out
+}
