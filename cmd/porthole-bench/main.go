@@ -131,13 +131,13 @@ func (o options) samplerName() string {
 // names the server each calls ("" for none started by the bench), so that
 // -modes starts only what its modes need (no Jaeger without traced, no
 // oidc-provider without oauth, no Redis without redis).
-var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "porthole-aa", "echo"}
+var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "profiled", "porthole-aa", "echo"}
 
 var modeServer = map[string]string{
 	"hop": "bare", "bare": "bare", "echo": "bare",
 	"porthole": "porthole", "porthole-2026": "porthole",
 	"cached": "cached", "oauth": "oauth", "redis": "redis", "redis-rtt": "redis",
-	"traced": "traced", "porthole-aa": "porthole-aa",
+	"traced": "traced", "profiled": "profiled", "porthole-aa": "porthole-aa",
 }
 
 // runs says whether mode is among those asked for (every one by default).
@@ -254,10 +254,10 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 
 // servers are the servers the modes call, and the tokens they take.
 type servers struct {
-	bare, porthole, cached, oauth, redis, traced, aa *server
-	token, oauthToken                                string
-	redisRTT                                         func(context.Context) error
-	hc                                               *http.Client
+	bare, porthole, cached, oauth, redis, traced, profiled, aa *server
+	token, oauthToken                                          string
+	redisRTT                                                   func(context.Context) error
+	hc                                                         *http.Client
 }
 
 // startServers starts the servers the modes asked for call: the bare
@@ -295,22 +295,34 @@ func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.Dev
 			}
 		}
 	}
+	return sv, r.startOtherPortholes(ctx, o, sv, dir, env)
+}
+
+// startOtherPortholes starts the portholes the modes asked for that need
+// more than a porthole: an authorization server, Redis, Jaeger, a policy
+// file.
+func (r *rig) startOtherPortholes(ctx context.Context, o options, sv *servers, dir string, env func(name, cache string) []string) (err error) {
 	if o.needs("oauth") {
 		if sv.oauth, sv.oauthToken, err = r.startOAuthPorthole(ctx, o.bin, dir, env); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.needs("redis") {
 		if sv.redis, sv.redisRTT, err = r.startRedisPorthole(ctx, o.bin, dir, env); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.needs("traced") {
 		if sv.traced, err = r.startTracedPorthole(ctx, o.bin, dir, env, o.sampler, o.samplerArg); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return sv, nil
+	if o.needs("profiled") {
+		if sv.profiled, err = r.startProfiledPorthole(ctx, o.bin, dir, env); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // modes are the ways of making the read, each against its server; a mode
@@ -350,6 +362,7 @@ func (sv *servers) modes(c client.Client, srv *temporaltest.DevServer) []mode {
 		modes = append(modes, mode{"redis-rtt", sv.redisRTT, nil})
 	}
 	add("traced", sv.traced, with(describe, token))
+	add("profiled", sv.profiled, with(describe, token))
 	add("porthole-aa", sv.aa, with(describe, token))
 	add("echo", sv.bare, with(echo, ""))
 	return modes

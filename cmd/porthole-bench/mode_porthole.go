@@ -127,3 +127,20 @@ func portholeEnv(dir string, srv *temporaltest.DevServer, pprof bool) (token str
 	}
 	return token, env, nil
 }
+
+// profiledPolicy grants the bench's principal every tool with a disclosure
+// profile that withholds worker identities and runs the e-mail detector on
+// the free text it keeps: each answer is copied where it changes, its
+// identities removed and its failure messages read by the detector.
+const profiledPolicy = `{"principals": {"bench": {"tools": ["*"], "profile": "vendor"}},
+ "profiles": {"vendor": {"classes": {"worker-identity": "withhold"}, "personal": ["email"]}}}`
+
+// startProfiledPorthole runs a porthole like the porthole mode's whose
+// policy file gives the bench's principal a disclosure profile.
+func (r *rig) startProfiledPorthole(ctx context.Context, bin, dir string, env func(name, cache string) []string) (*server, error) {
+	policy := filepath.Join(dir, "profiled-policy.json")
+	if err := os.WriteFile(policy, []byte(profiledPolicy), 0o600); err != nil {
+		return nil, err
+	}
+	return r.startServer(ctx, bin, []string{"serve"}, append(env("profiled", "0"), "PORTHOLE_POLICY_FILE="+policy), "serving MCP")
+}
