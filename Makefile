@@ -226,6 +226,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzParseRoster ./gateway/upstream/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzParseAgreesWithThePortholeBeforeExpiries ./gateway/tokens/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzPayloadsUndecodedReadsWhatProtoReads ./temporal/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzOpenRefusesWhatItDidNotMake ./gateway/pseudonym/ $(FUZZTIME)
 
 ## bench: porthole side by side with the SDK and a bare go-sdk server; writes docs/performance.md
 BENCH_DURATION ?= 5s

@@ -78,6 +78,9 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 		if r.Profile != "" {
 			str("profile", Quote(capBytes(r.Profile, MaxToolBytes)))
 		}
+		if len(r.Opened) > 0 {
+			f = append(f, zap.Array("opened", referenceArgs(r.Opened)))
+		}
 	}
 	if r.Kind == KindDenials {
 		f = append(f, zap.Int("count", r.Count))
@@ -174,7 +177,7 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 			Kind: kinds[int(kind)%len(kinds)], RequestID: requestID, Principal: principal, ClientAddr: "10.0.0.1",
 			Transport: "http", UserAgent: ua, Method: "tools/call", Tool: tool, Upstream: requestID, Args: []Arg{{Name: argName, Value: argValue, Truncated: flag}, {Name: "b", Value: ""}},
 			Outcome: OutcomeOK, Status: n, Reason: reason, Duration: time.Duration(micros) * time.Microsecond,
-			ResultBytes: n, Redactions: n / 2, Cached: flag, PreviousFile: reason, PreviousLastSeq: uint64(n), Profile: tool,
+			ResultBytes: n, Redactions: n / 2, Cached: flag, PreviousFile: reason, PreviousLastSeq: uint64(n), Profile: tool, Opened: []Arg{{Name: argName, Value: argValue}},
 			ArgsOmitted: n % 3, ArgsOmittedSHA256: requestID,
 			Count: n, First: time.Unix(int64(n), 0), Last: time.Unix(int64(n), micros%1e9),
 			Groups: []DenialGroup{{Outcome: OutcomeUnauthenticated, Status: 401, Reason: reason, Count: n}, {Reason: requestID, Count: 1}},

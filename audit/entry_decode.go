@@ -68,7 +68,7 @@ var entryFields = func() map[string]entryField {
 		{"upstream", func(s *entryScanner, e *Entry) bool { return s.str(&e.Upstream) }},
 		{"traceId", func(s *entryScanner, e *Entry) bool { return s.str(&e.TraceID) }},
 		{"oauth", (*entryScanner).oauth},
-		{"args", (*entryScanner).args},
+		{"args", func(s *entryScanner, e *Entry) bool { return s.args(&e.Args) }},
 		{"argsOmitted", func(s *entryScanner, e *Entry) bool { return s.int(&e.ArgsOmitted) }},
 		{"argsOmittedSha256", func(s *entryScanner, e *Entry) bool { return s.str(&e.ArgsOmittedSHA256) }},
 		{"outcome", func(s *entryScanner, e *Entry) bool { return s.str((*string)(&e.Outcome)) }},
@@ -79,6 +79,7 @@ var entryFields = func() map[string]entryField {
 		{"redactions", func(s *entryScanner, e *Entry) bool { return s.int(&e.Redactions) }},
 		{"cached", func(s *entryScanner, e *Entry) bool { return s.bool(&e.Cached) }},
 		{"profile", func(s *entryScanner, e *Entry) bool { return s.str(&e.Profile) }},
+		{"opened", func(s *entryScanner, e *Entry) bool { return s.args(&e.Opened) }},
 		{"count", func(s *entryScanner, e *Entry) bool { return s.int(&e.Count) }},
 		{"first", func(s *entryScanner, e *Entry) bool { return s.time(&e.First) }},
 		{"last", func(s *entryScanner, e *Entry) bool { return s.time(&e.Last) }},
@@ -129,12 +130,8 @@ func (s *entryScanner) oauth(e *Entry) bool {
 	})
 }
 
-func (s *entryScanner) args(e *Entry) bool {
-	return scanArray(s, &e.Args, func(a *struct {
-		Name      string `json:"name"`
-		Value     string `json:"value"`
-		Truncated bool   `json:"truncated"`
-	}) bool {
+func (s *entryScanner) args(dst *[]EntryArg) bool {
+	return scanArray(s, dst, func(a *EntryArg) bool {
 		return s.object(func(key []byte) int {
 			return s.member(key, []string{"name", "value", "truncated"}, func(i int) bool {
 				switch i {

@@ -36,6 +36,13 @@ func LineHash(line []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// EntryArg is an argument as a record holds it: name and value quoted.
+type EntryArg = struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Truncated bool   `json:"truncated"`
+}
+
 // Entry is a record as read back from a log.
 type Entry struct {
 	Time       time.Time `json:"time"`
@@ -59,25 +66,24 @@ type Entry struct {
 		ClientID string `json:"clientId"`
 		TokenID  string `json:"tokenId"`
 	} `json:"oauth"`
-	Args []struct {
-		Name      string `json:"name"`
-		Value     string `json:"value"`
-		Truncated bool   `json:"truncated"`
-	} `json:"args"`
-	ArgsOmitted       int       `json:"argsOmitted"`
-	ArgsOmittedSHA256 string    `json:"argsOmittedSha256"`
-	Outcome           Outcome   `json:"outcome"`
-	Status            int       `json:"status"`
-	Reason            string    `json:"reason"`
-	DurationMs        float64   `json:"durationMs"`
-	ResultBytes       int       `json:"resultBytes"`
-	Redactions        int       `json:"redactions"`
-	Cached            bool      `json:"cached"`
-	Profile           string    `json:"profile"` // version 4; "" for the default profile
-	Count             int       `json:"count"`
-	First             time.Time `json:"first"`
-	Last              time.Time `json:"last"`
-	Groups            []struct {
+	Args              []EntryArg `json:"args"`
+	ArgsOmitted       int        `json:"argsOmitted"`
+	ArgsOmittedSHA256 string     `json:"argsOmittedSha256"`
+	Outcome           Outcome    `json:"outcome"`
+	Status            int        `json:"status"`
+	Reason            string     `json:"reason"`
+	DurationMs        float64    `json:"durationMs"`
+	ResultBytes       int        `json:"resultBytes"`
+	Redactions        int        `json:"redactions"`
+	Cached            bool       `json:"cached"`
+	Profile           string     `json:"profile"` // version 4; "" for the default profile
+	// Opened are, on a result, the values the call's pseudonyms stood for
+	// (version 4).
+	Opened []EntryArg `json:"opened"`
+	Count  int        `json:"count"`
+	First  time.Time  `json:"first"`
+	Last   time.Time  `json:"last"`
+	Groups []struct {
 		Count   int     `json:"count"`
 		Outcome Outcome `json:"outcome"`
 		Status  int     `json:"status"`

@@ -37,7 +37,8 @@ const (
 // ("missingFrom", "missingTo") and checkpoint records. Version 3 added
 // "traceId" (the OpenTelemetry trace, when tracing is on) on call, result
 // and denial records. Version 4 added "profile" (the disclosure profile a
-// result was made with, when it is not the default) on result records.
+// result was made with, when it is not the default) and "opened" (what a
+// call's pseudonyms stood for) on result records.
 const SchemaVersion = 4
 
 // validTraceID reports whether s is a trace id as OpenTelemetry writes
@@ -102,6 +103,11 @@ type Record struct {
 	// joined by "+") a result was made with; "" for the default, which
 	// keeps everything (schema version 4).
 	Profile string
+	// Opened are, on a result, the values the call's pseudonyms stood for,
+	// by argument ("query" for a query whose pseudonyms were translated,
+	// as sent to Temporal), so that a reviewer reads real identifiers
+	// (schema version 4).
+	Opened []Arg
 
 	// For denials summaries (KindDenials): how many, the first and the
 	// last, by outcome, status and reason.
@@ -223,14 +229,7 @@ func (r *Record) appendWho(b []byte) []byte {
 
 // appendArgs appends a call's arguments, and what was left out of them.
 func (r *Record) appendArgs(b []byte) []byte {
-	b = append(b, `,"args":[`...)
-	for i, a := range r.Args {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = a.appendJSON(b)
-	}
-	b = append(b, ']')
+	b = appendArgList(b, "args", r.Args)
 	if r.ArgsOmitted > 0 {
 		b = strconv.AppendInt(append(b, `,"argsOmitted":`...), int64(r.ArgsOmitted), 10)
 		b = appendStringField(b, "argsOmittedSha256", r.ArgsOmittedSHA256)
@@ -252,6 +251,9 @@ func (r *Record) appendOutcome(b []byte) []byte {
 		b = strconv.AppendBool(append(b, `,"cached":`...), r.Cached)
 		if r.Profile != "" {
 			b = appendStringField(b, "profile", Quote(capBytes(r.Profile, MaxToolBytes)))
+		}
+		if len(r.Opened) > 0 {
+			b = appendArgList(b, "opened", r.Opened)
 		}
 	}
 	return b
@@ -310,6 +312,18 @@ func (a Arg) appendJSON(b []byte) []byte {
 		b = append(b, `,"truncated":true`...)
 	}
 	return append(b, '}')
+}
+
+// appendArgList appends `,"name":[...]` of args.
+func appendArgList(b []byte, name string, args []Arg) []byte {
+	b = append(append(append(b, `,"`...), name...), `":[`...)
+	for i, a := range args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = a.appendJSON(b)
+	}
+	return append(b, ']')
 }
 
 // appendStringField appends `,"name":"value"` unless value is empty.

@@ -41,8 +41,10 @@ type resultNotes struct {
 	resultBytes int         // set with redactions
 	entry       *cacheEntry // the cache entry a hit was answered from
 	// disclosure is the caller's disclosure profile, set by the grants
-	// middleware on tools/call; nil before it ran.
+	// middleware on tools/call; nil before it ran. opened are the values
+	// the call's pseudonyms stood for (disclosedArguments).
 	disclosure *policy.Disclosure
+	opened     []audit.Arg
 }
 
 type resultNotesKey struct{}
@@ -219,7 +221,7 @@ func (g *Server) writeResultRecord(ctx context.Context, span opSpan, call audit.
 	result := resultOf(call, time.Since(start), outcomeOf(notes, res, err))
 	result.Cached = notes.cached
 	if d := notes.disclosure; !d.Default() {
-		result.Profile = d.Name
+		result.Profile, result.Opened = d.Name, notes.opened
 	}
 	result.ResultBytes, result.Redactions = g.answerSize(notes, res)
 	write := g.link(ctx, "porthole audit write")

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"io"
@@ -21,7 +22,9 @@ import (
 	"github.com/porthole-dev/porthole/gateway/baretest"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/oauth"
+	"github.com/porthole-dev/porthole/gateway/pseudonym"
 	"github.com/porthole-dev/porthole/gateway/tokens"
+	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact/quote"
 	"github.com/porthole-dev/porthole/temporal/read"
 )
@@ -112,8 +115,9 @@ func chainHandler(b *testing.B, cacheTTL time.Duration, tracing *Tracing) (http.
 }
 
 // chainHandlerWith is the whole HTTP chain over describeReader, writing
-// to a, with rate limits too high to reach, and a token for it.
-func chainHandlerWith(tb testing.TB, a Auditor, cacheTTL time.Duration, tracing *Tracing) (http.Handler, string) {
+// to a, with rate limits too high to reach, and a token for it; more sets
+// further options.
+func chainHandlerWith(tb testing.TB, a Auditor, cacheTTL time.Duration, tracing *Tracing, more ...func(*Options)) (http.Handler, string) {
 	tb.Helper()
 	tokensFile := filepath.Join(tb.TempDir(), "tokens")
 	token, err := tokens.Append(tokensFile, "bench")
@@ -124,7 +128,11 @@ func chainHandlerWith(tb testing.TB, a Auditor, cacheTTL time.Duration, tracing 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g, err := NewServer(&describeReader{}, Options{Namespace: "default", Audit: a, CacheTTL: cacheTTL, Tracing: tracing})
+	o := Options{Namespace: "default", Audit: a, CacheTTL: cacheTTL, Tracing: tracing}
+	for _, m := range more {
+		m(&o)
+	}
+	g, err := NewServer(&describeReader{}, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -227,4 +235,37 @@ func BenchmarkBareDescribe(b *testing.B) {
 			Status: string(d.Workflow.Status), StartTime: *d.Workflow.StartTime, Pending: len(d.PendingActivities)}, nil
 	})
 	serveBench(b, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}), "")
+}
+
+// BenchmarkWholeChainProfiles is BenchmarkWholeChain for a caller of each
+// kind of disclosure profile, side by side: the default; one that
+// withholds worker identities and runs the e-mail detector on free text;
+// one that shows workflow ids, run ids and worker identities as
+// pseudonyms (the call naming its workflow by pseudonym, which porthole
+// opens).
+func BenchmarkWholeChainProfiles(b *testing.B) {
+	maker, err := pseudonym.New(bytes.Repeat([]byte{1}, pseudonym.SecretSize), nil, time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []struct{ name, profile, workflowID string }{
+		{"default", `{}`, "shipment-running-1"},
+		{"withholding", `{"classes": {"worker-identity": "withhold"}, "personal": ["email"]}`, "shipment-running-1"},
+		{"pseudonymising", `{"classes": {"workflow-id": "pseudonymise", "run-id": "pseudonymise", "worker-identity": "pseudonymise"}}`,
+			maker.Make("p", "workflow-id", "default", "shipment-running-1")},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			pf, err := policy.ParseFile([]byte(`{"principals": {"bench": {"tools": ["*"], "profile": "p"}}, "profiles": {"p": ` + p.profile + `}}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			log, err := audit.Open(audit.Config{Path: filepath.Join(b.TempDir(), "audit.log"), Key: []byte(strings.Repeat("k", 64))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { log.Close() })
+			h, token := chainHandlerWith(b, log, -1, nil, func(o *Options) { o.Grants, o.Pseudonyms = pf.Grants(), maker })
+			serveBenchAs(b, h, token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"describe_workflow","arguments":{"workflowId":"`+p.workflowID+`"}}}`, nil)
+		})
+	}
 }

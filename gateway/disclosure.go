@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/pseudonym"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
 	"github.com/porthole-dev/porthole/redact/quote"
@@ -33,15 +35,21 @@ func (g *Server) disclose(d *policy.Disclosure, out any) (any, int) {
 	if d.Default() {
 		return out, 0
 	}
-	rd := read.Disclosure{Withhold: d.Withhold}
+	rd := read.Disclosure{Withhold: d.Withhold, Pseudonymise: d.Pseudonymise}
+	if d.Pseudonymise != 0 {
+		rd.Pseudonym = func(c read.Class, v string) string {
+			return g.opts.Pseudonyms.Make(d.PseudonymKey, string(c), g.opts.Namespace, v)
+		}
+	}
 	if len(d.Personal) > 0 {
 		rd.FreeText = personalText(g.personalRedactor(d))
 	}
 	v, n := read.Disclose(out, rd)
-	withheld := d.Withhold & read.ClassesOf(reflect.TypeOf(out))
-	if o, ok := v.(interface{ Observed() *read.Observation }); ok && withheld != 0 {
-		// Disclose copied v: it withheld a field of one of these classes.
-		o.Observed().Withheld = withheld.List()
+	classes := read.ClassesOf(reflect.TypeOf(out))
+	withheld, pseudonymised := d.Withhold&classes, d.Pseudonymise&classes
+	if o, ok := v.(interface{ Observed() *read.Observation }); ok && withheld|pseudonymised != 0 {
+		// Disclose copied v: it changed a field of one of these classes.
+		o.Observed().Withheld, o.Observed().Pseudonymised = withheld.List(), pseudonymised.List()
 	}
 	return v, n
 }
@@ -103,41 +111,117 @@ func argumentClasses(t reflect.Type) []argumentClass {
 	return out
 }
 
-// askedWithheld refuses a call that asks about what its profile withholds:
-// an argument of a withheld class, or a visibility query naming an
-// attribute whose values are of one. Otherwise a caller could confirm a
-// guessed customer number it is never shown. For a profile that withholds
+// disclosedArguments applies the call's profile to its arguments. It
+// refuses a call that asks about what the profile withholds: an argument
+// of a withheld class, or a visibility query naming an attribute whose
+// values are of one (otherwise a caller could confirm a guessed customer
+// number it is never shown). For a class the profile pseudonymises, an
+// argument must be a pseudonym porthole made for this caller's profile,
+// and is replaced by the value it stands for; a real value is refused,
+// for the same reason. A query compares a pseudonymised attribute only by
+// pseudonym and only exactly (=, !=, IN, NOT IN), the pseudonyms
+// translated, and orders by none. For a profile that withholds
 // search-attribute names, a query may name no custom attribute, and the
 // screen's refusal does not list them. It runs before the tool's own
-// checks, so that their refusals cannot name what it withholds.
-func askedWithheld[In any](d *policy.Disclosure, in *In, args []argumentClass, rules policy.QueryRules) error {
-	if d.Withhold == 0 {
+// checks, so that their refusals cannot name what it withholds. What it
+// opened is noted for the result's audit record.
+func disclosedArguments[In any](g *Server, ctx context.Context, d *policy.Disclosure, in *In, args []argumentClass) error {
+	if d.Withhold|d.Pseudonymise == 0 {
 		return nil
 	}
-	rules.HideCustom = d.Withhold.Has(read.ClassSearchAttribute)
 	v := reflect.ValueOf(in).Elem()
 	for _, a := range args {
-		if d.Withhold.Has(a.class) && v.Field(a.index).String() != "" {
+		f := v.Field(a.index)
+		switch {
+		case f.String() == "":
+		case d.Withhold.Has(a.class):
 			return policy.Refuse("%s names a %s, which your disclosure profile (%s) withholds; porthole does not answer questions about what it withholds from you", a.name, a.class, d.Name)
+		case d.Pseudonymise.Has(a.class):
+			real, err := g.opts.Pseudonyms.Open(d.PseudonymKey, string(a.class), g.opts.Namespace, f.String())
+			if err != nil {
+				return policy.Refuse("%s must be a pseudonym porthole gave you (%s...): your disclosure profile (%s) shows a %s only as its pseudonym", a.name, pseudonym.Prefix, d.Name, a.class)
+			}
+			g.noteOpened(ctx, a.name, real)
+			f.SetString(real)
 		}
 	}
 	if q, ok := any(in).(queried); ok && q.query() != "" {
-		screened, err := policy.ScreenQuery(q.query(), rules)
-		if err != nil {
-			return err
-		}
-		if attr, class := policy.WithheldInQuery(screened.Attributes, d.Withhold); attr != "" {
-			return policy.Refuse("the query names %s, whose values are a %s, which your disclosure profile (%s) withholds; porthole does not answer questions about what it withholds from you", attr, class, d.Name)
-		}
+		return g.disclosedQuery(ctx, d, q)
 	}
 	return nil
 }
 
-// queried is a tool input with a visibility query.
-type queried interface{ query() string }
+// disclosedQuery is disclosedArguments for a visibility query: refused
+// where it names a withheld class or compares or orders a pseudonymised
+// one as it may not, its pseudonyms translated.
+func (g *Server) disclosedQuery(ctx context.Context, d *policy.Disclosure, q queried) error {
+	rules := g.queryRules()
+	rules.HideCustom = d.Withhold.Has(read.ClassSearchAttribute)
+	translated := false
+	if d.Pseudonymise != 0 {
+		rules.Values = func(attr, op, value string) (string, error) {
+			c := policy.AttributeClass(attr)
+			if !d.Pseudonymise.Has(c) {
+				return value, nil
+			}
+			if !exactComparison(op) {
+				return "", policy.Refuse("the query compares %s with %s, but your disclosure profile (%s) shows a %s only as its pseudonym, which can be compared only with =, !=, IN or NOT IN", attr, strings.ToUpper(op), d.Name, c)
+			}
+			real, err := g.opts.Pseudonyms.Open(d.PseudonymKey, string(c), g.opts.Namespace, value)
+			if err != nil {
+				return "", policy.Refuse("the query compares %s with a value that is not a pseudonym porthole gave you: your disclosure profile (%s) shows a %s only as its pseudonym", attr, d.Name, c)
+			}
+			translated = true
+			return real, nil
+		}
+	}
+	screened, err := policy.ScreenQuery(q.query(), rules)
+	if err != nil {
+		return err
+	}
+	if attr, class := policy.WithheldInQuery(screened.Attributes, d.Withhold); attr != "" {
+		return policy.Refuse("the query names %s, whose values are a %s, which your disclosure profile (%s) withholds; porthole does not answer questions about what it withholds from you", attr, class, d.Name)
+	}
+	for _, attr := range screened.OrderBy {
+		if c := policy.AttributeClass(attr); d.Pseudonymise.Has(c) {
+			return policy.Refuse("the query orders by %s, but your disclosure profile (%s) shows a %s only as its pseudonym, whose order is not the value's", attr, d.Name, c)
+		}
+	}
+	if translated {
+		g.noteOpened(ctx, "query", screened.Text)
+		q.setQuery(screened.Text)
+	}
+	return nil
+}
 
-func (in *listWorkflowsInput) query() string  { return in.Query }
-func (in *countWorkflowsInput) query() string { return in.Query }
+// noteOpened notes for the result's audit record the value an argument's
+// pseudonyms stood for, redacted and cut as the call record's arguments
+// are.
+func (g *Server) noteOpened(ctx context.Context, name, value string) {
+	v, _, cut := g.redactor.Cut(value, audit.MaxArgBytes)
+	st := resultNotesFrom(ctx)
+	st.opened = append(st.opened, audit.Arg{Name: name, Value: v, Truncated: cut})
+}
+
+// exactComparison reports whether op compares a value exactly.
+func exactComparison(op string) bool {
+	switch op {
+	case "=", "!=", "<>", "in", "not in":
+		return true
+	}
+	return false
+}
+
+// queried is a tool input with a visibility query.
+type queried interface {
+	query() string
+	setQuery(string)
+}
+
+func (in *listWorkflowsInput) query() string      { return in.Query }
+func (in *countWorkflowsInput) query() string     { return in.Query }
+func (in *listWorkflowsInput) setQuery(q string)  { in.Query = q }
+func (in *countWorkflowsInput) setQuery(q string) { in.Query = q }
 
 // ToolResult is one of porthole's own tools and the Go type of its result.
 type ToolResult struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/pagetoken"
+	"github.com/porthole-dev/porthole/gateway/pseudonym"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
@@ -89,6 +90,10 @@ type Options struct {
 	// PageTokens seals the page tokens porthole hands out. Nil: a key of
 	// the process's own (pagetoken.Ephemeral), whose tokens die with it.
 	PageTokens *pagetoken.Sealer
+	// Pseudonyms makes and opens the pseudonyms of disclosure profiles
+	// that pseudonymise. Nil: a key of the process's own
+	// (pseudonym.Ephemeral), whose pseudonyms change when it restarts.
+	Pseudonyms *pseudonym.Maker
 }
 
 // Server is porthole's MCP server with its fixed tool set.
@@ -248,6 +253,12 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.PageTokens == nil {
 		var err error
 		if opts.PageTokens, err = pagetoken.Ephemeral(); err != nil {
+			return opts, err
+		}
+	}
+	if opts.Pseudonyms == nil {
+		var err error
+		if opts.Pseudonyms, err = pseudonym.Ephemeral(); err != nil {
 			return opts, err
 		}
 	}

@@ -193,7 +193,7 @@ func toolInput[In any](g *Server, ctx context.Context, req *mcp.CallToolRequest,
 	if err != nil {
 		return in, nil, err
 	}
-	if err := askedWithheld(disclosureOf(ctx), &in, classes, g.queryRules()); err != nil {
+	if err := disclosedArguments(g, ctx, disclosureOf(ctx), &in, classes); err != nil {
 		return in, nil, err
 	}
 	if err := check(&in); err != nil {

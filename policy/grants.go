@@ -138,6 +138,9 @@ func ParseFile(b []byte, extra ...string) (*File, error) {
 	if err := f.checkProfiles(); err != nil {
 		return nil, err
 	}
+	if err := f.checkPseudonymKeys(); err != nil {
+		return nil, err
+	}
 	return &f, nil
 }
 

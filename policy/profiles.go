@@ -11,7 +11,8 @@ import (
 )
 
 // Profile is a disclosure profile as the policy file writes it: per class
-// of field (read.Classes), "keep" or "withhold", and the personal-data
+// of field (read.Classes), "keep", "pseudonymise" (identifier classes
+// only) or "withhold", and the personal-data
 // detectors (redact.PersonalKinds) that run on the free text it keeps. A
 // class it does not name is kept.
 //
@@ -29,20 +30,27 @@ type Profile struct {
 
 // The choices a profile makes for a class.
 const (
-	ChoiceKeep     = "keep"
-	ChoiceWithhold = "withhold"
+	ChoiceKeep         = "keep"
+	ChoicePseudonymise = "pseudonymise"
+	ChoiceWithhold     = "withhold"
 )
 
 // Disclosure is what a caller's profiles make of its answers: the merge of
 // the profiles of every grant that matches it (by its principal, its
 // scopes, its claims). Each class takes the most restrictive choice among
-// them (keep < withhold) and the detectors are the union of theirs. The
-// zero Disclosure is the default: everything kept.
+// them (keep < pseudonymise < withhold) and the detectors are the union
+// of theirs. The zero Disclosure is the default: everything kept.
 type Disclosure struct {
 	// Name names the profiles merged, sorted and joined by "+"; "" for the
 	// default.
 	Name     string
 	Withhold read.ClassSet
+	// Pseudonymise are the classes shown as pseudonyms, made with the key
+	// of the profile PseudonymKey names (at most one profile that
+	// pseudonymises can match a caller: checkPseudonymKeys).
+	Pseudonymise read.ClassSet
+	PseudonymKey string
+	key          string // Key's, made with the disclosure
 	// Personal are the personal-data detectors run on kept free text,
 	// sorted.
 	Personal []string
@@ -57,7 +65,14 @@ func (d *Disclosure) Key() string {
 	if d.Default() {
 		return ""
 	}
-	return fmt.Sprintf("%x:%s", uint32(d.Withhold), strings.Join(d.Personal, ","))
+	if d.key == "" { // a Disclosure not made by disclosureOf
+		return keyOf(d)
+	}
+	return d.key
+}
+
+func keyOf(d *Disclosure) string {
+	return fmt.Sprintf("%x:%x:%s:%s", uint32(d.Withhold), uint32(d.Pseudonymise), d.PseudonymKey, strings.Join(d.Personal, ","))
 }
 
 // checkProfiles refuses a profile that names a class porthole does not
@@ -70,15 +85,8 @@ func (f *File) checkProfiles() error {
 			return fmt.Errorf("the policy file's profile name %q is empty or holds a + or a NUL", name)
 		}
 		for class, choice := range p.Classes {
-			c := read.Class(class)
-			switch {
-			case !slices.Contains(read.Classes, c):
-				return fmt.Errorf("the profile %q names the class %q, which porthole does not have (there are %s)", name, class, classList())
-			case choice == ChoiceKeep:
-			case choice != ChoiceWithhold:
-				return fmt.Errorf("the profile %q says %q for the class %s; a profile says keep or withhold", name, choice, class)
-			case !c.Withholdable():
-				return fmt.Errorf("the profile %q withholds the class %s, which holds only Temporal's fixed words or porthole's own and cannot be withheld", name, class)
+			if err := checkChoice(name, read.Class(class), choice); err != nil {
+				return err
 			}
 		}
 		for _, k := range p.Personal {
@@ -93,6 +101,34 @@ func (f *File) checkProfiles() error {
 		}
 		return nil
 	})
+}
+
+// checkChoice refuses a profile's choice for a class that porthole does
+// not have, that is not one of the three, or that the class cannot take.
+func checkChoice(profile string, c read.Class, choice string) error {
+	switch {
+	case !slices.Contains(read.Classes, c):
+		return fmt.Errorf("the profile %q names the class %q, which porthole does not have (there are %s)", profile, c, classList())
+	case choice == ChoiceKeep:
+	case choice == ChoicePseudonymise && !c.Pseudonymisable():
+		return fmt.Errorf("the profile %q pseudonymises the class %s; only identifiers an agent follows a workflow by can be pseudonymised (%s)", profile, c, pseudonymisable())
+	case choice == ChoicePseudonymise:
+	case choice != ChoiceWithhold:
+		return fmt.Errorf("the profile %q says %q for the class %s; a profile says keep, pseudonymise or withhold", profile, choice, c)
+	case !c.Withholdable():
+		return fmt.Errorf("the profile %q withholds the class %s, which holds only Temporal's fixed words or porthole's own and cannot be withheld", profile, c)
+	}
+	return nil
+}
+
+func pseudonymisable() string {
+	var names []string
+	for _, c := range read.Classes {
+		if c.Pseudonymisable() {
+			names = append(names, string(c))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func classList() string {
@@ -114,8 +150,12 @@ func (f *File) disclosureOf(names []string) *Disclosure {
 		}
 		merged = append(merged, name)
 		for class, choice := range p.Classes {
-			if choice == ChoiceWithhold {
+			switch choice {
+			case ChoiceWithhold:
 				d.Withhold |= read.Of(read.Class(class))
+			case ChoicePseudonymise:
+				d.Pseudonymise |= read.Of(read.Class(class))
+				d.PseudonymKey = name
 			}
 		}
 		for _, k := range p.Personal {
@@ -124,9 +164,14 @@ func (f *File) disclosureOf(names []string) *Disclosure {
 			}
 		}
 	}
+	d.Pseudonymise &^= d.Withhold // withholding is the stricter choice
+	if d.Pseudonymise == 0 {
+		d.PseudonymKey = ""
+	}
 	slices.Sort(merged)
 	slices.Sort(d.Personal)
 	d.Name = strings.Join(merged, "+")
+	d.key = keyOf(d)
 	return d
 }
 
@@ -191,12 +236,14 @@ func (f *File) Profile(name string) *Disclosure {
 	return f.disclosureOf([]string{name})
 }
 
-// Merges says, for each pair of grants that can match one caller and name
-// different profiles, what that caller gets: one sentence each, sorted. A
-// static token's principal matches its own grant only; an OAuth caller can
-// match its principal's grant ("oauth:..."), any of the scopes' and any of
-// the claims'.
-func (f *File) Merges() []string {
+// grantPair is two grants that can match one caller, and their profiles.
+type grantPair struct{ a, b, profileA, profileB string }
+
+// pairs are the pairs of grants that can match one caller and name
+// different profiles. A static token's principal matches its own grant
+// only; an OAuth caller can match its principal's grant ("oauth:..."),
+// any of the scopes' and any of the claims', but never two principals'.
+func (f *File) pairs() []grantPair {
 	type grantOf struct {
 		whom, profile string
 		principal     bool
@@ -216,19 +263,47 @@ func (f *File) Merges() []string {
 		}
 	}
 	slices.SortFunc(oauth, func(a, b grantOf) int { return strings.Compare(a.whom, b.whom) })
-	var out []string
+	var out []grantPair
 	for i, a := range oauth {
 		for _, b := range oauth[i+1:] {
-			// A caller has one principal: two principals' grants never
-			// match one caller.
-			if a.profile == b.profile || a.principal && b.principal {
-				continue
+			if a.profile != b.profile && !(a.principal && b.principal) {
+				out = append(out, grantPair{a.whom, b.whom, a.profile, b.profile})
 			}
-			d := f.disclosureOf([]string{a.profile, b.profile})
-			out = append(out, fmt.Sprintf("a caller matched by %s (profile %s) and %s (profile %s) gets %s", a.whom, profileName(a.profile), b.whom, profileName(b.profile), d.Describe()))
 		}
 	}
 	return out
+}
+
+// Merges says, for each pair of grants that can match one caller and name
+// different profiles, what that caller gets: one sentence each, sorted.
+func (f *File) Merges() []string {
+	var out []string
+	for _, p := range f.pairs() {
+		d := f.disclosureOf([]string{p.profileA, p.profileB})
+		out = append(out, fmt.Sprintf("a caller matched by %s (profile %s) and %s (profile %s) gets %s", p.a, profileName(p.profileA), p.b, profileName(p.profileB), d.Describe()))
+	}
+	return out
+}
+
+// checkPseudonymKeys refuses two profiles that pseudonymise and can match
+// one caller: the key a caller's pseudonyms are made with must never
+// depend on which of its grants a merge took it from.
+func (f *File) checkPseudonymKeys() error {
+	for _, p := range f.pairs() {
+		if f.pseudonymises(p.profileA) && f.pseudonymises(p.profileB) {
+			return fmt.Errorf("the profiles %q and %q both pseudonymise, and a caller matched by %s and %s would have both: a caller's pseudonyms must come from one profile's key, so give such grants one profile", p.profileA, p.profileB, p.a, p.b)
+		}
+	}
+	return nil
+}
+
+func (f *File) pseudonymises(profile string) bool {
+	for _, choice := range f.Profiles[profile].Classes {
+		if choice == ChoicePseudonymise {
+			return true
+		}
+	}
+	return false
 }
 
 func profileName(name string) string {
@@ -248,10 +323,23 @@ func (d *Disclosure) Describe() string {
 	if strings.Contains(d.Name, "+") {
 		s = "the profiles " + d.Name + " merged"
 	}
-	if d.Withhold == 0 {
+	var parts []string
+	if d.Withhold != 0 {
+		parts = append(parts, d.Withhold.String()+" withheld")
+	}
+	if d.Pseudonymise != 0 {
+		parts = append(parts, d.Pseudonymise.String()+" pseudonymised (the profile "+d.PseudonymKey+"'s key)")
+		if !d.Withhold.Has(read.ClassFreeText) {
+			parts = append(parts, "the real values an answer shows as pseudonyms replaced by them in its free text")
+		}
+		if !d.Withhold.Has(read.ClassUpstreamText) {
+			parts = append(parts, "upstream answers kept whole, not pseudonymised")
+		}
+	}
+	if len(parts) == 0 {
 		s += ": every class kept"
 	} else {
-		s += ": " + d.Withhold.String() + " withheld"
+		s += ": " + strings.Join(parts, "; ")
 	}
 	if len(d.Personal) > 0 {
 		s += "; detectors " + strings.Join(d.Personal, ", ") + " on free text"

@@ -66,13 +66,44 @@ func TestAProfileThatCannotBeAppliedIsRefusedAtLoad(t *testing.T) {
 	for bad, want := range map[string]string{
 		`{"principals": {"a": {"tools": ["*"], "profile": "nope"}}}`:                                             `does not define`,
 		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"classes": {"customer-id": "withhold"}}}}`:   `porthole does not have`,
-		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"classes": {"free-text": "pseudonymise"}}}}`: `keep or withhold`,
-		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"classes": {"enum": "withhold"}}}}`:          `cannot be withheld`,
-		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"personal": ["ssn"]}}}`:                      `does not exist`,
-		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"a+b": {}}}`:                                       `holds a +`,
+		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"classes": {"free-text": "pseudonymise"}}}}`: `only identifiers`,
+		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"classes": {"free-text": "maybe"}}}}`:        `keep, pseudonymise or withhold`,
+		`{"principals": {"a": {"tools": ["*"]}}, "scopes": {"s": {"tools": ["*"], "profile": "p"}, "t": {"tools": ["*"], "profile": "q"}}, "profiles": {"p": {"classes": {"run-id": "pseudonymise"}}, "q": {"classes": {"workflow-id": "pseudonymise"}}}}`: `the profiles "p" and "q" both pseudonymise, and a caller matched by the scope "s" and the scope "t"`,
+		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"classes": {"enum": "withhold"}}}}`: `cannot be withheld`,
+		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"p": {"personal": ["ssn"]}}}`:             `does not exist`,
+		`{"principals": {"a": {"tools": ["*"]}}, "profiles": {"a+b": {}}}`:                              `holds a +`,
 	} {
 		if _, err := ParseFile([]byte(bad)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", bad, err, want)
 		}
+	}
+}
+
+// TestPseudonymisingSitsBetweenKeepingAndWithholding: a merge takes
+// withhold over pseudonymise over keep, and names the key of the one
+// profile that pseudonymises; two static principals' profiles that both
+// pseudonymise are not refused (no caller has both).
+func TestPseudonymisingSitsBetweenKeepingAndWithholding(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFile([]byte(`{
+  "principals": {"a": {"tools": ["*"], "profile": "ids"}, "b": {"tools": ["*"], "profile": "runs"}},
+  "scopes": {"s": {"tools": ["*"], "profile": "ids"}, "t": {"tools": ["*"], "profile": "strict"}},
+  "profiles": {
+    "ids": {"classes": {"workflow-id": "pseudonymise", "run-id": "pseudonymise"}},
+    "runs": {"classes": {"run-id": "pseudonymise"}},
+    "strict": {"classes": {"run-id": "withhold", "free-text": "withhold"}}
+  }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := f.Grants().DisclosureFor(Caller{Principal: "oauth:x:y", Scopes: []string{"s", "t"}})
+	if d.Withhold != read.Of(read.ClassRunID, read.ClassFreeText) || d.Pseudonymise != read.Of(read.ClassWorkflowID) || d.PseudonymKey != "ids" {
+		t.Errorf("merged: %+v", d)
+	}
+	if got := f.Profile("ids").Describe(); !strings.Contains(got, "workflow-id, run-id pseudonymised (the profile ids's key); the real values an answer shows as pseudonyms replaced by them in its free text") {
+		t.Errorf("ids: %s", got)
+	}
+	if f.Profile("ids").Key() == f.Profile("runs").Key() {
+		t.Error("two pseudonymising profiles share a cache key")
 	}
 }

@@ -90,6 +90,11 @@ type QueryRules struct {
 	// search-attribute names: a query may then name no custom attribute,
 	// and a refusal does not list them.
 	HideCustom bool
+	// Values, when set, is shown each value a comparison gives a search
+	// attribute (the attribute, the operator as the parser spells it, the
+	// value), and returns the value to send in its place, or a refusal:
+	// how a caller's pseudonyms become the values they stand for.
+	Values func(attribute, operator, value string) (string, error)
 }
 
 // Defaults of the query rules an operator can change.
@@ -129,8 +134,10 @@ type ScreenedQuery struct {
 	// and only text printed from the screened tree is sure to mean to the
 	// server what it meant to the screen.
 	Text string
-	// Attributes are the search attributes the query names, sorted.
+	// Attributes are the search attributes the query names, sorted;
+	// OrderBy those its ORDER BY names.
 	Attributes []string
+	OrderBy    []string
 }
 
 // ScreenQuery parses a visibility query with the parser module the Temporal
@@ -157,6 +164,7 @@ func ScreenQuery(q string, rules QueryRules) (ScreenedQuery, error) {
 			return ScreenedQuery{}, err
 		}
 	}
+	var orderBy []string
 	for _, o := range sel.OrderBy {
 		col, ok := o.Expr.(*sqlparser.ColName)
 		if !ok {
@@ -165,13 +173,14 @@ func ScreenQuery(q string, rules QueryRules) (ScreenedQuery, error) {
 		if err := s.column(col); err != nil {
 			return ScreenedQuery{}, err
 		}
+		orderBy = append(orderBy, col.Name.String())
 	}
 	attrs := make([]string, 0, len(s.seen))
 	for a := range s.seen {
 		attrs = append(attrs, a)
 	}
 	slices.Sort(attrs)
-	return ScreenedQuery{Text: printQuery(sel), Attributes: attrs}, nil
+	return ScreenedQuery{Text: printQuery(sel), Attributes: attrs, OrderBy: orderBy}, nil
 }
 
 // checkQueryText refuses a query's text before it is parsed (too long, not
@@ -342,7 +351,10 @@ func (s *screen) expr(e sqlparser.Expr, depth int) error {
 		if err := s.attribute(x.Left); err != nil {
 			return err
 		}
-		return s.value(x.Right, x.Operator == sqlparser.InStr || x.Operator == sqlparser.NotInStr)
+		if err := s.value(x.Right, x.Operator == sqlparser.InStr || x.Operator == sqlparser.NotInStr); err != nil {
+			return err
+		}
+		return s.translate(x.Left, x.Operator, x.Right)
 	case *sqlparser.RangeCond:
 		if err := s.term(); err != nil {
 			return err
@@ -353,7 +365,13 @@ func (s *screen) expr(e sqlparser.Expr, depth int) error {
 		if err := s.value(x.From, false); err != nil {
 			return err
 		}
-		return s.value(x.To, false)
+		if err := s.value(x.To, false); err != nil {
+			return err
+		}
+		if err := s.translate(x.Left, x.Operator, x.From); err != nil {
+			return err
+		}
+		return s.translate(x.Left, x.Operator, x.To)
 	case *sqlparser.IsExpr:
 		if err := s.term(); err != nil {
 			return err
@@ -361,6 +379,33 @@ func (s *screen) expr(e sqlparser.Expr, depth int) error {
 		return s.attribute(x.Expr)
 	}
 	return Refuse("query may compare search attributes with values, joined by AND, OR and NOT; it holds %s", describe(e))
+}
+
+// translate puts, in place of each value compared with the attribute col,
+// what the rules' Values make of it. The screen has checked col and the
+// values.
+func (s *screen) translate(col sqlparser.Expr, operator string, e sqlparser.Expr) error {
+	if s.rules.Values == nil {
+		return nil
+	}
+	name := col.(*sqlparser.ColName).Name.String()
+	vals := []*sqlparser.SQLVal{}
+	switch x := e.(type) {
+	case *sqlparser.SQLVal:
+		vals = append(vals, x)
+	case sqlparser.ValTuple:
+		for _, v := range x {
+			vals = append(vals, v.(*sqlparser.SQLVal))
+		}
+	}
+	for _, v := range vals {
+		out, err := s.rules.Values(name, operator, string(v.Val))
+		if err != nil {
+			return err
+		}
+		v.Val = []byte(out)
+	}
+	return nil
 }
 
 func (s *screen) term() error {
@@ -490,6 +535,10 @@ var attributeClasses = map[string]read.Class{
 	"TemporalScheduledById": read.ClassScheduleID,
 	"BuildIds":              read.ClassDeployment, "TemporalWorkerDeployment": read.ClassDeployment, "TemporalWorkerDeploymentVersion": read.ClassDeployment,
 }
+
+// AttributeClass is the class of field a system attribute's values are,
+// or "" for an attribute that has none.
+func AttributeClass(name string) read.Class { return attributeClasses[name] }
 
 // WithheldInQuery is the first attribute of attrs (ScreenedQuery's) whose
 // values are of a class in withhold, and that class; "" when none is.

@@ -35,11 +35,21 @@ type policyInForce struct {
 	grants     *Grants
 	attributes []string
 	merges     []string // File.Merges
+	// pseudonymising says a profile of the file pseudonymises.
+	pseudonymising bool
 }
 
 func inForce(f *File) *policyInForce {
-	return &policyInForce{grants: f.Grants(), attributes: slices.Clone(f.QueryAttributes), merges: f.Merges()}
+	p := &policyInForce{grants: f.Grants(), attributes: slices.Clone(f.QueryAttributes), merges: f.Merges()}
+	for name := range f.Profiles {
+		p.pseudonymising = p.pseudonymising || f.pseudonymises(name)
+	}
+	return p
 }
+
+// Pseudonymising reports whether a profile of the file in force
+// pseudonymises.
+func (s *FileStore) Pseudonymising() bool { return s.cur.Load().pseudonymising }
 
 // The problems a reload can leave, as Problem says them.
 const (

@@ -49,6 +49,9 @@ type Row struct {
 	// shows (rowArgsBytes), and those the record itself left out
 	// (argsOmitted).
 	ArgsNotShown int
+	// Opened are, for a call that gave pseudonyms, the values they stood
+	// for, from its result record, shown beside Args as Args are.
+	Opened []RowArg
 	// Outcome is a denial's, or a call's result's; "" while a call has no
 	// result.
 	Outcome    audit.Outcome
@@ -327,35 +330,43 @@ func (d *detailer) call(e audit.Entry, key callKey) (kept, left *Row) {
 	r := newRow(e)
 	r.Tool, r.ArgsNotShown, r.call = cutName(toolName(e), audit.MaxToolBytes), e.ArgsOmitted, key
 	r.Outcome, r.Status, r.Reason = "", 0, "" // its result's, when it comes
-	// A row shows at most MaxArgs arguments, as porthole writes them, and
-	// rowArgsBytes of their names and values; the rest are counted.
-	// Security: arguments with empty names and values cost no bytes, and
-	// a forged line of them would make one row of a million.
-	shown := 0
-	for i, a := range e.Args {
-		if len(r.Args) == audit.MaxArgs {
-			r.ArgsNotShown += len(e.Args) - i
-			break
-		}
-		name, value := unquote(a.Name), unquote(a.Value)
-		if shown += len(name) + min(len(value), rowValueBytes); shown > rowArgsBytes {
-			r.ArgsNotShown += len(e.Args) - i
-			break
-		}
-		r.Args = append(r.Args, RowArg{Name: name, Value: cutText(value, rowValueBytes), Bytes: len(value), RecordedCut: a.Truncated})
-	}
+	var notShown int
+	r.Args, notShown = rowArgs(e.Args)
+	r.ArgsNotShown += notShown
 	if left = d.rows.add(r); left == r {
 		return nil, nil
 	}
 	return r, left
 }
 
+// rowArgs are the arguments a row shows, and how many it does not: at most
+// MaxArgs, as porthole writes them, and rowArgsBytes of their names and
+// values; the rest are counted. Security: arguments with empty names and
+// values cost no bytes, and a forged line of them would make one row of a
+// million.
+func rowArgs(args []audit.EntryArg) (shownArgs []RowArg, notShown int) {
+	shown := 0
+	for i, a := range args {
+		if len(shownArgs) == audit.MaxArgs {
+			return shownArgs, len(args) - i
+		}
+		name, value := unquote(a.Name), unquote(a.Value)
+		if shown += len(name) + min(len(value), rowValueBytes); shown > rowArgsBytes {
+			return shownArgs, len(args) - i
+		}
+		shownArgs = append(shownArgs, RowArg{Name: name, Value: cutText(value, rowValueBytes), Bytes: len(value), RecordedCut: a.Truncated})
+	}
+	return shownArgs, 0
+}
+
 // result counts a counted call's outcome at the call's time, at, and gives
-// its row (nil when left out) the outcome.
+// its row (nil when left out) the outcome, and what its pseudonyms stood
+// for.
 func (d *detailer) result(at time.Time, call *Row, e audit.Entry) {
 	d.tl.bucket(at).Outcomes[e.Outcome]++
 	if call != nil {
 		call.Outcome, call.DurationMs = audit.Outcome(cutName(string(e.Outcome), rowOutcomeBytes)), e.DurationMs
+		call.Opened, _ = rowArgs(e.Opened)
 	}
 }
 

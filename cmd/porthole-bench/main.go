@@ -131,13 +131,13 @@ func (o options) samplerName() string {
 // names the server each calls ("" for none started by the bench), so that
 // -modes starts only what its modes need (no Jaeger without traced, no
 // oidc-provider without oauth, no Redis without redis).
-var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "profiled", "porthole-aa", "echo"}
+var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "profiled", "pseudonymised", "porthole-aa", "echo"}
 
 var modeServer = map[string]string{
 	"hop": "bare", "bare": "bare", "echo": "bare",
 	"porthole": "porthole", "porthole-2026": "porthole",
 	"cached": "cached", "oauth": "oauth", "redis": "redis", "redis-rtt": "redis",
-	"traced": "traced", "profiled": "profiled", "porthole-aa": "porthole-aa",
+	"traced": "traced", "profiled": "profiled", "pseudonymised": "pseudonymised", "porthole-aa": "porthole-aa",
 }
 
 // runs says whether mode is among those asked for (every one by default).
@@ -179,7 +179,7 @@ func (o options) checkModes() error {
 func parseOptions() (options, error) {
 	var o options
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "how long each mode runs at each concurrency")
-	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and of the oauth, redis and traced modes beside it, as .oauth.prof and so on)")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and of the oauth, redis, traced, profiled and pseudonymised modes beside it, as .oauth.prof and so on)")
 	flag.StringVar(&o.only, "modes", "", "run only these modes (comma-separated), for a closer look; the report holds only them")
 	flag.IntVar(&o.rounds, "rounds", 5, "how many turns the modes take at each concurrency, sharing the duration")
 	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
@@ -254,10 +254,12 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 
 // servers are the servers the modes call, and the tokens they take.
 type servers struct {
-	bare, porthole, cached, oauth, redis, traced, profiled, aa *server
-	token, oauthToken                                          string
-	redisRTT                                                   func(context.Context) error
-	hc                                                         *http.Client
+	bare, porthole, cached, oauth, redis, traced, profiled, pseudonymised, aa *server
+	// pseudonym is the running workflow's id as the pseudonymised mode's
+	// caller knows it.
+	token, oauthToken, pseudonym string
+	redisRTT                     func(context.Context) error
+	hc                           *http.Client
 }
 
 // startServers starts the servers the modes asked for call: the bare
@@ -295,13 +297,13 @@ func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.Dev
 			}
 		}
 	}
-	return sv, r.startOtherPortholes(ctx, o, sv, dir, env)
+	return sv, r.startOtherPortholes(ctx, o, sv, dir, srv.Namespace, env)
 }
 
 // startOtherPortholes starts the portholes the modes asked for that need
 // more than a porthole: an authorization server, Redis, Jaeger, a policy
 // file.
-func (r *rig) startOtherPortholes(ctx context.Context, o options, sv *servers, dir string, env func(name, cache string) []string) (err error) {
+func (r *rig) startOtherPortholes(ctx context.Context, o options, sv *servers, dir, namespace string, env func(name, cache string) []string) (err error) {
 	if o.needs("oauth") {
 		if sv.oauth, sv.oauthToken, err = r.startOAuthPorthole(ctx, o.bin, dir, env); err != nil {
 			return err
@@ -319,6 +321,11 @@ func (r *rig) startOtherPortholes(ctx context.Context, o options, sv *servers, d
 	}
 	if o.needs("profiled") {
 		if sv.profiled, err = r.startProfiledPorthole(ctx, o.bin, dir, env); err != nil {
+			return err
+		}
+	}
+	if o.needs("pseudonymised") {
+		if sv.pseudonymised, sv.pseudonym, err = r.startPseudonymisedPorthole(ctx, o.bin, dir, namespace, env); err != nil {
 			return err
 		}
 	}
@@ -363,6 +370,7 @@ func (sv *servers) modes(c client.Client, srv *temporaltest.DevServer) []mode {
 	}
 	add("traced", sv.traced, with(describe, token))
 	add("profiled", sv.profiled, with(describe, token))
+	add("pseudonymised", sv.pseudonymised, with(describeBody(sv.pseudonym), token))
 	add("porthole-aa", sv.aa, with(describe, token))
 	add("echo", sv.bare, with(echo, ""))
 	return modes

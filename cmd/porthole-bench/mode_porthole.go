@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"github.com/porthole-dev/porthole/gateway/limit/redislimit"
 	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
 	"github.com/porthole-dev/porthole/gateway/oauth/oidctest"
+	"github.com/porthole-dev/porthole/gateway/pseudonym"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 	"github.com/porthole-dev/porthole/gateway/tracetest"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
@@ -143,4 +146,34 @@ func (r *rig) startProfiledPorthole(ctx context.Context, bin, dir string, env fu
 		return nil, err
 	}
 	return r.startServer(ctx, bin, []string{"serve"}, append(env("profiled", "0"), "PORTHOLE_POLICY_FILE="+policy), "serving MCP")
+}
+
+// pseudonymisedPolicy grants the bench's principal every tool with a
+// disclosure profile that shows workflow ids, run ids and worker
+// identities as pseudonyms.
+const pseudonymisedPolicy = `{"principals": {"bench": {"tools": ["*"], "profile": "vendor"}},
+ "profiles": {"vendor": {"classes": {"workflow-id": "pseudonymise", "run-id": "pseudonymise", "worker-identity": "pseudonymise"}}}}`
+
+// startPseudonymisedPorthole runs a porthole like the porthole mode's whose
+// policy file gives the bench's principal a profile that pseudonymises,
+// with a secret key of the bench's, and returns it and the running
+// workflow's pseudonym under that key, by which the mode asks for it.
+func (r *rig) startPseudonymisedPorthole(ctx context.Context, bin, dir, namespace string, env func(name, cache string) []string) (*server, string, error) {
+	policy, secretFile := filepath.Join(dir, "pseudonymised-policy.json"), filepath.Join(dir, "pseudonymised-secret")
+	secret := make([]byte, pseudonym.SecretSize)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(policy, []byte(pseudonymisedPolicy), 0o600); err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(secretFile, []byte(hex.EncodeToString(secret)), 0o600); err != nil {
+		return nil, "", err
+	}
+	m, err := pseudonym.New(secret, nil, time.Time{})
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := r.startServer(ctx, bin, []string{"serve"}, append(env("pseudonymised", "0"), "PORTHOLE_POLICY_FILE="+policy, "PORTHOLE_SECRET_KEY_FILE="+secretFile), "serving MCP")
+	return s, m.Make("vendor", "workflow-id", namespace, temporaltest.RunningWorkflowID), err
 }

@@ -89,7 +89,9 @@ call (redislimit's script, with its client) made from the bench's process;
 2026-07-28's form (its headers and per-request `+"`_meta`"+`);
 **profiled** is the porthole mode with a policy file giving its caller a
 disclosure profile that withholds worker identities and runs the e-mail
-detector on the free text it keeps;
+detector on the free text it keeps; **pseudonymised** is the porthole mode
+with a profile that shows workflow ids, run ids and worker identities as
+pseudonyms, asked for the workflow by its pseudonym;
 **porthole-aa** is a second porthole exactly like the porthole mode's, the
 A/A pair that shows what two runs of one mode differ by here; **echo** is the
 bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting
@@ -198,6 +200,11 @@ func reportProfileTargets(b *strings.Builder, rs []result) {
 			fmt.Fprintf(b, "| a disclosure profile: porthole's CPU per call at most +5%% over the default profile; concurrency %d | CPU %+.1f%% (%s vs %s), p50 %+.2f ms; A/A (two portholes, default profile): CPU %+.1f%% |\n", c,
 				100*(float64(pr.cpuPerCall)/float64(p.cpuPerCall)-1), pr.cpuPerCall.Round(time.Microsecond), p.cpuPerCall.Round(time.Microsecond),
 				float64((pr.p50-p.p50).Microseconds())/1000, 100*(float64(aa.cpuPerCall)/float64(p.cpuPerCall)-1))
+		}
+		if p, ps, aa := find(rs, "porthole", c), find(rs, "pseudonymised", c), find(rs, "porthole-aa", c); p != nil && ps != nil && aa != nil {
+			fmt.Fprintf(b, "| pseudonyms: porthole's CPU per call at most +5%% over the default profile; concurrency %d | CPU %+.1f%% (%s vs %s), p50 %+.2f ms; A/A (two portholes, default profile): CPU %+.1f%% |\n", c,
+				100*(float64(ps.cpuPerCall)/float64(p.cpuPerCall)-1), ps.cpuPerCall.Round(time.Microsecond), p.cpuPerCall.Round(time.Microsecond),
+				float64((ps.p50-p.p50).Microseconds())/1000, 100*(float64(aa.cpuPerCall)/float64(p.cpuPerCall)-1))
 		}
 	}
 }

@@ -191,6 +191,7 @@ var leafImports = map[string][]string{
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
 		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/gateway/tlsclient", module + "/policy", module + "/redact/quote"},
 	module + "/gateway/pagetoken": {},
+	module + "/gateway/pseudonym": {"github.com/tink-crypto/tink-go/v2"},
 	module + "/gateway/tlsclient": {},
 	module + "/gateway/fastpath":  {"github.com/modelcontextprotocol/go-sdk", module + "/gateway/rpcdecode"},
 }
@@ -206,6 +207,7 @@ var homes = []struct {
 }{
 	{module + "/gateway/oauth", []string{"github.com/golang-jwt/", "github.com/go-jose/", "gopkg.in/square/go-jose", "github.com/lestrrat-go/jwx", "golang.org/x/oauth2", "github.com/coreos/go-oidc"}},
 	{module + "/gateway/limit/redislimit", []string{"github.com/redis/", "github.com/go-redis/"}},
+	{module + "/gateway/pseudonym", []string{"github.com/tink-crypto/"}},
 }
 
 // leafViolations reads "pkg>import" pairs and reports imports that break

@@ -96,8 +96,11 @@ func runDisclosure(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", tr.Name)
 		for _, f := range fields {
 			seen := "kept"
-			if d.Withhold.Has(f.Class) {
+			switch {
+			case d.Withhold.Has(f.Class):
 				seen = "withheld"
+			case d.Pseudonymise.Has(f.Class):
+				seen = "pseudonymised"
 			}
 			class := string(f.Class)
 			if class == "" {

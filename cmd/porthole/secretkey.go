@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/gateway/pagetoken"
+	"github.com/porthole-dev/porthole/gateway/pseudonym"
 )
 
 // secretKeySettings name the secret porthole derives its own keys from
@@ -22,9 +23,9 @@ type secretKeySettings struct {
 }
 
 func (k *secretKeySettings) register(s *settings) {
-	s.string(&k.file, "secret-key-file", "PORTHOLE_SECRET_KEY_FILE", "", "file holding 32 random bytes (or 64 hex digits) every replica shares, from which the key sealing page tokens is derived; without it each process makes its own, and its page tokens die with it")
-	s.string(&k.previousFile, "previous-secret-key-file", "PORTHOLE_PREVIOUS_SECRET_KEY_FILE", "", "the secret key before the last rotation, whose page tokens are still opened for --previous-secret-key-for")
-	numeric(s, &k.previousFor, "previous-secret-key-for", "PORTHOLE_PREVIOUS_SECRET_KEY_FOR", 24*time.Hour, false, "how long from start the previous secret key's page tokens are still opened")
+	s.string(&k.file, "secret-key-file", "PORTHOLE_SECRET_KEY_FILE", "", "file holding 32 random bytes (or 64 hex digits) every replica shares, from which the key sealing page tokens and the disclosure profiles' pseudonym keys are derived; without it each process makes its own, and its page tokens and pseudonyms die with it")
+	s.string(&k.previousFile, "previous-secret-key-file", "PORTHOLE_PREVIOUS_SECRET_KEY_FILE", "", "the secret key before the last rotation, whose page tokens and pseudonyms are still opened for --previous-secret-key-for")
+	numeric(s, &k.previousFor, "previous-secret-key-for", "PORTHOLE_PREVIOUS_SECRET_KEY_FOR", 24*time.Hour, false, "how long from start the previous secret key's page tokens and pseudonyms are still opened")
 }
 
 // readSecretKey reads a secret key file: 32 bytes, or 64 hex digits with
@@ -106,4 +107,17 @@ func (k *secretKeySettings) sealer(current, previous []byte, log *zap.Logger) (*
 		return pagetoken.Ephemeral()
 	}
 	return pagetoken.New(current, previous, time.Now().Add(k.previousFor))
+}
+
+// pseudonyms is the pseudonym maker of the secrets read, or, without one, a
+// key of this process's own; a policy file whose profiles pseudonymise
+// then hears of it at start.
+func (k *secretKeySettings) pseudonyms(current, previous []byte, pseudonymising bool, log *zap.Logger) (*pseudonym.Maker, error) {
+	if current == nil {
+		if pseudonymising {
+			log.Warn("WARNING: PORTHOLE_SECRET_KEY_FILE is not set: the policy file's profiles pseudonymise with a key this process made, so pseudonyms change when it restarts and do not cross replicas")
+		}
+		return pseudonym.Ephemeral()
+	}
+	return pseudonym.New(current, previous, time.Now().Add(k.previousFor))
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/porthole-dev/porthole/gateway/pagetoken"
+	"github.com/porthole-dev/porthole/gateway/pseudonym"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/redact"
@@ -90,6 +91,7 @@ type common struct {
 	roster      *upstream.Roster
 	tracing     tracingSettings
 	pageTokens  *pagetoken.Sealer
+	pseudonyms  *pseudonym.Maker
 }
 
 // setup validates the Temporal configuration, gathers every secret porthole
@@ -135,6 +137,9 @@ func (t *temporalSettings) setup(as *auditSettings) (*common, error) {
 	}
 	warnPlaintext(c)
 	if c.pageTokens, err = t.secretKey.sealer(secretKey, previousKey, c.log); err != nil {
+		return nil, err
+	}
+	if c.pseudonyms, err = t.secretKey.pseudonyms(secretKey, previousKey, c.policy != nil && c.policy.Pseudonymising(), c.log); err != nil {
 		return nil, err
 	}
 	if len(tooShort) > 0 {

@@ -54,7 +54,7 @@ func dialGateway(ctx context.Context, as *auditSettings, c *common) (g *gateway.
 		Namespace: adapter.Namespace(), Version: Version(), Build: &build, Logger: log, Audit: auditLog, Redactor: c.redactor,
 		QueryRules: c.query, Policy: c.policy, CacheTTL: c.cacheTTL, CallTimeout: c.callTimeout, Roster: c.roster,
 		DenialBudget: as.denialBudget, DenialInterval: as.denialInterval, DenialClients: as.denialClients,
-		Tracing: tracing, PageTokens: c.pageTokens,
+		Tracing: tracing, PageTokens: c.pageTokens, Pseudonyms: c.pseudonyms,
 	})
 	if err != nil {
 		closeAll()

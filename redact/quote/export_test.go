@@ -1,8 +1,7 @@
 package quote
 
-// The window and the marker quoting shares with redact.Redactor.Cut, which
-// this package may not import; partial_test.go holds them equal.
+// The window quoting shares with redact.Redactor.Cut, which this package
+// may not import; partial_test.go holds it, and PartialMarker, equal.
 const (
-	RedactWindow  = redactWindow
-	PartialMarker = partialMarker
+	RedactWindow = redactWindow
 )

@@ -161,11 +161,12 @@ type PartialRedactor interface {
 // a secret that begins before the cap is redacted whole, while a value of
 // megabytes is never redacted in full to show its first kilobyte. It is
 // redact.CutWindow, which this package may not import (a test holds them
-// equal), and so is partialMarker redact.PartialMarker.
+// equal), and so is PartialMarker redact.PartialMarker.
 const redactWindow = 16 << 10
 
-// partialMarker stands for the start of a secret a cut left behind.
-const partialMarker = "[REDACTED:partial]"
+// PartialMarker stands for the start of a secret (or of a value a
+// disclosure profile shows as its pseudonym) a cut left behind.
+const PartialMarker = "[REDACTED:partial]"
 
 func (q Quoter) clean(s string, limit int, keepLines bool) string {
 	out, cut, _ := clean(s, limit, keepLines)
@@ -205,11 +206,11 @@ func (q Quoter) clean(s string, limit int, keepLines bool) string {
 	if i == len(kept) {
 		return out
 	}
-	if limit < len(partialMarker) {
+	if limit < len(PartialMarker) {
 		return strings.TrimSuffix(withoutPartial(p, kept[:i], limit, keepLines), truncationMarker) + truncationMarker
 	}
-	head := withoutPartial(p, kept[:i], limit-len(partialMarker), keepLines)
-	return strings.TrimSuffix(head, truncationMarker) + partialMarker + truncationMarker
+	head := withoutPartial(p, kept[:i], limit-len(PartialMarker), keepLines)
+	return strings.TrimSuffix(head, truncationMarker) + PartialMarker + truncationMarker
 }
 
 // withoutPartial cleans s and cuts it at room bytes, and takes off the

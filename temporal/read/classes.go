@@ -1,7 +1,9 @@
 package read
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -64,6 +66,16 @@ var Classes = []Class{
 // Withholdable reports whether a profile may withhold c.
 func (c Class) Withholdable() bool {
 	return slices.Contains(Classes, c) && c != ClassEnum && c != ClassPorthole
+}
+
+// Pseudonymisable reports whether a profile may show c's values as
+// pseudonyms: the identifiers an agent follows a workflow by.
+func (c Class) Pseudonymisable() bool {
+	switch c {
+	case ClassWorkflowID, ClassRunID, ClassScheduleID, ClassActivityID, ClassTaskQueue, ClassWorkerIdentity:
+		return true
+	}
+	return false
 }
 
 // ClassSet is a set of classes, one bit each in the order of Classes.
@@ -142,6 +154,9 @@ func fieldClass(owner reflect.Type, f reflect.StructField) (Class, string, error
 	omitted := strings.Contains(opts, "omitzero") || strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Struct
 	if Class(class).Withholdable() && !omitted {
 		return "", "", fmt.Errorf("%s.%s is of the class %s, which a profile may withhold, but its json tag would not leave it out when withheld (add omitzero)", owner.Name(), f.Name, class)
+	}
+	if t := f.Type; Class(class).Pseudonymisable() && t.Kind() != reflect.String && t != textType && t != reflect.PointerTo(textType) {
+		return "", "", fmt.Errorf("%s.%s is of the class %s, which a profile may pseudonymise, but is a %s: Disclose pseudonymises strings and quoted texts only", owner.Name(), f.Name, class, t)
 	}
 	if kind == "" {
 		kind = kindOf(f, Class(class))
@@ -255,28 +270,33 @@ func ClassesOf(t reflect.Type) ClassSet {
 }
 
 // Disclosure is what one caller's profile makes of a result: the classes
-// withheld, and what becomes of the free text it keeps (the profile's
-// personal-data detectors, or nil).
+// withheld, those shown as pseudonyms, and what becomes of the free text
+// it keeps.
 type Disclosure struct {
 	Withhold ClassSet
+	// Pseudonymise are the classes whose values are replaced by
+	// Pseudonym's; only string and quoted-text fields of the
+	// pseudonymisable classes are.
+	Pseudonymise ClassSet
+	Pseudonym    func(c Class, value string) string
 	// FreeText rewrites a kept free-text value and says how many things it
 	// replaced; nil leaves free text as it is.
 	FreeText func(quote.Text) (quote.Text, int)
 }
 
-// touched is the set of classes d changes.
-func (d Disclosure) touched() ClassSet {
-	s := d.Withhold
-	if d.FreeText != nil {
-		s |= Of(ClassFreeText)
-	}
-	return s
-}
+// MinReplacedInText is the shortest real value Disclose looks for in free
+// text to put its pseudonym in its place: a shorter one (an activity id
+// "1") would be found in every number, and a pseudonym is 60 bytes or
+// more, so a text full of short ids would grow manyfold.
+const MinReplacedInText = 8
 
 // Disclose is the result v (a pointer to a result struct) as d discloses
 // it, and how many free-text replacements it made. A field of a withheld
-// class is left at its zero value (and so out of the JSON). v itself is
-// never written to: it may be the cache's, shared by other calls, so every
+// class is left at its zero value (and so out of the JSON); one of a
+// pseudonymised class holds its value's pseudonym, and where the value
+// (MinReplacedInText bytes or more) appears in the result's kept free
+// text, the pseudonym is put in its place there too. v itself is never
+// written to: it may be the cache's, shared by other calls, so every
 // struct, pointer and slice on the way to a change is copied. A v with no
 // field d changes is returned as it is.
 func Disclose(v any, d Disclosure) (any, int) {
@@ -284,14 +304,66 @@ func Disclose(v any, d Disclosure) (any, int) {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return v, 0
 	}
+	if d.Pseudonym == nil {
+		d.Pseudonymise = 0
+	}
 	p := planOf(rv.Type().Elem())
-	if p.below&d.touched() == 0 {
+	w := &walk{d: d, touched: d.Withhold | d.Pseudonymise}
+	text := p.below.Has(ClassFreeText) && !d.Withhold.Has(ClassFreeText)
+	if p.below&w.touched == 0 && !(text && d.FreeText != nil) {
 		return v, 0
 	}
 	cp := reflect.New(rv.Type().Elem())
 	cp.Elem().Set(rv.Elem())
-	n := p.apply(cp.Elem(), d, d.touched())
-	return cp.Interface(), n
+	if p.below&w.touched != 0 {
+		p.apply(cp.Elem(), w)
+	}
+	// The free text, once the pseudonyms it is to take are known.
+	if text && (d.FreeText != nil || len(w.pairs) > 0) {
+		w.reals = slices.SortedFunc(maps.Keys(w.pairs), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+		w.touched, w.text = Of(ClassFreeText), true
+		p.apply(cp.Elem(), w)
+	}
+	return cp.Interface(), w.n
+}
+
+// walk is one pass of Disclose over a result.
+type walk struct {
+	d       Disclosure
+	touched ClassSet
+	// pairs are the real values the first pass pseudonymised and their
+	// pseudonyms; reals their real values, longest first, for the second
+	// pass, which text marks.
+	pairs map[string]string
+	reals []string
+	text  bool
+	n     int
+}
+
+// replace is s with each real value of w.pairs replaced by its pseudonym,
+// in one pass from the left (what it puts in is not read again), the
+// longest of those that start at one place first.
+func (w *walk) replace(s string) string {
+	var b strings.Builder
+	for {
+		first, at := "", -1
+		for _, r := range w.reals {
+			if i := strings.Index(s, r); i >= 0 && (at < 0 || i < at) {
+				first, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		b.WriteString(s[:at])
+		b.WriteString(w.pairs[first])
+		s = s[at+len(first):]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // plan is how Disclose walks one struct type: its fields that have a class
@@ -338,42 +410,97 @@ func planOf(t reflect.Type) *plan {
 	return p
 }
 
-// apply discloses the addressable struct sv as d says, copying what it
-// changes below it; touched is d.touched().
-func (p *plan) apply(sv reflect.Value, d Disclosure, touched ClassSet) int {
-	n := 0
+// apply discloses the addressable struct sv as w says, copying what it
+// changes below it.
+func (p *plan) apply(sv reflect.Value, w *walk) {
 	for _, s := range p.steps {
-		if s.below&touched == 0 {
+		if s.below&w.touched == 0 {
 			continue
 		}
 		f := sv.Field(s.index)
 		switch {
-		case s.sub == nil && d.Withhold.Has(s.class):
+		case s.sub == nil && w.d.Withhold.Has(s.class):
 			f.SetZero()
+		case s.sub == nil && w.text:
+			w.n += w.freeText(f)
 		case s.sub == nil:
-			n += freeText(f, d.FreeText)
+			w.pseudonymise(f, s.class)
 		case f.Kind() == reflect.Struct:
-			n += s.sub.apply(f, d, touched)
+			s.sub.apply(f, w)
 		case f.Kind() == reflect.Pointer && !f.IsNil():
 			cp := reflect.New(f.Type().Elem())
 			cp.Elem().Set(f.Elem())
-			n += s.sub.apply(cp.Elem(), d, touched)
+			s.sub.apply(cp.Elem(), w)
 			f.Set(cp)
 		case f.Kind() == reflect.Slice && f.Len() > 0:
 			cp := reflect.MakeSlice(f.Type(), f.Len(), f.Len())
 			reflect.Copy(cp, f)
 			for i := range cp.Len() {
-				n += s.sub.apply(cp.Index(i), d, touched)
+				s.sub.apply(cp.Index(i), w)
 			}
 			f.Set(cp)
 		}
 	}
-	return n
+}
+
+// pseudonymise puts the pseudonym of a field's value (a string, a quoted
+// text, or a pointer to one) in its place, and keeps the pair for the
+// free-text pass. A quoted text's pseudonym is porthole's word, and says
+// so by its origin.
+func (w *walk) pseudonymise(f reflect.Value, c Class) {
+	switch {
+	case f.Kind() == reflect.String && f.String() != "":
+		real := f.String()
+		pn := w.d.Pseudonym(c, real)
+		w.keep(real, pn)
+		f.SetString(pn)
+	case f.Type() == textType && f.Interface().(quote.Text).Text != "":
+		t := f.Interface().(quote.Text)
+		pn := w.d.Pseudonym(c, t.Text)
+		w.keep(t.Text, pn)
+		f.Set(reflect.ValueOf(quote.Text{Text: pn, Origin: quote.OriginPorthole}))
+	case f.Kind() == reflect.Pointer && f.Type().Elem() == textType && !f.IsNil():
+		t := *f.Interface().(*quote.Text)
+		pn := w.d.Pseudonym(c, t.Text)
+		w.keep(t.Text, pn)
+		f.Set(reflect.ValueOf(&quote.Text{Text: pn, Origin: quote.OriginPorthole}))
+	}
+}
+
+func (w *walk) keep(real, pn string) {
+	if len(real) >= MinReplacedInText {
+		if w.pairs == nil {
+			w.pairs = map[string]string{}
+		}
+		w.pairs[real] = pn
+	}
+}
+
+// replaceReal is t with the real values the result shows as pseudonyms
+// replaced by them; and where the quoting cut t inside one, what the cut
+// left of it (its first MinReplacedInText bytes or more) replaced by
+// quote.PartialMarker.
+func (w *walk) replaceReal(t quote.Text) quote.Text {
+	head, cut := t.CutOff()
+	head = w.replace(head)
+	if cut {
+		for real := range w.pairs {
+			for n := len(real) - 1; n >= MinReplacedInText; n-- {
+				if strings.HasSuffix(head, real[:n]) {
+					head = head[:len(head)-n] + quote.PartialMarker
+					break
+				}
+			}
+		}
+	}
+	return t.WithHead(head)
 }
 
 // freeText rewrites a kept free-text field (a quote.Text, or a pointer to
-// one) with rewrite.
-func freeText(f reflect.Value, rewrite func(quote.Text) (quote.Text, int)) int {
+// one): the real values the result shows as pseudonyms replaced by them,
+// then the profile's rewrite. It returns how many things the rewrite
+// replaced.
+func (w *walk) freeText(f reflect.Value) int {
 	var t quote.Text
 	switch {
 	case f.Type() == textType:
@@ -383,9 +510,16 @@ func freeText(f reflect.Value, rewrite func(quote.Text) (quote.Text, int)) int {
 	default:
 		return 0
 	}
-	t, n := rewrite(t)
-	if n == 0 {
-		return 0
+	before := t.Text
+	if len(w.reals) > 0 {
+		t = w.replaceReal(t)
+	}
+	n := 0
+	if w.d.FreeText != nil {
+		t, n = w.d.FreeText(t)
+	}
+	if t.Text == before {
+		return n
 	}
 	if f.Kind() == reflect.Pointer {
 		f.Set(reflect.ValueOf(&t))

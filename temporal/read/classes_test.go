@@ -51,3 +51,49 @@ func TestDiscloseCopiesWhatItChangesAndLeavesTheRestShared(t *testing.T) {
 }
 
 func typeOf(v any) reflect.Type { return reflect.TypeOf(v) }
+
+// TestPseudonymsTakeTheirValuesPlacesInFreeTextToo: pseudonymised fields
+// hold their pseudonyms, a quoted identity turns porthole's word, and the
+// real values (4 bytes or more) the answer shows so are replaced in its
+// kept free text; the value given is not written to.
+func TestPseudonymsTakeTheirValuesPlacesInFreeTextToo(t *testing.T) {
+	t.Parallel()
+	orig := &WorkflowDescription{
+		Workflow: WorkflowSummary{WorkflowID: "order-jane@example.com", RunID: "r1"},
+		PendingActivities: []PendingActivity{{ActivityID: "a-1", LastWorkerIdentity: &quote.Text{Text: "worker@host", Origin: quote.OriginTemporal},
+			LastFailure: &FailureSummary{Failure: Failure{Message: quote.Text{Text: "child order-jane@example.com failed in r1", Origin: quote.OriginTemporal}}}}},
+	}
+	v, _ := Disclose(orig, Disclosure{Pseudonymise: Of(ClassWorkflowID, ClassRunID, ClassWorkerIdentity), Pseudonym: func(c Class, s string) string { return "ps" + string(c) + "(" + strings.ToUpper(s) + ")" }})
+	got := v.(*WorkflowDescription)
+	if got.Workflow.WorkflowID != "psworkflow-id(ORDER-JANE@EXAMPLE.COM)" || got.Workflow.RunID != "psrun-id(R1)" {
+		t.Errorf("the ids: %+v", got.Workflow)
+	}
+	if id := got.PendingActivities[0].LastWorkerIdentity; id.Text != "psworker-identity(WORKER@HOST)" || id.Origin != quote.OriginPorthole {
+		t.Errorf("the identity: %+v", id)
+	}
+	if msg := got.PendingActivities[0].LastFailure.Message.Text; msg != "child psworkflow-id(ORDER-JANE@EXAMPLE.COM) failed in r1" {
+		t.Errorf("the free text: %q", msg)
+	}
+	if orig.Workflow.WorkflowID != "order-jane@example.com" || orig.PendingActivities[0].LastFailure.Message.Text != "child order-jane@example.com failed in r1" || orig.PendingActivities[0].LastWorkerIdentity.Text != "worker@host" {
+		t.Error("Disclose wrote to the value it was given")
+	}
+}
+
+// TestWhatACutLeftOfARealValueGoesToo: a free text the quoting cut inside
+// a real value the answer shows as a pseudonym keeps none of it.
+func TestWhatACutLeftOfARealValueGoesToo(t *testing.T) {
+	t.Parallel()
+	cut := quote.New(nil).OfUpTo(quote.OriginTemporal, "child order-jane@example.com failed, and more words", 20)
+	if head, wasCut := cut.CutOff(); !wasCut || !strings.HasSuffix(head, "order-jane@exa") {
+		t.Fatalf("the cut: %q", cut.Text)
+	}
+	orig := &WorkflowDescription{Workflow: WorkflowSummary{WorkflowID: "order-jane@example.com"}, CloseFailure: &FailureSummary{Failure: Failure{Message: cut}}}
+	v, _ := Disclose(orig, Disclosure{Pseudonymise: Of(ClassWorkflowID), Pseudonym: func(Class, string) string { return "psx" }})
+	msg := v.(*WorkflowDescription).CloseFailure.Message.Text
+	if strings.Contains(msg, "order-jane") || !strings.HasPrefix(msg, "child "+quote.PartialMarker) {
+		t.Errorf("%q", msg)
+	}
+	if _, wasCut := v.(*WorkflowDescription).CloseFailure.Message.CutOff(); !wasCut {
+		t.Errorf("the cut's marker is gone: %q", msg)
+	}
+}

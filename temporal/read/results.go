@@ -22,6 +22,10 @@ type Observation struct {
 	// withheld from this answer: a field of one of them is absent because
 	// it was withheld, not because Temporal had nothing to say.
 	Withheld []Class `json:"withheld,omitempty" jsonschema:"the classes of field withheld from this answer by your disclosure profile; a field of one of them is absent because it was withheld" disclose:"porthole,class"`
+	// Pseudonymised names the classes of field whose values this answer
+	// shows as pseudonyms: give a pseudonym back as an argument, and
+	// porthole reads the value it stands for.
+	Pseudonymised []Class `json:"pseudonymised,omitempty" jsonschema:"the classes of field this answer shows as pseudonyms (ps...); pass a pseudonym back as an argument or in a query's = or IN, and porthole reads what it stands for" disclose:"porthole,class"`
 }
 
 // Observed returns the observation; every result has it by embedding, so
