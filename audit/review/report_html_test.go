@@ -83,8 +83,9 @@ var hostile = []string{
 }
 
 // TestAPageShowsHostileValuesAsText: names, tools, argument names and
-// values and denial reasons that hold markup, bidi overrides and 100 KB
-// are shown as escaped text, bounded, and the page stays the page's own.
+// values (and the real values a call's pseudonyms stood for) and denial
+// reasons that hold markup, bidi overrides and 100 KB are shown as escaped
+// text, bounded, and the page stays the page's own.
 func TestAPageShowsHostileValuesAsText(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
@@ -93,7 +94,9 @@ func TestAPageShowsHostileValuesAsText(t *testing.T) {
 		id := fmt.Sprint("h", i)
 		c := call(id, h, h, audit.Arg{Name: h, Value: h}, audit.Arg{Name: "workflowId", Value: h})
 		c.UserAgent = h
-		records = append(records, c, result(id, h, h, audit.OutcomeOK),
+		r := result(id, h, h, audit.OutcomeOK)
+		r.Profile, r.Opened = "vendor", []audit.Arg{{Name: "workflowId", Value: h}}
+		records = append(records, c, r,
 			audit.Record{Kind: audit.KindDenial, ClientAddr: "203.0.113.9", Outcome: audit.OutcomeInvalid, Status: 400, Reason: "a refused key " + h})
 	}
 	big := strings.Repeat("x", 100<<10)
@@ -112,7 +115,8 @@ func TestAPageShowsHostileValuesAsText(t *testing.T) {
 			t.Errorf("the page holds %q as it was sent", h)
 		}
 	}
-	for _, want := range []string{`&lt;script&gt;window.pwned=1&lt;/script&gt;`, `order-\u202e321-redro`, `(the first 256 of 4096 bytes)`, `(cut when recorded)`} {
+	for _, want := range []string{`&lt;script&gt;window.pwned=1&lt;/script&gt;`, `order-\u202e321-redro`, `(the first 256 of 4096 bytes)`, `(cut when recorded)`,
+		`<span class="note">stood for</span> <code>workflowId</code>=<code>&#34;order-\u202e321-redro&#34;</code>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
