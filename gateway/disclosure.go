@@ -20,11 +20,8 @@ func disclosureOf(ctx context.Context) *policy.Disclosure {
 	if d := resultNotesFrom(ctx).disclosure; d != nil {
 		return d
 	}
-	return &keepAll
+	return policy.KeepAll
 }
-
-// keepAll is the default disclosure, which nothing writes to.
-var keepAll policy.Disclosure
 
 // disclose is out (a tool's result) as the call's profile discloses it:
 // the fields of the classes it withholds absent, its personal-data
@@ -75,17 +72,13 @@ func personalText(r *redact.Redactor) func(quote.Text) (quote.Text, int) {
 }
 
 // personalRedactor is the server's redactor with d's personal-data
-// detectors switched on beside those it has, made once for each set of
-// detectors (g.personal).
+// detectors switched on beside those it has, made once for each
+// disclosure (g.personal, by its Key, which names its detectors).
 func (g *Server) personalRedactor(d *policy.Disclosure) *redact.Redactor {
-	kinds := slices.Concat(g.redactor.Personal(), d.Personal)
-	slices.Sort(kinds)
-	kinds = slices.Compact(kinds)
-	key := strings.Join(kinds, ",")
-	if r, ok := g.personal.Load(key); ok {
+	if r, ok := g.personal.Load(d.Key()); ok {
 		return r.(*redact.Redactor)
 	}
-	r, _ := g.personal.LoadOrStore(key, g.redactor.WithPersonal(kinds...))
+	r, _ := g.personal.LoadOrStore(d.Key(), g.redactor.WithPersonal(slices.Concat(g.redactor.Personal(), d.Personal)...))
 	return r.(*redact.Redactor)
 }
 

@@ -105,7 +105,7 @@ type Server struct {
 	audit    Auditor
 	redactor *redact.Redactor
 	// personal are the redactors of disclosure profiles' personal-data
-	// detectors, by the detectors joined (personalRedactor).
+	// detectors, by the disclosure's Key (personalRedactor).
 	personal sync.Map
 	// quote quotes and escapes somebody else's words with the redactor,
 	// so that no cut leaves half a secret.

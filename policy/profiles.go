@@ -183,8 +183,12 @@ type profiles struct {
 	// Grants keys its grants ("principal:NAME", "scope:NAME",
 	// "claim:NAME\x00VALUE").
 	byGrant map[string]string
-	mu      sync.Mutex
-	merged  map[string]*Disclosure // by the names merged, joined by "+"
+	// single is the disclosure of each profile alone, the one most
+	// callers get, read without a lock; merged those of several, made
+	// when first needed.
+	single map[string]*Disclosure
+	mu     sync.Mutex
+	merged map[string]*Disclosure // by the names merged, joined by "+"
 }
 
 // DisclosureFor is the disclosure of the caller c: the merge of the
@@ -192,7 +196,7 @@ type profiles struct {
 // gives the default.
 func (g *Grants) DisclosureFor(c Caller) *Disclosure {
 	if g == nil || g.profiles == nil || len(g.profiles.byGrant) == 0 {
-		return &defaultDisclosure
+		return KeepAll
 	}
 	p := g.profiles
 	var names []string
@@ -210,8 +214,11 @@ func (g *Grants) DisclosureFor(c Caller) *Disclosure {
 			add("claim:" + claim + "\x00" + v)
 		}
 	}
-	if len(names) == 0 {
-		return &defaultDisclosure
+	switch len(names) {
+	case 0:
+		return KeepAll
+	case 1:
+		return p.single[names[0]]
 	}
 	slices.Sort(names)
 	key := strings.Join(names, "+")
@@ -225,7 +232,9 @@ func (g *Grants) DisclosureFor(c Caller) *Disclosure {
 	return d
 }
 
-var defaultDisclosure Disclosure
+// KeepAll is the default disclosure, which keeps everything; nothing
+// writes to it.
+var KeepAll = &Disclosure{}
 
 // Profile is the disclosure of the one profile named, or nil when the file
 // defines none of that name.
@@ -350,7 +359,10 @@ func (d *Disclosure) Describe() string {
 // grantProfiles is each grant's profile, keyed as DisclosureFor looks them
 // up.
 func (f *File) grantProfiles() *profiles {
-	p := &profiles{file: f, byGrant: map[string]string{}, merged: map[string]*Disclosure{}}
+	p := &profiles{file: f, byGrant: map[string]string{}, single: map[string]*Disclosure{}, merged: map[string]*Disclosure{}}
+	for name := range f.Profiles {
+		p.single[name] = f.disclosureOf([]string{name})
+	}
 	for name, g := range f.Principals {
 		if g.Profile != "" {
 			p.byGrant["principal:"+name] = g.Profile
