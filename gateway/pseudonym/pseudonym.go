@@ -17,21 +17,26 @@
 // bytes (PORTHOLE_SECRET_KEY_FILE) under a label naming the profile, so
 // two profiles' pseudonyms of one id cannot be linked, and no other use of
 // the secret (page tokens) shares a key with them. A pseudonym names its
-// key's id (4 bytes of a SHA-256 over the derived key): a Maker makes
-// pseudonyms with the current secret's key and opens them with it and,
-// until a time, with the previous secret's.
+// key's id (the first byte of a SHA-256 over the derived key): a Maker
+// makes pseudonyms with the current secret's key and opens them with it
+// and, until a time, with the previous secret's. One byte tells the two
+// keys apart but once in 256 rotations; then both are tried, and AES-SIV
+// opens under the right one alone.
 //
 // # What it hides, and what it does not
 //
 // Without the key a pseudonym reveals nothing of its value but its length
-// class: values are padded (ISO/IEC 7816-4: 0x80, then zeros) to 16, 32,
-// 64, 128 or 256 bytes, or a multiple of 256. It does reveal equality: one
+// class: values are padded (ISO/IEC 7816-4: 0x80, then zeros) to 16, 24,
+// 32, 48, 64, 96, 128, 192 or 256 bytes, or a multiple of 256: each class
+// at most half again the one below it, so a pseudonym stays short (every
+// byte of it is carried twice in an answer, and redacted twice). It does
+// reveal equality: one
 // value is one pseudonym for one profile, which is what lets an agent
 // follow a workflow.
 //
 // # Format
 //
-//	"ps" base32(version 0x01 | key id (4) | AES-SIV(padded value))
+//	"ps" base32(version 0x01 | key id (1) | AES-SIV(padded value))
 //
 // in lower-case base32 without padding, for the reason page tokens are
 // (gateway/pagetoken): no credential or personal-data detector matches a
@@ -64,7 +69,7 @@ const SecretSize = 32
 
 const (
 	version = 0x01
-	idSize  = 4
+	idSize  = 1
 	header  = 1 + idSize
 	sivSize = 16
 )
@@ -177,7 +182,7 @@ func ad(class, namespace string) []byte { return []byte(class + "\x00" + namespa
 // bucket is the length a value of n bytes is padded to (with at least one
 // byte of padding).
 func bucket(n int) int {
-	for _, b := range []int{16, 32, 64, 128, 256} {
+	for _, b := range []int{16, 24, 32, 48, 64, 96, 128, 192, 256} {
 		if n < b {
 			return b
 		}
@@ -206,16 +211,19 @@ func (m *Maker) Make(profile, class, namespace, value string) string {
 	return p
 }
 
-// keyOf is profile's key whose id is id: the current secret's, or the
-// previous one's while it is accepted; nil for none.
-func (m *Maker) keyOf(profile string, id []byte) *key {
-	switch {
-	case bytes.Equal(id, m.key(false, profile).id[:]):
-		return m.key(false, profile)
-	case m.previous != nil && m.now().Before(m.previousUntil) && bytes.Equal(id, m.key(true, profile).id[:]):
-		return m.key(true, profile)
+// keysOf are profile's keys whose id is id: the current secret's, and the
+// previous one's while it is accepted.
+func (m *Maker) keysOf(profile string, id []byte) []*key {
+	var keys []*key
+	if k := m.key(false, profile); bytes.Equal(id, k.id[:]) {
+		keys = append(keys, k)
 	}
-	return nil
+	if m.previous != nil && m.now().Before(m.previousUntil) {
+		if k := m.key(true, profile); bytes.Equal(id, k.id[:]) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // maxOpened bounds the pseudonyms Open reads: those of values up to 2 KiB,
@@ -244,14 +252,17 @@ func (m *Maker) Open(profile, class, namespace, p string) (string, error) {
 	if err != nil || len(b) < header+sivSize+16 || b[0] != version || encoding.EncodeToString(b) != text {
 		return "", ErrNotOurs
 	}
-	k := m.keyOf(profile, b[1:header])
-	if k == nil {
-		return "", ErrNotOurs
+	for _, k := range m.keysOf(profile, b[1:header]) {
+		if padded, err := k.siv.DecryptDeterministically(b[header:], ad(class, namespace)); err == nil {
+			return unpad(padded)
+		}
 	}
-	padded, err := k.siv.DecryptDeterministically(b[header:], ad(class, namespace))
-	if err != nil {
-		return "", ErrNotOurs
-	}
+	return "", ErrNotOurs
+}
+
+// unpad is the value padded holds, or ErrNotOurs where its padding is not
+// the one Make writes.
+func unpad(padded []byte) (string, error) {
 	end := bytes.LastIndexByte(padded, 0x80)
 	if end < 0 || len(bytes.Trim(padded[end+1:], "\x00")) != 0 || bucket(end) != len(padded) {
 		return "", ErrNotOurs

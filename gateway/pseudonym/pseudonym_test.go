@@ -56,6 +56,36 @@ func TestAPseudonymOpensOnlyForItsProfileClassNamespaceAndKey(t *testing.T) {
 	}
 }
 
+// TestThePreviousKeyOpensWhenItsIdIsTheCurrentOnes: the key id is one
+// byte, so two secrets' keys can share it; a pseudonym of either then
+// opens, each under its own key.
+func TestThePreviousKeyOpensWhenItsIdIsTheCurrentOnes(t *testing.T) {
+	t.Parallel()
+	current := secret(1)
+	want, _ := derive(current, "vendor")
+	var previous []byte
+	for i := 0; i < 1<<16 && previous == nil; i++ {
+		s := secret(2)
+		s[0], s[1] = byte(i), byte(i>>8)
+		if k, _ := derive(s, "vendor"); k.id == want.id {
+			previous = s
+		}
+	}
+	if previous == nil {
+		t.Fatal("no secret of 65,536 has the current key's id")
+	}
+	old, _ := New(previous, nil, time.Time{})
+	p := old.Make("vendor", "workflow-id", "default", "order-1")
+	rotated, _ := New(current, previous, time.Now().Add(time.Hour))
+	if v, err := rotated.Open("vendor", "workflow-id", "default", p); err != nil || v != "order-1" {
+		t.Errorf("the previous key's pseudonym under a shared id: %q, %v", v, err)
+	}
+	q := rotated.Make("vendor", "workflow-id", "default", "order-2")
+	if v, err := rotated.Open("vendor", "workflow-id", "default", q); err != nil || v != "order-2" {
+		t.Errorf("the current key's pseudonym under a shared id: %q, %v", v, err)
+	}
+}
+
 // TestAPseudonymRevealsOnlyItsLengthClass: values of different lengths
 // within one bucket make pseudonyms of one length.
 func TestAPseudonymRevealsOnlyItsLengthClass(t *testing.T) {
@@ -70,6 +100,15 @@ func TestAPseudonymRevealsOnlyItsLengthClass(t *testing.T) {
 	}
 	if len(m.Make("p", "run-id", "ns", strings.Repeat("x", 16))) == len(m.Make("p", "run-id", "ns", "x")) {
 		t.Error("16 bytes is the next bucket")
+	}
+	// Ten classes from 0 to 256 bytes: 16, 24, 32, 48, 64, 96, 128, 192,
+	// 256 and 512.
+	lengths = map[int]bool{}
+	for n := 0; n <= 256; n++ {
+		lengths[len(m.Make("p", "run-id", "ns", strings.Repeat("x", n)))] = true
+	}
+	if len(lengths) != 10 {
+		t.Errorf("values of 0 to 256 bytes made pseudonyms of %d lengths", len(lengths))
 	}
 	for _, n := range []int{0, 15, 16, 255, 256, 999} {
 		v := strings.Repeat("y", n)
