@@ -143,6 +143,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
 	}
+	inSchema = portable(inSchema)
 	if inSchema.Properties == nil {
 		inSchema.Properties = map[string]*jsonschema.Schema{} // an object with no arguments, and none allowed
 	}
@@ -153,6 +154,7 @@ func define[In any, Out any](g *Server, name, desc string, check func(*In) error
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 	}
+	outSchema = portable(outSchema)
 	// The schemas go to the go-sdk as the JSON they marshal to, once: the
 	// go-sdk only writes them out, on every tools/list, and a derived
 	// schema takes milliseconds to marshal.

@@ -113,6 +113,29 @@ func TestMCPInspectorCLI(t *testing.T) {
 	assertNoCanary(t, "inspector output", []byte(out))
 }
 
+// TestTheInspectorFindsEveryToolSchemaPortable lists the tools with the
+// MCP Inspector's --strict schema report, which names every finding of
+// any severity on stderr (a type array, a schema that constrains nothing,
+// a remote $ref, a bare boolean schema) and prints nothing when there is
+// none; --strict alone exits non-zero only on errors, so the report is
+// read.
+func TestTheInspectorFindsEveryToolSchemaPortable(t *testing.T) {
+	t.Parallel()
+	dir, node := clientsDir(t)
+	endpoint, token, _, _ := serveHTTP(t)
+	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
+	out, err := runNode(t, dir, node, bin, "--cli", endpoint, "--transport", "http", "--header", "Authorization: Bearer "+token,
+		"--method", "tools/list", "--strict")
+	if err != nil || !strings.Contains(out, `"tools"`) {
+		t.Fatalf("inspector tools/list --strict: %v\n%s", err, out)
+	}
+	for _, finding := range []string{"Warning: tool", "Error: tool", "Schema portability"} {
+		if strings.Contains(out, finding) {
+			t.Fatalf("the inspector found unportable tool schemas:\n%s", out[strings.Index(out, finding):])
+		}
+	}
+}
+
 // TestTypeScriptSDK lists and calls every tool with the TypeScript SDK.
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
