@@ -56,8 +56,9 @@ func serveResourceMetadata(mux interface {
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "porthole",
 	})
-	for _, path := range []string{oauth.MetadataPath(o.Resource), "/.well-known/oauth-protected-resource"} {
+	for _, path := range []string{oauth.MetadataPath(o.Resource), metadataPrefix} {
 		mux.Method(http.MethodGet, path, h)
+		mux.Method(http.MethodOptions, path, h) // a browser's preflight, which h answers
 	}
 }
 

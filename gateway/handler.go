@@ -140,7 +140,7 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 	})
 	r := chi.NewRouter()
-	r.Use(securityHeaders, g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses, g.checkHostAndOrigin(opts.Hosts))
+	r.Use(securityHeaders, g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses, g.checkHostAndOrigin(opts.Hosts), cors)
 	calls := http.Handler(streamable)
 	if !g.opts.GoSDKOnly {
 		calls = g.directCalls().Handler(streamable)

@@ -54,7 +54,9 @@ func (g *Server) checkHostAndOrigin(p HostPolicy) func(http.Handler) http.Handle
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return
 			}
-			if o := r.Header.Values("Origin"); len(o) > 1 || len(o) == 1 && !originAllowed(origins, p.LoopbackOrigins, o[0]) {
+			// The protected-resource metadata is public: a page of any
+			// origin may read it (cors leaves it to its own handler).
+			if o := r.Header.Values("Origin"); !isMetadata(r) && (len(o) > 1 || len(o) == 1 && !originAllowed(origins, p.LoopbackOrigins, o[0])) {
 				g.denied(r, audit.OutcomeDenied, http.StatusForbidden, "Origin not allowed")
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return

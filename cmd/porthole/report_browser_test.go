@@ -50,6 +50,22 @@ func chromium(t *testing.T) string {
 	return bin
 }
 
+// browser is a tab of a fresh headless Chromium with more options, for at
+// most a minute; it closes when the test ends.
+func browser(t *testing.T, more ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	// The flags a root user on a closed network needs (the machine notes of
+	// this project's CI): no sandbox as root, and none of the browser's own
+	// traffic, which would be refused.
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(opts, more...)...)
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(func() { cancelTab(); cancelAlloc(); cancel() })
+	return ctx
+}
+
 // pageVisit is what the browser saw while it opened a page.
 type pageVisit struct {
 	mu       sync.Mutex
@@ -70,18 +86,7 @@ func (v *pageVisit) note(list *[]string, s string) {
 // viewportOnly).
 func openPage(t *testing.T, file, shot string, width, height int64, viewportOnly bool, check func(ctx context.Context)) *pageVisit {
 	t.Helper()
-	// The flags a root user on a closed network needs (the machine notes of
-	// this project's CI): no sandbox as root, and none of the browser's own
-	// traffic, which would be refused.
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(int(width), int(height)))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	defer cancelTab()
+	ctx := browser(t, chromedp.WindowSize(int(width), int(height)))
 	v := &pageVisit{}
 	if err := chromedp.Listen(ctx, func(ev any) {
 		switch ev := ev.(type) {

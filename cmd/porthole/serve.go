@@ -61,8 +61,8 @@ func (f *frontSettings) register(s *settings) {
 	s.bool(&f.noAuth, "dangerously-serve-without-authentication", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION",
 		"serve everyone as principal \"anonymous\" with no token; logged at every start")
 	s.string(&f.hosts, "allowed-hosts", "PORTHOLE_ALLOWED_HOSTS", "localhost,127.0.0.1,::1", "comma-separated Host names (optionally with :port) the MCP listener answers; others get 403")
-	s.string(&f.origins, "allowed-origins", "PORTHOLE_ALLOWED_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) allowed to call; a request with another Origin gets 403")
-	s.boolDefault(&f.loopbackOrigins, "allow-loopback-origins", "PORTHOLE_ALLOW_LOOPBACK_ORIGINS", true, "allow browser pages served from this machine (localhost, 127.0.0.1, [::1], any port)")
+	s.string(&f.origins, "allowed-origins", "PORTHOLE_ALLOWED_ORIGINS", "", "comma-separated browser origins (scheme://host[:port]) allowed to call, whose pages get CORS; a request with another Origin gets 403")
+	s.boolDefault(&f.loopbackOrigins, "allow-loopback-origins", "PORTHOLE_ALLOW_LOOPBACK_ORIGINS", true, "allow browser pages served from this machine (localhost, 127.0.0.1, [::1], any port), with CORS")
 	s.string(&f.proxies, "trusted-proxies", "PORTHOLE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed; from anyone else it is ignored")
 	numeric(s, &f.ratePer, "rate-per-principal", "PORTHOLE_RATE_PER_PRINCIPAL", 5, false, "each principal's sustained rate, in read units per second (a describe is 1, a list 2, a history page 3)")
 	numeric(s, &f.burstPer, "rate-per-principal-burst", "PORTHOLE_RATE_PER_PRINCIPAL_BURST", 20, false, "each principal's burst, in read units")
