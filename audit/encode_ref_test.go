@@ -38,6 +38,9 @@ func referenceBody(now time.Time, seq uint64, prev string, r *Record) []byte {
 		f = append(f, zap.String("principal", Quote(capBytes(r.Principal, MaxToolBytes))))
 	}
 	str("clientAddr", r.ClientAddr)
+	if r.ClientCert != "" {
+		f = append(f, zap.String("clientCert", Quote(capBytes(r.ClientCert, MaxUserAgentBytes))))
+	}
 	str("transport", r.Transport)
 	if r.UserAgent != "" {
 		f = append(f, zap.String("userAgent", Quote(capBytes(r.UserAgent, MaxUserAgentBytes))))
@@ -174,7 +177,7 @@ func FuzzRecordEncodingAgreesWithZap(f *testing.F) {
 			return
 		}
 		rec := Record{
-			Kind: kinds[int(kind)%len(kinds)], RequestID: requestID, Principal: principal, ClientAddr: "10.0.0.1",
+			Kind: kinds[int(kind)%len(kinds)], RequestID: requestID, Principal: principal, ClientAddr: "10.0.0.1", ClientCert: ua,
 			Transport: "http", UserAgent: ua, Method: "tools/call", Tool: tool, Upstream: requestID, Args: []Arg{{Name: argName, Value: argValue, Truncated: flag}, {Name: "b", Value: ""}},
 			Outcome: OutcomeOK, Status: n, Reason: reason, Duration: time.Duration(micros) * time.Microsecond,
 			ResultBytes: n, Redactions: n / 2, Cached: flag, PreviousFile: reason, PreviousLastSeq: uint64(n), Profile: tool, Opened: []Arg{{Name: argName, Value: argValue}},

@@ -61,6 +61,7 @@ var entryFields = func() map[string]entryField {
 		{"requestId", func(s *entryScanner, e *Entry) bool { return s.str(&e.RequestID) }},
 		{"principal", func(s *entryScanner, e *Entry) bool { return s.str(&e.Principal) }},
 		{"clientAddr", func(s *entryScanner, e *Entry) bool { return s.str(&e.ClientAddr) }},
+		{"clientCert", func(s *entryScanner, e *Entry) bool { return s.str(&e.ClientCert) }},
 		{"transport", func(s *entryScanner, e *Entry) bool { return s.str(&e.Transport) }},
 		{"userAgent", func(s *entryScanner, e *Entry) bool { return s.str(&e.UserAgent) }},
 		{"method", func(s *entryScanner, e *Entry) bool { return s.str(&e.Method) }},

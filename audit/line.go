@@ -54,6 +54,7 @@ type Entry struct {
 	RequestID  string    `json:"requestId"`
 	Principal  string    `json:"principal"`
 	ClientAddr string    `json:"clientAddr"`
+	ClientCert string    `json:"clientCert"` // version 5; "" without a client certificate
 	Transport  string    `json:"transport"`
 	UserAgent  string    `json:"userAgent"`
 	Method     string    `json:"method"`

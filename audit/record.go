@@ -38,8 +38,11 @@ const (
 // "traceId" (the OpenTelemetry trace, when tracing is on) on call, result
 // and denial records. Version 4 added "profile" (the disclosure profile a
 // result was made with, when it is not the default) and "opened" (what a
-// call's pseudonyms stood for) on result records.
-const SchemaVersion = 4
+// call's pseudonyms stood for) on result records. Version 5 added
+// "clientCert" (the subject of the client certificate the connection
+// verified, when porthole serves TLS and requires one) on call, result and
+// denial records.
+const SchemaVersion = 5
 
 // validTraceID reports whether s is a trace id as OpenTelemetry writes
 // it: 32 lowercase hex digits, not all zero. Anything else is left out of
@@ -79,6 +82,10 @@ type Record struct {
 	RequestID  string
 	Principal  string // quoted like every name a caller goes by
 	ClientAddr string
+	// ClientCert is the subject of the client certificate the connection
+	// verified, "" for none (schema version 5). A CA vouched for it, but
+	// its text is the client's: it is written quoted.
+	ClientCert string
 	Transport  string // "http" or "stdio"
 	UserAgent  string // untrusted: quoted
 	Method     string // the JSON-RPC method porthole recognised, e.g. tools/call
@@ -201,6 +208,9 @@ func (r *Record) appendWho(b []byte) []byte {
 		b = appendStringField(b, "principal", Quote(capBytes(r.Principal, MaxToolBytes)))
 	}
 	b = appendStringField(b, "clientAddr", r.ClientAddr)
+	if r.ClientCert != "" {
+		b = appendStringField(b, "clientCert", Quote(capBytes(r.ClientCert, MaxUserAgentBytes)))
+	}
 	b = appendStringField(b, "transport", r.Transport)
 	if r.UserAgent != "" {
 		b = appendStringField(b, "userAgent", Quote(capBytes(r.UserAgent, MaxUserAgentBytes)))

@@ -131,7 +131,7 @@ func (g *Server) callRecord(ctx context.Context, method string, req mcp.Request)
 	}
 	rec := audit.Record{
 		Kind: audit.KindCall, RequestID: ri.RequestID, Principal: caller(ctx, req.GetExtra()),
-		ClientAddr: ri.ClientAddr, Transport: ri.Transport, UserAgent: g.auditText(ri.UserAgent, audit.MaxUserAgentBytes), Method: method,
+		ClientAddr: ri.ClientAddr, ClientCert: g.auditText(ri.ClientCert, audit.MaxUserAgentBytes), Transport: ri.Transport, UserAgent: g.auditText(ri.UserAgent, audit.MaxUserAgentBytes), Method: method,
 	}
 	if extra := req.GetExtra(); extra != nil {
 		if id := oauthIdentity(ctx, extra.TokenInfo); id != nil {
@@ -250,7 +250,7 @@ func (g *Server) answerSize(notes *resultNotes, res mcp.Result) (bytes, redactio
 // resultOf is the result record of call, ended with outcome after d.
 func resultOf(call audit.Record, d time.Duration, outcome audit.Outcome) audit.Record {
 	return audit.Record{
-		Kind: audit.KindResult, RequestID: call.RequestID, Principal: call.Principal, ClientAddr: call.ClientAddr,
+		Kind: audit.KindResult, RequestID: call.RequestID, Principal: call.Principal, ClientAddr: call.ClientAddr, ClientCert: call.ClientCert,
 		Transport: call.Transport, Method: call.Method, Tool: call.Tool, Upstream: call.Upstream, Duration: d, Outcome: outcome,
 		OAuth: call.OAuth, TraceID: call.TraceID,
 	}
@@ -343,9 +343,10 @@ func (g *Server) denied(r *http.Request, outcome audit.Outcome, status int, reas
 	g.refusedLink(r.Context(), string(outcome))
 	ci := requestInfoFrom(r.Context())
 	// A reason is porthole's sentence, but it may quote what a client sent
-	// (a key of a refused body): redacted and cut like the user agent.
+	// (a key of a refused body): redacted and cut like the user agent, and
+	// like a client certificate's subject, whose text is the client's.
 	rec := audit.Record{
-		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, Transport: "http", TraceID: g.traceID(r.Context()),
+		Kind: audit.KindDenial, RequestID: ci.RequestID, ClientAddr: ci.ClientAddr, ClientCert: g.auditText(ci.ClientCert, audit.MaxUserAgentBytes), Transport: "http", TraceID: g.traceID(r.Context()),
 		UserAgent: g.auditText(ci.UserAgent, audit.MaxUserAgentBytes), Outcome: outcome, Status: status,
 		Reason: g.auditText(reason, audit.MaxReasonBytes),
 	}

@@ -15,15 +15,24 @@ import (
 // Cache-Control); a "no-transform" it asked for, which keeps proxies from
 // buffering an event stream, is kept. An event stream's Content-Type
 // gains the charset its events are written in (UTF-8, the only one the
-// format allows), so every text answer names its charset.
+// format allows), so every text answer names its charset. An answer over
+// TLS porthole serves itself carries Strict-Transport-Security, so a
+// browser never tries the name over plain HTTP for a year; over plain HTTP
+// (behind an ingress that terminates TLS, which sends its own) it would
+// vouch for a connection porthole did not make, and is not sent.
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setSecurityHeaders(w.Header())
-		next.ServeHTTP(&secureWriter{ResponseWriter: w}, r)
+		hsts := r.TLS != nil
+		setSecurityHeaders(w.Header(), hsts)
+		next.ServeHTTP(&secureWriter{ResponseWriter: w, hsts: hsts}, r)
 	})
 }
 
-func setSecurityHeaders(h http.Header) {
+// hstsValue is Strict-Transport-Security's: a year, and the names under
+// porthole's.
+const hstsValue = "max-age=31536000; includeSubDomains"
+
+func setSecurityHeaders(h http.Header, hsts bool) {
 	cc := "no-store"
 	if strings.Contains(h.Get("Cache-Control"), "no-transform") {
 		cc += ", no-transform"
@@ -35,19 +44,22 @@ func setSecurityHeaders(h http.Header) {
 	if h.Get("Content-Type") == "text/event-stream" {
 		h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	}
+	if hsts {
+		h.Set("Strict-Transport-Security", hstsValue)
+	}
 }
 
 // secureWriter sets the security headers once more as the header is
 // written.
 type secureWriter struct {
 	http.ResponseWriter
-	wrote bool
+	wrote, hsts bool
 }
 
 func (w *secureWriter) WriteHeader(code int) {
 	if !w.wrote {
 		w.wrote = true
-		setSecurityHeaders(w.Header())
+		setSecurityHeaders(w.Header(), w.hsts)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

@@ -171,3 +171,37 @@ func TestEveryAnswerNamesItsTypeAndCharset(t *testing.T) {
 	resp, _ = send(t, http.MethodGet, newOAuthFront(t).srv.URL+"/.well-known/oauth-protected-resource/mcp", nil, "")
 	check("the protected resource metadata", resp)
 }
+
+// TestAnswersOverTLSCarryStrictTransportSecurity: over TLS porthole
+// serves, every answer (a refusal too) carries HSTS; over plain HTTP none
+// does.
+func TestAnswersOverTLSCarryStrictTransportSecurity(t *testing.T) {
+	t.Parallel()
+	f := newFront(t, HTTPOptions{})
+	h, err := f.server.Handler(HTTPOptions{Tokens: func() *tokens.Set { set, _ := tokens.Load(f.tokensFile); return set }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSrv := httptest.NewTLSServer(h)
+	t.Cleanup(tlsSrv.Close)
+	req := func(c *http.Client, url string, header http.Header) *http.Response {
+		r, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(listToolsBody))
+		r.Header = header
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := c.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for what, header := range map[string]http.Header{"a call": {"Authorization": {"Bearer " + f.alice}}, "a refusal": {}} {
+		if resp := req(tlsSrv.Client(), tlsSrv.URL, header.Clone()); resp.Header.Get("Strict-Transport-Security") != "max-age=31536000; includeSubDomains" {
+			t.Errorf("%s over TLS: %d %q", what, resp.StatusCode, resp.Header.Get("Strict-Transport-Security"))
+		}
+		if resp := req(http.DefaultClient, f.url, header.Clone()); resp.Header.Get("Strict-Transport-Security") != "" {
+			t.Errorf("%s over plain HTTP carries HSTS", what)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/gateway/tlsserver"
 )
 
 // Auditor writes audit records. *audit.Log is the real one; Write must
@@ -23,6 +24,9 @@ var _ Auditor = (*audit.Log)(nil)
 type requestInfo struct {
 	RequestID  string
 	ClientAddr string
+	// ClientCert is the subject of the client certificate the TLS
+	// connection verified, "" for none.
+	ClientCert string
 	Transport  string
 	UserAgent  string
 	// request is the HTTP request's context, which ends when the client
@@ -57,15 +61,17 @@ func newRequestID() string {
 }
 
 // identify gives each HTTP request an id and records what the transport
-// knows of its caller: the client's address (see resolveClient) and its
-// User-Agent. The id is porthole's own: a client-sent X-Request-Id is
+// knows of its caller: the client's address (see resolveClient), the
+// subject of its client certificate when porthole's TLS verified one, and
+// its User-Agent. The id is porthole's own: a client-sent X-Request-Id is
 // ignored, so a client cannot make two requests look like one.
 func identify(trusted TrustedProxies, traced bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := newRequestID()
 			w.Header().Set(RequestIDHeader, id)
-			ci := requestInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
+			ci := requestInfo{RequestID: id, ClientAddr: resolveClient(r, trusted).String(),
+				ClientCert: tlsserver.Subject(r.TLS), Transport: "http", UserAgent: r.UserAgent(), request: r.Context()}
 			if traced {
 				// The audit record's request id, and the client as
 				// porthole resolved it (a client's own X-Forwarded-For

@@ -132,7 +132,7 @@ func TestAVersion2LogContinuesAtTheCurrentVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
-	if err := l.Write(context.Background(), audit.Record{Kind: audit.KindCall, RequestID: "req-v3", Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_namespace", TraceID: trace}); err != nil {
+	if err := l.Write(context.Background(), audit.Record{Kind: audit.KindCall, RequestID: "req-v3", Principal: "alice", ClientCert: "CN=agent,O=vendor", Transport: "http", Method: "tools/call", Tool: "describe_namespace", TraceID: trace}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Write(context.Background(), audit.Record{Kind: audit.KindResult, RequestID: "req-v3", Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_namespace", TraceID: trace, Outcome: audit.OutcomeOK, Profile: "vendor"}); err != nil {
@@ -152,7 +152,8 @@ func TestAVersion2LogContinuesAtTheCurrentVersion(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		cur = append(cur, b...)
 	}
-	if !strings.Contains(string(cur), fmt.Sprintf(`"v":%d`, audit.SchemaVersion)) || !strings.Contains(string(cur), `"traceId":"`+trace+`"`) || !strings.Contains(string(cur), `"profile":"\"vendor\""`) {
+	if !strings.Contains(string(cur), fmt.Sprintf(`"v":%d`, audit.SchemaVersion)) || !strings.Contains(string(cur), `"traceId":"`+trace+`"`) || !strings.Contains(string(cur), `"profile":"\"vendor\""`) ||
+		!strings.Contains(string(cur), `"clientCert":"\"CN=agent,O=vendor\""`) {
 		t.Fatalf("the new records:\n%s", cur)
 	}
 }

@@ -105,6 +105,8 @@ func TestBinaryCannotWriteWorkflows(t *testing.T) {
 		module + "/gateway/upstream/hostiletest": "is a hostile MCP server",
 		// What the audit trail's tests share.
 		module + "/audit/audittest": "is test support",
+		// The certificates of the TLS tests.
+		module + "/gateway/tlsserver/tlstest": "makes test certificates",
 		// The benches' baseline server.
 		module + "/gateway/baretest": "is an MCP server without porthole's hardening",
 		// The browser driver of the HTML report's test.
@@ -193,6 +195,7 @@ var leafImports = map[string][]string{
 	module + "/gateway/pagetoken": {},
 	module + "/gateway/pseudonym": {"github.com/tink-crypto/tink-go/v2"},
 	module + "/gateway/tlsclient": {},
+	module + "/gateway/tlsserver": {"go.uber.org/zap", module + "/gateway/tlsclient"},
 	module + "/gateway/fastpath":  {"github.com/modelcontextprotocol/go-sdk", module + "/gateway/rpcdecode"},
 }
 

@@ -88,11 +88,7 @@ func (r *redisSettings) options(ctx context.Context, o *gateway.HTTPOptions, nam
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if host, ok := redislimit.PlaintextHost(r.url); ok && !loopback(host) {
-		// Said at every start: the limits' state, and the password, cross
-		// a network unencrypted.
-		log.Warn("WARNING: the connection to Redis at "+host+" is plaintext (redis://) and the address is not loopback; use rediss://", zap.String("redisHost", host))
-	}
+	warnPlaintextRedis(r.url, log)
 	o.Shared = &gateway.SharedLimits{Store: store, Timeout: r.timeout}
 	if r.failure == "local" {
 		o.Shared.FallbackReplicas = r.replicas
@@ -107,9 +103,20 @@ func (r *redisSettings) options(ctx context.Context, o *gateway.HTTPOptions, nam
 	return func() { store.Close() }, nil
 }
 
-// loopback reports whether host names this machine: localhost, or a
-// loopback address.
+// warnPlaintextRedis warns, at every start, when rawURL is a redis:// URL
+// (no TLS) to a host that is not loopback: the shared rate-limit state and
+// the Redis password then cross a network unencrypted. Only the host is
+// named; the URL holds the password.
+func warnPlaintextRedis(rawURL string, log *zap.Logger) {
+	if host, ok := redislimit.PlaintextHost(rawURL); ok && !loopback(host) {
+		log.Warn("WARNING: the connection to Redis at "+host+" is plaintext (redis://) and the address is not loopback: it carries the shared rate-limit state and the Redis password in clear; use rediss://", zap.String("redisHost", host))
+	}
+}
+
+// loopback reports whether host names this machine: localhost (in any
+// case), a loopback address (127.0.0.0/8, ::1), or no host at all, which
+// the Redis client and the OTLP exporters both dial on this machine.
 func loopback(host string) bool {
 	ip := net.ParseIP(host)
-	return host == "localhost" || ip != nil && ip.IsLoopback()
+	return host == "" || strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }

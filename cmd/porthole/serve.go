@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/porthole-dev/porthole/gateway"
 	"github.com/porthole-dev/porthole/gateway/limit"
+	"github.com/porthole-dev/porthole/gateway/tlsserver"
 	"github.com/porthole-dev/porthole/gateway/tokens"
 )
 
@@ -49,10 +51,14 @@ type frontSettings struct {
 	sseMaxStreams           int
 	sseIdleTimeout          time.Duration
 	pprof                   bool
+	tls                     tlsserver.Files
 }
 
 func (f *frontSettings) register(s *settings) {
 	s.string(&f.addr, "addr", "PORTHOLE_ADDR", "127.0.0.1:8082", "address the MCP listener binds")
+	s.string(&f.tls.Cert, "tls-cert-file", "PORTHOLE_TLS_CERT_FILE", "", "PEM certificate (chain) the MCP listener serves TLS with, read again when it changes; with --tls-key-file")
+	s.string(&f.tls.Key, "tls-key-file", "PORTHOLE_TLS_KEY_FILE", "", "PEM private key of --tls-cert-file, read again when it changes")
+	s.string(&f.tls.ClientCA, "tls-client-ca-file", "PORTHOLE_TLS_CLIENT_CA_FILE", "", "PEM CA certificates whose client certificates the MCP listener requires, beside the bearer token (a second factor, never a replacement); the subject is audited")
 	s.string(&f.adminAddr, "admin-addr", "PORTHOLE_ADMIN_ADDR", "127.0.0.1:9090", "address of the admin listener (/healthz, /readyz, /metrics); empty turns it off")
 	s.string(&f.adminTokensFile, "admin-tokens-file", "PORTHOLE_ADMIN_TOKENS_FILE", "", "tokens file (as porthole token new writes) whose tokens /metrics and the profiler ask for; without it they ask for none. /healthz and /readyz never ask")
 	s.bool(&f.pprof, "admin-pprof", "PORTHOLE_ADMIN_PPROF", "serve Go's profiler at /debug/pprof/ on the admin listener")
@@ -101,6 +107,9 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 		MaxBodyBytes:                          f.maxBody,
 		FailedAuthBurst:                       f.failedAuthBurst,
 		AddrIPv6Prefix:                        f.clientIPv6Prefix,
+	}
+	if (f.tls.Cert == "") != (f.tls.Key == "") || f.tls.ClientCA != "" && f.tls.Cert == "" {
+		return o, fmt.Errorf("%w: TLS needs both PORTHOLE_TLS_CERT_FILE and PORTHOLE_TLS_KEY_FILE, and PORTHOLE_TLS_CLIENT_CA_FILE needs them", errUsage)
 	}
 	if strings.TrimSpace(f.addr) == "" {
 		// net.Listen reads an empty address as every interface, on a
@@ -324,9 +333,9 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 	if store != nil && !f.noAuth {
 		g.WatchTokens(store)
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, scheme, err := f.listen(ctx, log)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", f.addr, err)
+		return err
 	}
 	if f.adminAddr != "" {
 		admin := g.AdminHandler()
@@ -339,11 +348,34 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 	if store != nil {
 		principals = store.Current().Len()
 	}
-	log.Info("serving MCP", zap.String("addr", ln.Addr().String()), zap.String("endpoint", "http://"+ln.Addr().String()+"/mcp"),
+	log.Info("serving MCP", zap.String("addr", ln.Addr().String()), zap.String("endpoint", scheme+"://"+ln.Addr().String()+"/mcp"),
 		zap.String("namespace", namespace), zap.Int("principals", principals), buildField())
 	err = gateway.Serve(ctx, gateway.NewHTTPServer(h, log), ln, shutdownGrace)
 	log.Info("stopped")
 	return err
+}
+
+// certReload is how often the TLS files are checked for changes.
+const certReload = 2 * time.Second
+
+// listen binds the MCP listener: TLS when a certificate is set, its files
+// watched until ctx ends; scheme is "https" or "http".
+func (f *frontSettings) listen(ctx context.Context, log *zap.Logger) (ln net.Listener, scheme string, err error) {
+	var srv *tlsserver.Server
+	if f.tls.Cert != "" {
+		if srv, err = tlsserver.New(f.tls, log); err != nil {
+			return nil, "", fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	if ln, err = net.Listen("tcp", f.addr); err != nil {
+		return nil, "", fmt.Errorf("listening on %s: %w", f.addr, err)
+	}
+	if srv == nil {
+		return ln, "http", nil
+	}
+	go srv.Watch(ctx, certReload)
+	log.Info("serving TLS", append(srv.Fields(), zap.Bool("clientCertificatesRequired", srv.RequiresClientCertificates()))...)
+	return tls.NewListener(ln, srv.Config()), "https", nil
 }
 
 // serveAdmin runs the admin listener until ctx ends. A failure to bind is

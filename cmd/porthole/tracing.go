@@ -164,10 +164,7 @@ func otlpExporter(ctx context.Context, protocol string, log *zap.Logger) (sdktra
 	if err != nil {
 		return nil, err
 	}
-	if plainHost != "" && !loopback(plainHost) {
-		// Said at every start: spans name tools, workflows and timings.
-		log.Warn("WARNING: traces are exported to "+plainHost+" in plaintext and the address is not loopback; use an https:// endpoint", zap.String("otlpHost", plainHost))
-	}
+	warnPlaintextOTLP(plainHost, log)
 	var exp sdktrace.SpanExporter
 	switch {
 	case (protocol == "" || protocol == "http/protobuf") && tlsCfg != nil:
@@ -185,6 +182,16 @@ func otlpExporter(ctx context.Context, protocol string, log *zap.Logger) (sdktra
 		return nil, fmt.Errorf("%w: the OTLP trace exporter: %v", errUsage, err)
 	}
 	return exp, nil
+}
+
+// warnPlaintextOTLP warns, at every start, when traces are exported in
+// plaintext (host is the endpoint's host then, as otlpTLS gives it; empty
+// over TLS or a unix socket) to a host that is not loopback: the spans
+// then cross a network unencrypted.
+func warnPlaintextOTLP(host string, log *zap.Logger) {
+	if !loopback(host) {
+		log.Warn("WARNING: traces are exported to "+host+" in plaintext and the address is not loopback: spans (tool names, request ids, client addresses, and principals with PORTHOLE_OTEL_PRINCIPAL) travel in clear; use an https:// endpoint and leave OTEL_EXPORTER_OTLP_INSECURE unset", zap.String("otlpHost", host))
+	}
 }
 
 // startTracing makes the tracer provider the OTEL_* variables describe, or
