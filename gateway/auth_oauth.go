@@ -45,7 +45,8 @@ func oauthIdentity(ctx context.Context, info *auth.TokenInfo) *oauth.Identity {
 // 9728) at the path-suffixed well-known URL of its resource, and at the
 // well-known URL without a path, where some clients look first. No token
 // is needed: it is what a client reads to learn where to get one. It sits
-// behind the Host and Origin check like everything else.
+// behind the Host check like everything else, and answers a page of any
+// origin, as public documents do.
 func serveResourceMetadata(mux interface {
 	Method(string, string, http.Handler)
 }, o *OAuthOptions) {
@@ -56,10 +57,16 @@ func serveResourceMetadata(mux interface {
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "porthole",
 	})
-	for _, path := range []string{oauth.MetadataPath(o.Resource), metadataPrefix} {
+	for _, path := range metadataPaths(o) {
 		mux.Method(http.MethodGet, path, h)
 		mux.Method(http.MethodOptions, path, h) // a browser's preflight, which h answers
 	}
+}
+
+// metadataPaths are the paths the protected resource metadata is served
+// at.
+func metadataPaths(o *OAuthOptions) []string {
+	return []string{oauth.MetadataPath(o.Resource), "/.well-known/oauth-protected-resource"}
 }
 
 // challenge is the WWW-Authenticate of a refusal (RFC 6750 §3, RFC 9728

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"net/http"
-	"strings"
 )
 
 // What a browser page of an allowed origin may send porthole, and read of
@@ -18,50 +17,64 @@ const (
 	corsMaxAge = "600"
 )
 
-// metadataPrefix begins the paths of the OAuth protected-resource
-// metadata, which is public: any origin may read it (its handler says so
-// with Access-Control-Allow-Origin: *).
-const metadataPrefix = "/.well-known/oauth-protected-resource"
-
-// isMetadata reports whether r asks for the protected-resource metadata,
-// or a browser's preflight of that.
-func isMetadata(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodOptions) && strings.HasPrefix(r.URL.Path, metadataPrefix)
+// paths are the paths of the front's kinds of routes.
+type paths struct {
+	// calls are the MCP endpoints (/mcp, and /sse when served), the only
+	// paths CORS is answered on.
+	calls map[string]bool
+	// metadata are the paths of the OAuth protected-resource metadata,
+	// public, which any origin may read (its handler says so with
+	// Access-Control-Allow-Origin: *); none without OAuth.
+	metadata map[string]bool
 }
 
-// cors answers a browser's CORS preflight (an OPTIONS with
-// Access-Control-Request-Method) before authentication, which a preflight
-// never carries, and has every other answer name the page's origin and
-// the headers its script may read (a 401's WWW-Authenticate among them,
-// which is how a page finds the authorization server). It runs after
-// checkHostAndOrigin, so an Origin here is one allowed: a page of another
-// origin was refused there, with no CORS header, and its browser keeps the
-// answer from it. Answers vary by Origin, so no cache shares one across
-// origins.
-func cors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if isMetadata(r) {
+// isMetadata reports whether r asks for the protected-resource metadata,
+// or is a browser's preflight of that.
+func (p paths) isMetadata(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodOptions) && p.metadata[r.URL.Path]
+}
+
+// cors answers a browser's CORS preflight of an MCP endpoint (an OPTIONS
+// with Access-Control-Request-Method) before authentication, which a
+// preflight never carries, and has every other answer there name the
+// page's origin and the headers its script may read (a 401's
+// WWW-Authenticate among them, which is how a page finds the
+// authorization server). It runs after checkHostAndOrigin, so an Origin
+// here is one allowed: a page of another origin was refused there, with no
+// CORS header, and its browser keeps the answer from it. Answers vary by
+// Origin, so no cache shares one across origins.
+//
+// Security: a loopback origin, allowed by default so that the Inspector's
+// page on this machine may call, gets CORS only while calls need a token.
+// Without authentication, any page a local dev server serves could
+// otherwise read the namespace; there only the origins listed get CORS.
+func cors(p paths, hosts HostPolicy, authenticated bool) func(http.Handler) http.Handler {
+	listed := originSet(hosts.Origins)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !p.calls[r.URL.Path] {
+				next.ServeHTTP(w, r)
+				return
+			}
+			h := w.Header()
+			h.Add("Vary", "Origin")
+			origin := r.Header.Get("Origin")
+			if origin == "" || !originAllowed(listed, authenticated && hosts.LoopbackOrigins, origin) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			h.Set("Access-Control-Allow-Origin", origin)
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Add("Vary", "Access-Control-Request-Method")
+				h.Add("Vary", "Access-Control-Request-Headers")
+				h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+				h.Set("Access-Control-Max-Age", corsMaxAge)
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 			next.ServeHTTP(w, r)
-			return
-		}
-		h := w.Header()
-		h.Add("Vary", "Origin")
-		if origin == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		h.Set("Access-Control-Allow-Origin", origin)
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.Add("Vary", "Access-Control-Request-Method")
-			h.Add("Vary", "Access-Control-Request-Headers")
-			h.Set("Access-Control-Allow-Methods", corsAllowMethods)
-			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-			h.Set("Access-Control-Max-Age", corsMaxAge)
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
-		next.ServeHTTP(w, r)
-	})
+		})
+	}
 }

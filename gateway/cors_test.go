@@ -117,7 +117,42 @@ func TestTheResourceMetadataAnswersAnyOrigin(t *testing.T) {
 			t.Errorf("OPTIONS %s: %d %v", path, code, corsHeaders(h))
 		}
 	}
-	if code, _ := corsRequest(t, http.MethodPost, srv.URL+"/mcp", foreign, listToolsBody); code != http.StatusForbidden {
-		t.Errorf("the MCP endpoint from a foreign origin: %d", code)
+	for _, req := range []struct{ method, path string }{
+		{http.MethodPost, "/mcp"},
+		{http.MethodPost, "/.well-known/oauth-protected-resource"},
+		{http.MethodGet, "/.well-known/oauth-protected-resource/../mcp"},
+		{http.MethodGet, "/.well-known/oauth-protected-resource/other"},
+	} {
+		if code, _ := corsRequest(t, req.method, srv.URL+req.path, foreign, listToolsBody); code != http.StatusForbidden {
+			t.Errorf("%s %s from a foreign origin: %d", req.method, req.path, code)
+		}
+	}
+}
+
+// TestCORSIsAnsweredOnlyOnTheMCPEndpoints: an allowed origin's preflight
+// of a path porthole does not serve gets no CORS; a page on this machine
+// (a loopback origin, allowed by default) gets CORS while calls need a
+// token, and none when authentication is off, where only a listed origin
+// does.
+func TestCORSIsAnsweredOnlyOnTheMCPEndpoints(t *testing.T) {
+	t.Parallel()
+	const app, local = "https://app.example.com", "http://localhost:5173"
+	preflight := func(origin string) http.Header {
+		return http.Header{"Origin": {origin}, "Access-Control-Request-Method": {"POST"}}
+	}
+	hosts := HostPolicy{Hosts: []string{"127.0.0.1"}, Origins: []string{app}, LoopbackOrigins: true}
+	f := newFront(t, HTTPOptions{Hosts: hosts})
+	if code, h := corsRequest(t, http.MethodOptions, f.url+"/nowhere", preflight(app), ""); code == http.StatusNoContent || len(corsHeaders(h)) > 0 {
+		t.Errorf("a preflight of a path not served: %d %v", code, corsHeaders(h))
+	}
+	if code, h := corsRequest(t, http.MethodOptions, f.url+"/mcp", preflight(local), ""); code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != local {
+		t.Errorf("a loopback page's preflight with authentication on: %d %v", code, corsHeaders(h))
+	}
+	open := newFront(t, HTTPOptions{Hosts: hosts, DangerouslyServeWithoutAuthentication: true})
+	if code, h := corsRequest(t, http.MethodOptions, open.url+"/mcp", preflight(local), ""); code == http.StatusNoContent || len(corsHeaders(h)) > 0 {
+		t.Errorf("a loopback page's preflight with authentication off: %d %v", code, corsHeaders(h))
+	}
+	if code, h := corsRequest(t, http.MethodOptions, open.url+"/mcp", preflight(app), ""); code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != app {
+		t.Errorf("a listed origin's preflight with authentication off: %d %v", code, corsHeaders(h))
 	}
 }

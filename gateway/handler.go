@@ -92,7 +92,10 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 //     is redacted event by event).
 //  4. checkHostAndOrigin: 403 for a Host or Origin not allowed, before
 //     authentication, so a DNS-rebinding page learns nothing, not even
-//     whether its token guess was right.
+//     whether its token guess was right (the public OAuth metadata
+//     excepted from the Origin check). Then cors: an allowed origin's
+//     preflight of an MCP endpoint answered 204, and CORS headers on
+//     every other answer there.
 //  5. requireBearer: 401 without a valid token; failed attempts limited per
 //     client address (429). After it, every request has a principal.
 //  6. strictDecode: exactly one JSON-RPC request, no duplicate or case-
@@ -113,8 +116,9 @@ var ErrNoAuthentication = errors.New("no tokens configured and authentication no
 // uses both /mcp and the legacy /sse draws on one rate limit and one
 // failed-authentication count.
 //
-// Only POST /mcp is served (and /sse when LegacySSE is set); GET and DELETE
-// on /mcp answer 405, other paths 404.
+// Only POST /mcp is served (and /sse when LegacySSE is set), with the
+// preflight of an allowed origin; GET and DELETE on /mcp answer 405, other
+// paths 404 (the OAuth metadata aside).
 func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	opts, err := g.withDefaults(opts)
 	if err != nil {
@@ -139,8 +143,10 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 	})
+	routes := frontPaths(opts)
 	r := chi.NewRouter()
-	r.Use(securityHeaders, g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses, g.checkHostAndOrigin(opts.Hosts), cors)
+	r.Use(securityHeaders, g.recoverPanics, identify(opts.TrustedProxies, g.opts.Tracing != nil), g.redactResponses,
+		g.checkHostAndOrigin(opts.Hosts, routes), cors(routes, opts.Hosts, !opts.DangerouslyServeWithoutAuthentication))
 	calls := http.Handler(streamable)
 	if !g.opts.GoSDKOnly {
 		calls = g.directCalls().Handler(streamable)
@@ -165,6 +171,21 @@ func (g *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	r.MethodNotAllowed(notAllowed)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not found", http.StatusNotFound) })
 	return g.traced(r), nil
+}
+
+// frontPaths are the paths of the front's MCP endpoints and of its OAuth
+// metadata, as Handler routes them.
+func frontPaths(opts HTTPOptions) paths {
+	p := paths{calls: map[string]bool{"/mcp": true}, metadata: map[string]bool{}}
+	if opts.LegacySSE {
+		p.calls["/sse"] = true
+	}
+	if opts.OAuth != nil {
+		for _, path := range metadataPaths(opts.OAuth) {
+			p.metadata[path] = true
+		}
+	}
+	return p
 }
 
 // withDefaults fills the zero values of opts and refuses a front without

@@ -37,16 +37,13 @@ func DefaultHostPolicy() HostPolicy {
 // the MCP transport specification requires. Behind a same-pod proxy, list
 // the public name in PORTHOLE_ALLOWED_HOSTS: the check stays on, it just
 // knows the name the proxy forwards.
-func (g *Server) checkHostAndOrigin(p HostPolicy) func(http.Handler) http.Handler {
+func (g *Server) checkHostAndOrigin(p HostPolicy, routes paths) func(http.Handler) http.Handler {
 	hosts := map[string]bool{}
 	for _, h := range p.Hosts {
 		hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
 		hosts[strings.ToLower(h)] = true
 	}
-	origins := map[string]bool{}
-	for _, o := range p.Origins {
-		origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
-	}
+	origins := originSet(p.Origins)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !hostAllowed(hosts, r.Host) {
@@ -56,7 +53,7 @@ func (g *Server) checkHostAndOrigin(p HostPolicy) func(http.Handler) http.Handle
 			}
 			// The protected-resource metadata is public: a page of any
 			// origin may read it (cors leaves it to its own handler).
-			if o := r.Header.Values("Origin"); !isMetadata(r) && (len(o) > 1 || len(o) == 1 && !originAllowed(origins, p.LoopbackOrigins, o[0])) {
+			if o := r.Header.Values("Origin"); !routes.isMetadata(r) && (len(o) > 1 || len(o) == 1 && !originAllowed(origins, p.LoopbackOrigins, o[0])) {
 				g.denied(r, audit.OutcomeDenied, http.StatusForbidden, "Origin not allowed")
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return
@@ -64,6 +61,15 @@ func (g *Server) checkHostAndOrigin(p HostPolicy) func(http.Handler) http.Handle
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// originSet is the allowed origins, as originAllowed looks them up.
+func originSet(list []string) map[string]bool {
+	origins := map[string]bool{}
+	for _, o := range list {
+		origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	return origins
 }
 
 func hostAllowed(hosts map[string]bool, host string) bool {

@@ -54,6 +54,7 @@ func TestAPortableSchemaTakesWhatTheDerivedOneTakes(t *testing.T) {
 		Name string `json:"name"`
 	}
 	type result struct {
+		Kind  *string           `json:"kind" jsonschema:"the kind"`
 		When  *time.Time        `json:"when"`
 		Items []inner           `json:"items"`
 		ByKey map[string]string `json:"byKey"`
@@ -85,15 +86,15 @@ func TestAPortableSchemaTakesWhatTheDerivedOneTakes(t *testing.T) {
 		doc  string
 		want bool
 	}{
-		{`{"when": null, "items": null, "byKey": {}, "one": null, "count": null}`, true},
-		{`{"when": "2026-12-06T15:00:00Z", "items": [{"name": "a"}], "byKey": {"k": "v"}, "one": {"name": "b"}, "count": 3}`, true},
-		{`{"when": 3, "items": null, "byKey": {}, "one": null, "count": null}`, false},
-		{`{"when": null, "items": [{"name": 1}], "byKey": {}, "one": null, "count": null}`, false},
-		{`{"when": null, "items": "a", "byKey": {}, "one": null, "count": null}`, false},
-		{`{"when": null, "items": null, "byKey": {"k": 1}, "one": null, "count": null}`, false},
-		{`{"when": null, "items": null, "byKey": {}, "one": {"name": []}, "count": null}`, false},
-		{`{"when": null, "items": null, "byKey": {}, "one": null, "count": "3"}`, false},
-		{`{"when": null, "items": null, "byKey": {}, "one": null}`, false},
+		{`{"kind": null, "when": null, "items": null, "byKey": {}, "one": null, "count": null}`, true},
+		{`{"kind": null, "when": "2026-12-06T15:00:00Z", "items": [{"name": "a"}], "byKey": {"k": "v"}, "one": {"name": "b"}, "count": 3}`, true},
+		{`{"kind": null, "when": 3, "items": null, "byKey": {}, "one": null, "count": null}`, false},
+		{`{"kind": null, "when": null, "items": [{"name": 1}], "byKey": {}, "one": null, "count": null}`, false},
+		{`{"kind": null, "when": null, "items": "a", "byKey": {}, "one": null, "count": null}`, false},
+		{`{"kind": null, "when": null, "items": null, "byKey": {"k": 1}, "one": null, "count": null}`, false},
+		{`{"kind": null, "when": null, "items": null, "byKey": {}, "one": {"name": []}, "count": null}`, false},
+		{`{"kind": null, "when": null, "items": null, "byKey": {}, "one": null, "count": "3"}`, false},
+		{`{"kind": null, "when": null, "items": null, "byKey": {}, "one": null}`, false},
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(c.doc), &v); err != nil {
@@ -116,4 +117,30 @@ func mustJSON(t *testing.T, s *jsonschema.Schema) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestAKeywordOfAnyTypeStaysInEveryBranch: an enum beside a type list
+// refuses null when null is not among its values, before and after.
+func TestAKeywordOfAnyTypeStaysInEveryBranch(t *testing.T) {
+	t.Parallel()
+	derived := func() *jsonschema.Schema {
+		return &jsonschema.Schema{Types: []string{"null", "string"}, Enum: []any{"a", "b"}, Description: "a choice"}
+	}
+	p := portable(derived())
+	if p.Description != "a choice" || len(p.AnyOf) != 2 || p.AnyOf[0].Description != "" {
+		t.Fatalf("the annotations are not on the whole: %+v", p)
+	}
+	before, err := derived().Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := p.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{nil, "a", "c", 1.0} {
+		if a, b := before.Validate(v) == nil, after.Validate(v) == nil; a != b {
+			t.Errorf("%v: the derived schema takes it %v, the portable one %v", v, a, b)
+		}
+	}
 }

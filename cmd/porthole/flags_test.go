@@ -82,3 +82,26 @@ func TestAnEmptyListenAddressIsRefused(t *testing.T) {
 		t.Fatalf("httpOptions with an empty address = %v, want a usage error naming PORTHOLE_ADDR", err)
 	}
 }
+
+// TestTLSSettingsThatCannotStandAreRefused: a certificate without its key,
+// a key without its certificate, a client CA without either, and a client
+// CA with authentication off (the certificate would be the only factor)
+// are each refused at start.
+func TestTLSSettingsThatCannotStandAreRefused(t *testing.T) {
+	for name, args := range map[string][]string{
+		"a certificate alone":           {"--tls-cert-file", "c.pem"},
+		"a key alone":                   {"--tls-key-file", "k.pem"},
+		"a client CA alone":             {"--tls-client-ca-file", "ca.pem"},
+		"a client CA as the one factor": {"--tls-cert-file", "c.pem", "--tls-key-file", "k.pem", "--tls-client-ca-file", "ca.pem", "--dangerously-serve-without-authentication"},
+	} {
+		var f frontSettings
+		s := newSettings("serve", "", io.Discard)
+		f.register(s)
+		if err := s.parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.httpOptions(); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "PORTHOLE_TLS_") {
+			t.Errorf("%s: %v, want a usage error naming the TLS settings", name, err)
+		}
+	}
+}

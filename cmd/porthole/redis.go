@@ -115,7 +115,7 @@ func warnPlaintextRedis(rawURL string, log *zap.Logger) {
 
 // loopback reports whether host names this machine: localhost (in any
 // case), a loopback address (127.0.0.0/8, ::1), or no host at all, which
-// the Redis client and the OTLP exporters both dial on this machine.
+// the Redis client dials on this machine.
 func loopback(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "" || strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()

@@ -111,6 +111,11 @@ func (f *frontSettings) httpOptions() (gateway.HTTPOptions, error) {
 	if (f.tls.Cert == "") != (f.tls.Key == "") || f.tls.ClientCA != "" && f.tls.Cert == "" {
 		return o, fmt.Errorf("%w: TLS needs both PORTHOLE_TLS_CERT_FILE and PORTHOLE_TLS_KEY_FILE, and PORTHOLE_TLS_CLIENT_CA_FILE needs them", errUsage)
 	}
+	// A client certificate is a second factor beside a token: without
+	// tokens it would be the only one.
+	if f.tls.ClientCA != "" && f.noAuth {
+		return o, fmt.Errorf("%w: PORTHOLE_TLS_CLIENT_CA_FILE is a second factor beside the bearer token, and PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION asks for none: choose one", errUsage)
+	}
 	if strings.TrimSpace(f.addr) == "" {
 		// net.Listen reads an empty address as every interface, on a
 		// random port: not what an unset-by-mistake variable should mean.

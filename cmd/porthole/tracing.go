@@ -186,10 +186,10 @@ func otlpExporter(ctx context.Context, protocol string, log *zap.Logger) (sdktra
 
 // warnPlaintextOTLP warns, at every start, when traces are exported in
 // plaintext (host is the endpoint's host then, as otlpTLS gives it; empty
-// over TLS or a unix socket) to a host that is not loopback: the spans
-// then cross a network unencrypted.
+// over TLS or a unix socket, which are not warned of) to a host that is
+// not loopback: the spans then cross a network unencrypted.
 func warnPlaintextOTLP(host string, log *zap.Logger) {
-	if !loopback(host) {
+	if host != "" && !loopback(host) {
 		log.Warn("WARNING: traces are exported to "+host+" in plaintext and the address is not loopback: spans (tool names, request ids, client addresses, and principals with PORTHOLE_OTEL_PRINCIPAL) travel in clear; use an https:// endpoint and leave OTEL_EXPORTER_OTLP_INSECURE unset", zap.String("otlpHost", host))
 	}
 }

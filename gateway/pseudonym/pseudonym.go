@@ -30,9 +30,8 @@
 // 32, 48, 64, 96, 128, 192 or 256 bytes, or a multiple of 256: each class
 // at most half again the one below it, so a pseudonym stays short (every
 // byte of it is carried twice in an answer, and redacted twice). It does
-// reveal equality: one
-// value is one pseudonym for one profile, which is what lets an agent
-// follow a workflow.
+// reveal equality: one value is one pseudonym for one profile, which is
+// what lets an agent follow a workflow.
 //
 // # Format
 //

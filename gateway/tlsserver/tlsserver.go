@@ -39,9 +39,11 @@ type Server struct {
 	// config is what a handshake takes: the one last read whole.
 	config atomic.Pointer[tls.Config]
 	// mu orders reloads; digest is the SHA-256 of the files config was
-	// read from, so that a check that finds them unchanged parses nothing.
-	mu     sync.Mutex
-	digest [sha256.Size]byte
+	// read from, so that a check that finds them unchanged parses nothing,
+	// and failed that of files that did not read whole, so that they are
+	// reported once, not at every check.
+	mu             sync.Mutex
+	digest, failed [sha256.Size]byte
 }
 
 // New reads files; an unreadable or mismatched certificate and key, or a
@@ -76,7 +78,9 @@ func (s *Server) RequiresClientCertificates() bool { return s.files.ClientCA != 
 // makes them what the next handshake takes; it reports whether they did.
 // On an error the previous configuration stays: a certificate and its key
 // are replaced by two writes, and a check between them reads a pair that
-// does not match.
+// does not match. So does a client CA file that cannot be read whole: the
+// CAs read last stay trusted until a file that reads whole replaces them.
+// Files that failed are not reported again until they change.
 func (s *Server) Reload() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -94,11 +98,12 @@ func (s *Server) Reload() (bool, error) {
 		all = append(append(all, b...), 0)
 	}
 	digest := sha256.Sum256(all)
-	if s.config.Load() != nil && digest == s.digest {
+	if s.config.Load() != nil && (digest == s.digest || digest == s.failed) {
 		return false, nil
 	}
 	cfg, err := s.build(contents)
 	if err != nil {
+		s.failed = digest
 		return false, err
 	}
 	s.config.Store(cfg)
@@ -160,11 +165,23 @@ func (s *Server) Fields() []zap.Field {
 	return []zap.Field{zap.String("subject", leaf.Subject.String()), zap.Time("notAfter", leaf.NotAfter)}
 }
 
-// Subject is the subject of the client certificate a connection verified,
-// or "" for none.
+// Subject names the client certificate a connection verified: its
+// subject, or where that is empty (a SPIFFE identity carries its name only
+// in a SAN) its first URI, DNS or e-mail SAN; "" for no certificate.
 func Subject(state *tls.ConnectionState) string {
 	if state == nil || len(state.VerifiedChains) == 0 || len(state.VerifiedChains[0]) == 0 {
 		return ""
 	}
-	return state.VerifiedChains[0][0].Subject.String()
+	leaf := state.VerifiedChains[0][0]
+	switch {
+	case len(leaf.Subject.Names) > 0:
+		return leaf.Subject.String()
+	case len(leaf.URIs) > 0:
+		return "URI:" + leaf.URIs[0].String()
+	case len(leaf.DNSNames) > 0:
+		return "DNS:" + leaf.DNSNames[0]
+	case len(leaf.EmailAddresses) > 0:
+		return "email:" + leaf.EmailAddresses[0]
+	}
+	return ""
 }

@@ -184,3 +184,59 @@ func TestAClientOfferingOnlyCBCIsRefused(t *testing.T) {
 		t.Errorf("a client offering an AEAD suite: %v", err)
 	}
 }
+
+// TestTheClientCAsAreReadAgain: a CA added to the file is trusted, and a
+// CA taken out of it is not, from the next check on; a certificate whose
+// name is only in a URI SAN is named by it.
+func TestTheClientCAsAreReadAgain(t *testing.T) {
+	t.Parallel()
+	first, second, dir := tlstest.NewCA(t, "first CA"), tlstest.NewCA(t, "second CA"), t.TempDir()
+	certFile, keyFile := first.Server(t).Write(t, dir)
+	caFile := filepath.Join(dir, "clients.pem")
+	if err := os.WriteFile(caFile, first.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Files{Cert: certFile, Key: keyFile, ClientCA: caFile}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serve(t, s)
+	ofFirst, ofSecond := first.Client(t, "a", "first").TLS(t), second.Client(t, "b", "second").TLS(t)
+	if _, _, err := get(client(first, ofSecond), url); err == nil {
+		t.Fatal("the second CA's client was served before its CA was added")
+	}
+	if err := os.WriteFile(caFile, append(append([]byte{}, first.PEM...), second.PEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.Reload(); !changed || err != nil {
+		t.Fatalf("reload: %v %v", changed, err)
+	}
+	if body, _, err := get(client(first, ofSecond), url); err != nil || body != "CN=b,O=second" {
+		t.Errorf("the added CA's client: %q %v", body, err)
+	}
+	if err := os.WriteFile(caFile, second.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.Reload(); !changed || err != nil {
+		t.Fatalf("reload: %v %v", changed, err)
+	}
+	if _, _, err := get(client(first, ofFirst), url); err == nil {
+		t.Error("the removed CA's client was served")
+	}
+	spiffe := second.ClientURI(t, "spiffe://example.org/agent").TLS(t)
+	if body, _, err := get(client(first, spiffe), url); err != nil || body != "URI:spiffe://example.org/agent" {
+		t.Errorf("a certificate named only by a URI SAN: %q %v", body, err)
+	}
+	if err := os.WriteFile(caFile, []byte("garbled"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reload(); err == nil {
+		t.Error("a garbled CA file was taken")
+	}
+	if changed, err := s.Reload(); changed || err != nil {
+		t.Errorf("the same garbled file again: %v %v, want it not reported twice", changed, err)
+	}
+	if _, _, err := get(client(first, spiffe), url); err != nil {
+		t.Errorf("the CAs read last stay while the file is garbled: %v", err)
+	}
+}

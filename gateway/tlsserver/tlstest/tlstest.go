@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -61,6 +62,17 @@ func (ca *CA) Server(t testing.TB) Pair {
 	t.Helper()
 	return ca.sign(t, &x509.Certificate{Subject: pkix.Name{CommonName: "porthole"}, DNSNames: []string{"localhost"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+}
+
+// ClientURI is a client certificate with an empty subject and its name
+// only in a URI SAN, as a SPIFFE identity carries it.
+func (ca *CA) ClientURI(t testing.TB, uri string) Pair {
+	t.Helper()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.sign(t, &x509.Certificate{URIs: []*url.URL{u}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 }
 
 // Client is a client certificate of the subject CN=cn, O=org.
