@@ -12,7 +12,14 @@
 # image's OCI labels.
 #
 # A test (cmd/porthole/dockerfile_test.go) builds the binary with the same
-# command as the build stage below and checks the stages and the user.
+# command as the build stage below, checks that it is the same bytes as the
+# release's linux/amd64 binary of the same commit (make binary; the release
+# image, which make release builds without a Docker engine, holds that
+# binary), and checks the stages and the user.
+#
+# The base images are named by tag: these machines reach no container
+# registry to look their digests up. Where one is reachable, pin them by
+# digest (README, Building an image with Docker).
 
 FROM golang:1.26.11-bookworm AS build
 # The Go every build of porthole runs (the Makefile's GO_TOOLCHAIN): the
@@ -25,7 +32,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${REVISION} -X main.commitTime=${COMMIT_TIME}" -o /out/porthole ./cmd/porthole
+RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${REVISION} -X main.commitTime=${COMMIT_TIME} -X main.modified=" -o /out/porthole ./cmd/porthole
 
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION=dev

@@ -31,6 +31,17 @@ CYCLONEDX_VERSION := v1.10.0
 CYCLONEDX := $(CACHE_DIR)/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
 export PORTHOLE_CYCLONEDX := $(CYCLONEDX)
 
+# cosign signs and attests a release's image; built once into the cache.
+# v2.6.5 exactly: v3 reaches for the network by default.
+COSIGN_VERSION := v2.6.5
+COSIGN := $(CACHE_DIR)/cosign-$(COSIGN_VERSION)/cosign
+export PORTHOLE_COSIGN := $(COSIGN)
+
+# porthole-release builds, pushes and checks the release image (a module
+# of its own: go-containerregistry stays out of porthole's).
+RELEASE_TOOL := bin/porthole-release
+export PORTHOLE_RELEASE_TOOL := $(abspath $(RELEASE_TOOL))
+
 # Third-party MCP clients from the npm registry (conformance suite, MCP
 # Inspector, TypeScript SDK, and a Node 22 for the suite), installed once per
 # lock file into the cache.
@@ -85,7 +96,7 @@ export PORTHOLE_CHROMIUM := $(CHROMIUM)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build binary cross release cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-gitleaks bench-links soak clean
+.PHONY: build binary cross release release-tool cosign cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-gitleaks bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into BUILD_OUT (default bin/porthole)
 BUILD_OUT ?= bin/porthole
@@ -103,10 +114,22 @@ binary:
 cross:
 	for t in linux/arm64 darwin/arm64; do CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} GOFLAGS=-buildvcs=false $(GO) build -trimpath -o /dev/null ./cmd/porthole || exit 1; done
 
-## release: VERSION=x.y.z RELEASE_SIGNING_KEY=path: binaries for linux/amd64, linux/arm64, darwin/arm64, an SBOM, SHA256SUMS and its signature, in dist/VERSION
-release: $(CYCLONEDX) ssh-keygen
+## release: VERSION=x.y.z RELEASE_SIGNING_KEY=path [RELEASE_IMAGE=registry/repo RELEASE_COSIGN_KEY=path RELEASE_COSIGN_PUB=path]: binaries for linux/amd64, linux/arm64, darwin/arm64, an SBOM each, the image index of the linux ones (image/, IMAGE), the chart by that digest, SHA256SUMS and its signature, in dist/VERSION; with RELEASE_IMAGE, the image pushed, signed and attested with cosign
+release: $(CYCLONEDX) $(COSIGN) $(HELM) release-tool ssh-keygen
 	@test "$(MODIFIED)" != true || { echo "make release: the tree has uncommitted or untracked files; a release is built from a commit"; exit 2; }
-	VERSION="$(VERSION)" MAKE="$(MAKE)" CYCLONEDX="$(CYCLONEDX)" RELEASE_SIGNING_KEY="$(RELEASE_SIGNING_KEY)" sh deploy/release/release.sh
+	VERSION="$(VERSION)" MAKE="$(MAKE)" CYCLONEDX="$(CYCLONEDX)" RELEASE_SIGNING_KEY="$(RELEASE_SIGNING_KEY)" \
+		RELEASE_TOOL="$(abspath $(RELEASE_TOOL))" HELM="$(HELM)" COSIGN="$(COSIGN)" RELEASE_IMAGE="$(RELEASE_IMAGE)" \
+		RELEASE_COSIGN_KEY="$(RELEASE_COSIGN_KEY)" RELEASE_COSIGN_PUB="$(RELEASE_COSIGN_PUB)" sh deploy/release/release.sh
+
+## release-tool: bin/porthole-release, which builds, pushes and checks the release image (its own module, cmd/porthole-release)
+release-tool:
+	cd cmd/porthole-release && CGO_ENABLED=0 $(GO) build -trimpath -o $(abspath $(RELEASE_TOOL)) .
+
+## cosign: cosign, which signs and attests the release image, built once into the cache
+cosign: $(COSIGN)
+$(COSIGN):
+	mkdir -p $(dir $(COSIGN))
+	cd $(dir $(COSIGN)) && GOBIN=$(dir $(COSIGN)) GOFLAGS=-mod=mod $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
 
 ## cyclonedx: the SBOM generator a release uses, built once into the cache
 cyclonedx: $(CYCLONEDX)
@@ -114,7 +137,7 @@ $(CYCLONEDX):
 	mkdir -p $(dir $(CYCLONEDX))
 	cd $(dir $(CYCLONEDX)) && GOBIN=$(dir $(CYCLONEDX)) GOFLAGS=-mod=mod $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
 
-## reproducible: two builds of this commit for linux/amd64, from clones at different paths with separate empty build caches, must be the same bytes
+## reproducible: two builds of this commit for linux/amd64 and linux/arm64, from clones at different paths with separate empty build caches, must be the same bytes and make the same release image index
 reproducible:
 	GO=$(GO) sh .ci/reproducible
 
@@ -124,7 +147,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen chromium $(JAEGER) $(HELM) $(CYCLONEDX) check
+test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen chromium $(JAEGER) $(HELM) $(CYCLONEDX) $(COSIGN) release-tool check
 	$(GO) test -race -count=1 ./...
 
 ## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger, Chromium or helm, with the race detector; -short skips the rest, naming what each needs
@@ -137,6 +160,8 @@ check: $(STATICCHECK) vulncheck
 	@if ! untidy="$$($(GO) mod tidy -diff)"; then echo "go.mod or go.sum is not what 'go mod tidy' writes; run it and commit the change:"; echo "$$untidy"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@# The release tool is a module of its own: held to the same.
+	cd cmd/porthole-release && { $(GO) mod tidy -diff >/dev/null || { echo "cmd/porthole-release: go.mod or go.sum is not what 'go mod tidy' writes"; exit 1; }; } && $(GO) vet ./... && $(STATICCHECK) ./...
 
 ## vulncheck: govulncheck over porthole against the pinned database; a called vulnerability fails unless cmd/porthole-vulncheck/accepted.txt accepts it
 vulncheck: $(GOVULNCHECK) vulndb

@@ -47,7 +47,7 @@ func helmBin(t *testing.T) string {
 
 func helmTemplate(t *testing.T, set ...string) ([]map[string]any, string, error) {
 	t.Helper()
-	args := []string{"template", "demo", chartDir, "--set", "temporal.address=temporal:7233", "--set", "temporal.namespace=orders"}
+	args := []string{"template", "demo", chartDir, "--set", "temporal.address=temporal:7233", "--set", "temporal.namespace=orders", "--set", "image.digest=" + testDigest}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -278,7 +278,7 @@ func TestChartLints(t *testing.T) {
 	for name, set := range map[string][]string{
 		"claims": withAuditKeys(),
 		"emptyDirs and a shipper": withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true",
-			"audit.shipper.enabled=true", "audit.shipper.image=shipper:1", "audit.shipper.configMap=shipper-config"),
+			"audit.shipper.enabled=true", "audit.shipper.image=shipper@"+testDigest, "audit.shipper.configMap=shipper-config"),
 	} {
 		args := []string{"lint", "--strict", chartDir, "--set", "temporal.address=a:1", "--set", "temporal.namespace=n"}
 		for _, s := range set {
@@ -545,7 +545,7 @@ func TestChartRunsTheShipperBesideTheTrailReadOnly(t *testing.T) {
 	if _, stderr, err := helmTemplate(t, withAuditKeys("audit.shipper.enabled=true")...); err == nil || !strings.Contains(stderr, "audit.shipper.image") {
 		t.Errorf("a shipper without an image: rendered (%v) or said something else: %s", err, stderr)
 	}
-	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.shipper.enabled=true", "audit.shipper.image=shipper:1",
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.shipper.enabled=true", "audit.shipper.image=shipper@"+testDigest,
 		"audit.shipper.configMap=shipper-config")...)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
@@ -731,4 +731,78 @@ func TestChartPassesThePersonalDataDetectors(t *testing.T) {
 	if got, ok := auditPathsOf(t, docs).env["PORTHOLE_REDACT_PERSONAL"]; ok {
 		t.Errorf("PORTHOLE_REDACT_PERSONAL=%q without redaction.personal", got)
 	}
+}
+
+// testDigest is an image digest for the chart's tests.
+const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// containerImages are the images of the StatefulSet's containers (init
+// containers first), by name.
+func containerImages(t *testing.T, docs []map[string]any) map[string]string {
+	t.Helper()
+	images := map[string]string{}
+	for _, d := range docs {
+		if d["kind"] != "StatefulSet" {
+			continue
+		}
+		spec := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		for _, key := range []string{"initContainers", "containers"} {
+			list, _ := spec[key].([]any)
+			for _, c := range list {
+				c := c.(map[string]any)
+				images[c["name"].(string)] = c["image"].(string)
+			}
+		}
+	}
+	return images
+}
+
+// TestTheChartRunsImagesByDigest: porthole's image is
+// repository@image.digest; without a digest the chart refuses to render,
+// naming image.allowTag, which takes the tag deliberately; a digest of
+// the wrong shape is refused; the audit shipper's image must name a digest
+// too, unless its allowTag says otherwise.
+func TestTheChartRunsImagesByDigest(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys()...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	if got := containerImages(t, docs)["porthole"]; got != "ghcr.io/porthole-dev/porthole@"+testDigest {
+		t.Errorf("porthole's image: %q", got)
+	}
+	for name, set := range map[string][]string{
+		"no digest":          {"image.digest="},
+		"a digest too short": {"image.digest=sha256:0123"},
+		"a tag as a digest":  {"image.digest=0.1.0"},
+		"a shipper by tag": {"audit.shipper.enabled=true", "audit.shipper.image=fluent/fluent-bit:4.0",
+			"audit.shipper.configMap=shipper-config"},
+	} {
+		if _, stderr, err := helmTemplate(t, withAuditKeys(set...)...); err == nil || !strings.Contains(stderr, "digest") {
+			t.Errorf("%s: rendered, or refused without naming the digest: %v %s", name, err, stderr)
+		}
+	}
+	docs, stderr, err = helmTemplate(t, withAuditKeys("image.digest=", "image.allowTag=true", "audit.shipper.enabled=true",
+		"audit.shipper.image=fluent/fluent-bit:4.0", "audit.shipper.allowTag=true", "audit.shipper.configMap=shipper-config")...)
+	if err != nil {
+		t.Fatalf("tags allowed deliberately: %v %s", err, stderr)
+	}
+	images := containerImages(t, docs)
+	if images["porthole"] != "ghcr.io/porthole-dev/porthole:"+chartAppVersion(t) || images["audit-shipper"] != "fluent/fluent-bit:4.0" {
+		t.Errorf("tags allowed deliberately: %v", images)
+	}
+}
+
+// chartAppVersion is the chart's appVersion.
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^appVersion: "?([^"\s]+)"?$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("Chart.yaml has no appVersion")
+	}
+	return string(m[1])
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -324,5 +326,44 @@ func TestEveryPackageSaysWhatItIsFor(t *testing.T) {
 		if !strings.HasPrefix(doc, want) {
 			t.Errorf("%s: its doc does not begin %q: %q", path, want, doc)
 		}
+	}
+}
+
+// TestTheReleaseToolsArePinned: cmd/porthole-release is a module of its
+// own requiring go-containerregistry v0.22.1, which porthole's module
+// does not hold; the Makefile builds cosign v2.6.5 exactly (v3 reaches for
+// the network by default).
+func TestTheReleaseToolsArePinned(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "-C", "../porthole-release", "mod", "edit", "-json").Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json in cmd/porthole-release: %v", err)
+	}
+	var gomod struct {
+		Module  struct{ Path string }
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &gomod); err != nil {
+		t.Fatal(err)
+	}
+	if want := module + "/cmd/porthole-release"; gomod.Module.Path != want {
+		t.Errorf("cmd/porthole-release/go.mod is the module %q, not %q", gomod.Module.Path, want)
+	}
+	if !slices.ContainsFunc(gomod.Require, func(r struct{ Path, Version string }) bool {
+		return r.Path == "github.com/google/go-containerregistry" && r.Version == "v0.22.1"
+	}) {
+		t.Errorf("cmd/porthole-release/go.mod does not require go-containerregistry v0.22.1: %+v", gomod.Require)
+	}
+	for _, m := range goList(t, "-m", "all") {
+		if strings.HasPrefix(m, "github.com/google/go-containerregistry") || strings.HasPrefix(m, "github.com/sigstore/") {
+			t.Errorf("porthole's module graph holds %s: the release tools stay out of it", m)
+		}
+	}
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^COSIGN_VERSION := v2\.6\.5$`).Match(makefile) {
+		t.Error("the Makefile does not pin cosign v2.6.5")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -80,5 +81,39 @@ func TestDockerfileBuildStageMakesAStaticBinary(t *testing.T) {
 	}
 	if b, err := exec.Command(out, "version").Output(); err != nil || !strings.HasPrefix(string(b), "porthole 9.8.7\ncommit 0123456789abcdef0123456789abcdef01234567, committed 2026-12-01T00:00:00Z\n") {
 		t.Fatalf("the built binary does not run, or does not say what it is: %v %q", err, b)
+	}
+}
+
+// TestTheDockerfileBuildsTheReleasesBinary: the Dockerfile's build
+// command, given the build arguments of a release of this commit, makes
+// the same bytes as `make binary` for linux/amd64, which a release (and
+// its image) holds.
+func TestTheDockerfileBuildsTheReleasesBinary(t *testing.T) {
+	t.Parallel()
+	m := regexp.MustCompile(`(?m)^RUN (CGO_ENABLED=0 go build .*) -o /out/porthole (\./cmd/porthole)$`).FindStringSubmatch(dockerfile(t))
+	if m == nil {
+		t.Fatal("no go build line in the build stage")
+	}
+	head, _ := exec.Command("git", "rev-parse", "HEAD").Output()
+	when, _ := exec.Command("git", "log", "-1", "--format=%cI").Output()
+	dir := t.TempDir()
+	docker := exec.Command("sh", "-c", m[1]+" -o "+filepath.Join(dir, "docker")+" "+m[2])
+	docker.Dir = "../.."
+	// As the Dockerfile's golang image builds: linux/amd64, the pinned Go.
+	docker.Env = append(os.Environ(), "VERSION=0.0.1", "REVISION="+strings.TrimSpace(string(head)), "COMMIT_TIME="+strings.TrimSpace(string(when)),
+		"GOOS=linux", "GOARCH=amd64", "GOTOOLCHAIN="+pinnedGo(t))
+	if b, err := docker.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", m[1], err, b)
+	}
+	// MODIFIED= as a release's clean tree has it, whatever this tree is.
+	release := exec.Command("make", "--no-print-directory", "binary", "VERSION=0.0.1", "MODIFIED=", "OUT="+filepath.Join(dir, "release"))
+	release.Dir = "../.."
+	if b, err := release.CombinedOutput(); err != nil {
+		t.Fatalf("make binary: %v\n%s", err, b)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "docker"))
+	b, _ := os.ReadFile(filepath.Join(dir, "release"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("the Dockerfile's build (%d bytes) and the release's (%d bytes) differ", len(a), len(b))
 	}
 }

@@ -123,19 +123,7 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	key := filepath.Join(dir, "throwaway")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	pub, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signers := filepath.Join(dir, "allowed_signers")
-	fields := strings.Fields(string(pub))
-	if err := os.WriteFile(signers, []byte(`release@porthole-dev namespaces="porthole-release" `+fields[0]+" "+fields[1]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key, signers := throwawayReleaseKey(t, dir)
 	dist := filepath.Join(dir, "dist")
 	targets := []string{"linux/amd64", "darwin/arm64"}
 	cmd := exec.Command("sh", "deploy/release/release.sh")
@@ -184,6 +172,26 @@ func TestAReleaseIsStampedSummedSignedAndDescribed(t *testing.T) {
 	if out, err := wrong.CombinedOutput(); err == nil || !strings.Contains(string(out), "Could not verify signature") {
 		t.Fatalf("a throwaway key's signature against the repository's release key: %v %s", err, out)
 	}
+}
+
+// throwawayReleaseKey makes an SSH key pair in dir, and an allowed
+// signers file naming it as the release key.
+func throwawayReleaseKey(t *testing.T, dir string) (key, signers string) {
+	t.Helper()
+	key = filepath.Join(dir, "throwaway")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers = filepath.Join(dir, "allowed_signers")
+	fields := strings.Fields(string(pub))
+	if err := os.WriteFile(signers, []byte(`release@porthole-dev namespaces="porthole-release" `+fields[0]+" "+fields[1]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return key, signers
 }
 
 // checkBinarySBOM holds a release binary's SBOM (the binary's name with

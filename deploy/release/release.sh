@@ -23,6 +23,23 @@
 #   ALLOWED_SIGNERS       the signers the signature must verify against
 #                         (default: deploy/release/allowed_signers; tests
 #                         name their throwaway key's)
+#   RELEASE_TOOL          porthole-release (cmd/porthole-release), which
+#                         builds the image: an OCI image index of the
+#                         linux targets' binaries, FROM scratch, written as
+#                         an OCI layout to image/, its digests to IMAGE
+#   HELM                  helm, to package the chart with the image's
+#                         digest in its values (porthole-<chart>.tgz)
+#   RELEASE_IMAGE         where to push the image (ghcr.io/porthole-dev/porthole);
+#                         unset: the image is built, not pushed or signed
+#   COSIGN                cosign v2.6.5, which signs the pushed index
+#                         (recursively: each platform's manifest too) and
+#                         attests each linux binary's SBOM to it
+#   RELEASE_COSIGN_KEY    cosign's private key (its password in
+#                         COSIGN_PASSWORD); RELEASE_COSIGN_PUB its public key,
+#                         which the signatures are verified with before the
+#                         release is called made
+#   COSIGN_TLOG           true uploads to Rekor (the project's CI, with the
+#                         network); otherwise nothing leaves for a log
 set -eu
 
 if ! printf '%s' "${VERSION:-}" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+'; then
@@ -74,6 +91,83 @@ for t in $targets; do
 	files="$files $bin $bin.cdx.json"
 done
 rm -f "$work/.cyclonedx.log"
+
+# image builds the OCI image index of the linux binaries into image/, and
+# writes its digests to IMAGE: "index sha256:...", then one line a
+# platform. Two builds of one commit are one index: every time in it is
+# the commit's.
+image() {
+	linux=""
+	for t in $targets; do
+		case $t in linux/*) linux="$linux $t=$work/porthole-$VERSION-${t%/*}-${t#*/}" ;; esac
+	done
+	[ -n "$linux" ] || return 0
+	# shellcheck disable=SC2086 # the pairs hold no blanks
+	"$RELEASE_TOOL" image -out "$work/image" -created "$(git log -1 --format=%cI)" -version "$VERSION" \
+		-revision "$(git rev-parse HEAD)" $linux >/dev/null
+	"$RELEASE_TOOL" digests -layout "$work/image" >"$work/IMAGE"
+	files="$files IMAGE"
+}
+
+# chart packages deploy/helm/porthole with the image's repository and
+# index digest in its values, so the chart runs what was signed.
+chart() {
+	[ -n "${HELM:-}" ] && [ -s "$work/IMAGE" ] || return 0
+	digest=$(awk '$1 == "index" {print $2}' "$work/IMAGE")
+	src="$work/.chart/porthole"
+	mkdir -p "$(dirname "$src")"
+	cp -R deploy/helm/porthole "$src"
+	sed -i -e "s|^  repository: .*|  repository: ${RELEASE_IMAGE:-ghcr.io/porthole-dev/porthole}|" \
+		-e "s|^  digest: \"\" .*|  digest: \"$digest\"|" "$src/values.yaml"
+	grep -q "^  digest: \"$digest\"" "$src/values.yaml" || {
+		echo "release: the chart's values have no image.digest line to set" >&2
+		exit 1
+	}
+	HELM_CACHE_HOME="$work/.chart" HELM_CONFIG_HOME="$work/.chart" HELM_DATA_HOME="$work/.chart" \
+		"$HELM" package "$src" --destination "$work" >/dev/null
+	rm -rf "$work/.chart"
+	files="$files $(cd "$work" && ls porthole-*.tgz)"
+}
+
+# publish pushes the image to RELEASE_IMAGE, tagged VERSION, signs it with
+# cosign, attests each linux binary's SBOM to it, and verifies all three
+# (signature, attestations, and every blob against its digest) before
+# the release is called made.
+publish() {
+	[ -n "${RELEASE_IMAGE:-}" ] && [ -s "$work/IMAGE" ] || return 0
+	for v in COSIGN RELEASE_COSIGN_KEY RELEASE_COSIGN_PUB; do
+		eval "[ -n \"\${$v:-}\" ]" || { echo "release: RELEASE_IMAGE needs $v" >&2; exit 2; }
+	done
+	tlog="--tlog-upload=false"
+	verifytlog="--insecure-ignore-tlog"
+	if [ "${COSIGN_TLOG:-}" = true ]; then tlog="--tlog-upload=true"; verifytlog=""; fi
+	ref=$("$RELEASE_TOOL" push -layout "$work/image" "$RELEASE_IMAGE:$VERSION")
+	"$COSIGN" sign --key "$RELEASE_COSIGN_KEY" "$tlog" --yes --recursive "$ref" >/dev/null 2>"$work/.cosign.log" || { cat "$work/.cosign.log" >&2; exit 1; }
+	for t in $targets; do
+		case $t in linux/*) ;; *) continue ;; esac
+		"$COSIGN" attest --key "$RELEASE_COSIGN_KEY" "$tlog" --yes --type cyclonedx \
+			--predicate "$work/porthole-$VERSION-${t%/*}-${t#*/}.cdx.json" "$ref" >/dev/null 2>"$work/.cosign.log" || { cat "$work/.cosign.log" >&2; exit 1; }
+	done
+	# A trusted root that needs no fetch: the key is what is trusted.
+	root="$work/.trusted_root.json"
+	printf '%s\n' '{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}' >"$root"
+	# shellcheck disable=SC2086 # verifytlog is one flag or none
+	"$COSIGN" verify --key "$RELEASE_COSIGN_PUB" $verifytlog --trusted-root "$root" "$ref" >/dev/null 2>"$work/.cosign.log" &&
+		"$COSIGN" verify-attestation --key "$RELEASE_COSIGN_PUB" $verifytlog --trusted-root "$root" --type cyclonedx "$ref" >/dev/null 2>>"$work/.cosign.log" &&
+		"$RELEASE_TOOL" verify "$ref" >/dev/null 2>>"$work/.cosign.log" || {
+		cat "$work/.cosign.log" >&2
+		echo "release: the pushed image $ref does not verify" >&2
+		exit 1
+	}
+	rm -f "$work/.cosign.log" "$root"
+	echo "release: pushed, signed and attested $ref"
+}
+
+if [ -n "${RELEASE_TOOL:-}" ]; then
+	image
+	chart
+	publish
+fi
 
 (
 	cd "$work"

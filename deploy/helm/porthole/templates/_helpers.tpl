@@ -95,3 +95,34 @@ capabilities:
       requests:
         storage: {{ .size | quote }}
 {{- end -}}
+
+{{/*
+porthole.image is the image porthole runs: repository@digest, the index a
+release signed; by tag only with image.allowTag, since a tag can be moved.
+*/}}
+{{- define "porthole.image" -}}
+{{- $i := .Values.image -}}
+{{- if $i.digest -}}
+{{- if not (regexMatch "^sha256:[0-9a-f]{64}$" (toString $i.digest)) -}}
+{{- fail (printf "image.digest is %q: it must be sha256: and 64 hex digits, the release's image index" (toString $i.digest)) -}}
+{{- end -}}
+{{ $i.repository }}@{{ $i.digest }}
+{{- else if $i.allowTag -}}
+{{ $i.repository }}:{{ $i.tag | default .Chart.AppVersion }}
+{{- else -}}
+{{- fail "image.digest is empty: the chart runs porthole by the digest of the image a release signed (make release sets it; SECURITY.md, Verifying a release). Set image.allowTag: true to run image.tag deliberately" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+porthole.pinned is an image reference given whole (list ref allowTag
+valuesPath): it must name a digest (@sha256:) unless allowTag says a tag is
+deliberate.
+*/}}
+{{- define "porthole.pinned" -}}
+{{- $ref := toString (index . 0) -}}
+{{- if not (or (index . 1) (regexMatch "@sha256:[0-9a-f]{64}$" $ref)) -}}
+{{- fail (printf "%s.image is %q: name it by digest (repository@sha256:...), or set %s.allowTag: true to take a tag deliberately" (index . 2) $ref (index . 2)) -}}
+{{- end -}}
+{{ $ref }}
+{{- end -}}
