@@ -17,9 +17,10 @@
 # image, which make release builds without a Docker engine, holds that
 # binary), and checks the stages and the user.
 #
-# The base images are named by tag: these machines reach no container
-# registry to look their digests up. Where one is reachable, pin them by
-# digest (README, Building an image with Docker).
+# The base images are named by tag: the machines this project is built
+# and tested on reach no container registry to look their digests up.
+# Where one is reachable, pin them by digest (README, Building an image
+# with Docker).
 
 FROM golang:1.26.11-bookworm AS build
 # The Go every build of porthole runs (the Makefile's GO_TOOLCHAIN): the

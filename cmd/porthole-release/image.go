@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,16 +34,20 @@ func runImage(args []string) error {
 		return err
 	}
 	at, err := time.Parse(time.RFC3339, *created)
-	if *out == "" || err != nil || *version == "" || fs.NArg() == 0 {
-		return fmt.Errorf("image needs -out, -created (RFC 3339), -version and OS/ARCH=BINARY arguments")
+	if *out == "" || err != nil || *version == "" || *revision == "" || fs.NArg() == 0 {
+		return fmt.Errorf("image needs -out, -created (RFC 3339), -version, -revision and OS/ARCH=BINARY arguments")
 	}
+	// In one order whatever the arguments', so that the index is one.
+	platforms := slices.Sorted(slices.Values(fs.Args()))
+	seen := map[string]bool{}
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, arg := range fs.Args() {
+	for _, arg := range platforms {
 		platform, bin, ok := strings.Cut(arg, "=")
 		osName, arch, ok2 := strings.Cut(platform, "/")
-		if !ok || !ok2 {
-			return fmt.Errorf("%q is not OS/ARCH=BINARY", arg)
+		if !ok || !ok2 || seen[platform] {
+			return fmt.Errorf("%q is not OS/ARCH=BINARY, or names a platform twice", arg)
 		}
+		seen[platform] = true
 		img, err := image(bin, osName, arch, at.UTC(), labels(*version, *revision))
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -20,7 +21,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
-// runPush pushes an OCI layout's index to a reference.
+// runPush pushes an OCI layout's index to a reference, with the
+// credentials docker login (or a credential helper) keeps for its
+// registry.
 func runPush(args []string) error {
 	fs := flag.NewFlagSet("push", flag.ContinueOnError)
 	dir := fs.String("layout", "", "the OCI layout `image` wrote")
@@ -38,7 +41,7 @@ func runPush(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := remote.WriteIndex(ref, idx); err != nil {
+	if err := remote.WriteIndex(ref, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return err
 	}
 	fmt.Println(ref.Context().Digest(d.String()).String())
@@ -72,6 +75,9 @@ func runDigests(args []string) error {
 	}
 	fmt.Println("index", d)
 	for _, desc := range m.Manifests {
+		if desc.Platform == nil {
+			return fmt.Errorf("the manifest %s names no platform", desc.Digest)
+		}
 		fmt.Println(desc.Platform.OS+"/"+desc.Platform.Architecture, desc.Digest)
 	}
 	return nil
@@ -87,7 +93,7 @@ func runVerify(args []string) error {
 	if err != nil {
 		return err
 	}
-	idx, err := remote.Index(ref)
+	idx, err := remote.Index(ref, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,10 @@ func runVerify(args []string) error {
 	if err := validate.Index(idx); err != nil {
 		return fmt.Errorf("%s does not match its digests: %w", ref, err)
 	}
-	d, _ := idx.Digest()
+	d, err := idx.Digest()
+	if err != nil {
+		return err
+	}
 	fmt.Println("verified", ref.Context().Digest(d.String()))
 	return nil
 }

@@ -155,7 +155,48 @@ func TestAReleaseImageIsSignedAttestedAndVerifiedByDigest(t *testing.T) {
 		t.Errorf("an image pushed but never signed verified:\n%s", out)
 	}
 	swapUnderTheTag(t, tool, cosign, pub, addr, dist, ref)
-	tamperALayer(t, tool, cosign, pub, blobs, ref)
+	tamperALayer(t, tool, cosign, pub, filepath.Join(blobs, "sha256", strings.TrimPrefix(releaseLayer(t, filepath.Join(dist, "image")), "sha256:")), ref)
+}
+
+// releaseLayer is the digest of the linux/amd64 image's layer in a
+// release's OCI layout.
+func releaseLayer(t *testing.T, layout string) string {
+	t.Helper()
+	var index struct{ Manifests []ociDescriptor }
+	b, err := os.ReadFile(filepath.Join(layout, "index.json"))
+	if err != nil || json.Unmarshal(b, &index) != nil {
+		t.Fatalf("the layout's index: %v %s", err, b)
+	}
+	for _, m := range index.Manifests {
+		if m.Platform.Architecture == "amd64" {
+			var manifest struct{ Layers []ociDescriptor }
+			ociBlob(t, layout, m.Digest, &manifest)
+			return manifest.Layers[0].Digest
+		}
+	}
+	t.Fatal("the layout has no linux/amd64 image")
+	return ""
+}
+
+// TestAReleaseSignedByAnotherCosignKeyIsRefusedBeforeItIsBuilt: with
+// RELEASE_IMAGE, a cosign key that is not the one RELEASE_COSIGN_PUB holds
+// stops the release before anything is built.
+func TestAReleaseSignedByAnotherCosignKeyIsRefusedBeforeItIsBuilt(t *testing.T) {
+	tool, cosign, helm, cdx := releaseTools(t)
+	t.Parallel()
+	key, _ := cosignKeys(t, cosign)
+	_, otherPub := cosignKeys(t, cosign)
+	dir := t.TempDir()
+	sshKey, signers := throwawayReleaseKey(t, dir)
+	cmd := exec.Command("sh", "deploy/release/release.sh")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "VERSION=0.0.1", "MAKE=make", "CYCLONEDX="+cdx, "RELEASE_SIGNING_KEY="+sshKey,
+		"RELEASE_TARGETS=linux/amd64", "DIST="+filepath.Join(dir, "dist"), "ALLOWED_SIGNERS="+signers, "RELEASE_TOOL="+tool, "HELM="+helm,
+		"COSIGN="+cosign, "RELEASE_IMAGE=127.0.0.1:1/porthole", "RELEASE_COSIGN_KEY="+key, "RELEASE_COSIGN_PUB="+otherPub, "COSIGN_PASSWORD=pw")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is not the key") || strings.Contains(string(out), "go build") {
+		t.Fatalf("release.sh with another cosign key: %v\n%s", err, out)
+	}
 }
 
 // runReleaseWithImage runs deploy/release/release.sh for linux/amd64 and
@@ -361,7 +402,7 @@ func checkChartRunsTheDigest(t *testing.T, helm, dist, ref string) {
 func swapUnderTheTag(t *testing.T, tool, cosign, pub, addr, dist, ref string) {
 	t.Helper()
 	other := filepath.Join(t.TempDir(), "other")
-	if out, err := runTool(tool, "image", "-out", other, "-created", "2026-01-01T00:00:00Z", "-version", "6.6.6",
+	if out, err := runTool(tool, "image", "-out", other, "-created", "2026-01-01T00:00:00Z", "-version", "6.6.6", "-revision", "another",
 		"linux/amd64="+filepath.Join(dist, "porthole-0.0.1-linux-amd64")); err != nil {
 		t.Fatalf("another image: %v\n%s", err, out)
 	}
@@ -376,20 +417,18 @@ func swapUnderTheTag(t *testing.T, tool, cosign, pub, addr, dist, ref string) {
 	}
 }
 
-// tamperALayer changes a byte of the largest blob (a layer) in the
-// registry's storage, in place: cosign, which reads no layers, still
-// verifies the signature; porthole-release verify refuses the image.
-func tamperALayer(t *testing.T, tool, cosign, pub, blobs, ref string) {
+// tamperALayer changes a byte of a layer of the release in the
+// registry's storage (the file blob), in place: cosign, which reads no
+// layers, still verifies the signature; porthole-release verify refuses
+// the image.
+func tamperALayer(t *testing.T, tool, cosign, pub, blob, ref string) {
 	t.Helper()
-	var largest string
-	var size int64
-	_ = filepath.Walk(blobs, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() && info.Size() > size {
-			largest, size = path, info.Size()
-		}
-		return nil
-	})
-	f, err := os.OpenFile(largest, os.O_RDWR, 0)
+	info, err := os.Stat(blob)
+	if err != nil {
+		t.Fatalf("the release's layer in the registry: %v", err)
+	}
+	size := info.Size()
+	f, err := os.OpenFile(blob, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,5 +5,5 @@ package main
 // verifies TLS peers (Temporal Cloud, an OAuth issuer, an OTLP collector)
 // against these; where the machine has roots (SSL_CERT_FILE, SSL_CERT_DIR,
 // the system's), those are used instead. They are as current as the
-// module's version in go.mod, which govulncheck and updates keep fresh.
+// module's version in go.mod: update it (go get) with each release.
 import _ "golang.org/x/crypto/x509roots/fallback"

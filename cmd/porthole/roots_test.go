@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -15,16 +16,19 @@ const rootsChild = "PORTHOLE_TEST_ROOTS_CHILD"
 
 // TestTheBuiltInRootsVerifyAPublicChainWithNoneOnTheMachine: with no CA
 // roots on the machine, as in the release image, the binary still
-// verifies a server's chain to a public root, as Temporal Cloud's
-// endpoints present: testdata/roots/public-chain.pem is one such chain
-// (www.google.com, GTS CA 1C3, to GTS Root R1; from Go's crypto/x509
-// tests), checked at a time it was valid. It runs in a child of this test
+// verifies a server's chain to a public web-PKI root, the kind of chain
+// Temporal Cloud's endpoints present: testdata/roots/public-chain.pem is
+// Google's (www.google.com, GTS CA 1C3, to GTS Root R1; from Go's
+// crypto/x509 tests), checked at a time it was valid. It runs in a child of this test
 // binary, whose environment names no roots before any are loaded. Without
 // the built-in roots the chain's authority is unknown.
 func TestTheBuiltInRootsVerifyAPublicChainWithNoneOnTheMachine(t *testing.T) {
 	if os.Getenv(rootsChild) == "1" {
 		verifyPublicChain(t)
 		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("SSL_CERT_FILE and SSL_CERT_DIR name a machine's roots only on Linux (the release image's OS); elsewhere the platform's verifier answers")
 	}
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTheBuiltInRootsVerifyAPublicChainWithNoneOnTheMachine$", "-test.v")

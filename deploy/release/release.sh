@@ -35,11 +35,14 @@
 #                         (recursively: each platform's manifest too) and
 #                         attests each linux binary's SBOM to it
 #   RELEASE_COSIGN_KEY    cosign's private key (its password in
-#                         COSIGN_PASSWORD); RELEASE_COSIGN_PUB its public key,
-#                         which the signatures are verified with before the
-#                         release is called made
-#   COSIGN_TLOG           true uploads to Rekor (the project's CI, with the
-#                         network); otherwise nothing leaves for a log
+#                         COSIGN_PASSWORD)
+#   RELEASE_COSIGN_PUB    the public key it must be, which the signatures
+#                         are verified with before the release is made
+#                         (default: deploy/release/cosign.pub; tests name
+#                         their throwaway key's)
+#   COSIGN_TLOG           true also uploads the signatures to Rekor and
+#                         verifies them there (needs the network; not
+#                         tested here); otherwise nothing leaves for a log
 set -eu
 
 if ! printf '%s' "${VERSION:-}" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+'; then
@@ -63,6 +66,25 @@ key=$(ssh-keygen -y -f "$RELEASE_SIGNING_KEY" | cut -d' ' -f1,2)
 if ! grep -qF "$key" "$signers"; then
 	echo "release: RELEASE_SIGNING_KEY is not the key $signers names" >&2
 	exit 2
+fi
+
+# With RELEASE_IMAGE, everything publishing needs, before anything is
+# built: a linux target for the image, the tools, and a cosign key that is
+# the one RELEASE_COSIGN_PUB names.
+if [ -n "${RELEASE_IMAGE:-}" ]; then
+	case " $targets " in *" linux/"*) ;; *)
+		echo "release: RELEASE_IMAGE needs a linux target in RELEASE_TARGETS" >&2
+		exit 2
+		;;
+	esac
+	for v in RELEASE_TOOL COSIGN RELEASE_COSIGN_KEY; do
+		eval "[ -n \"\${$v:-}\" ]" || { echo "release: RELEASE_IMAGE needs $v" >&2; exit 2; }
+	done
+	cosign_pub=${RELEASE_COSIGN_PUB:-deploy/release/cosign.pub}
+	if [ ! -r "$cosign_pub" ] || [ "$("$COSIGN" public-key --key "$RELEASE_COSIGN_KEY" 2>/dev/null)" != "$(cat "$cosign_pub")" ]; then
+		echo "release: RELEASE_COSIGN_KEY is not the key $cosign_pub holds (or it cannot be read with COSIGN_PASSWORD)" >&2
+		exit 2
+	fi
 fi
 
 # The commit's time, not the build's: for tools that read it; the Go
@@ -110,63 +132,78 @@ image() {
 }
 
 # chart packages deploy/helm/porthole with the image's repository and
-# index digest in its values, so the chart runs what was signed.
+# index digest in its values, and the release's version as its
+# appVersion, so the chart runs what was signed.
 chart() {
 	[ -n "${HELM:-}" ] && [ -s "$work/IMAGE" ] || return 0
 	digest=$(awk '$1 == "index" {print $2}' "$work/IMAGE")
+	if ! printf '%s' "$digest" | grep -Eqx 'sha256:[0-9a-f]{64}'; then
+		echo "release: IMAGE names no index digest" >&2
+		exit 1
+	fi
 	src="$work/.chart/porthole"
 	mkdir -p "$(dirname "$src")"
 	cp -R deploy/helm/porthole "$src"
-	sed -i -e "s|^  repository: .*|  repository: ${RELEASE_IMAGE:-ghcr.io/porthole-dev/porthole}|" \
-		-e "s|^  digest: \"\" .*|  digest: \"$digest\"|" "$src/values.yaml"
-	grep -q "^  digest: \"$digest\"" "$src/values.yaml" || {
+	# The first "  repository:" and "  digest:" lines are image's.
+	awk -v repo="${RELEASE_IMAGE:-ghcr.io/porthole-dev/porthole}" -v digest="$digest" '
+		!r && /^  repository: / { print "  repository: " repo; r = 1; next }
+		!d && /^  digest: / { print "  digest: \"" digest "\""; d = 1; next }
+		{ print }' deploy/helm/porthole/values.yaml >"$src/values.yaml"
+	grep -qx "  digest: \"$digest\"" "$src/values.yaml" || {
 		echo "release: the chart's values have no image.digest line to set" >&2
 		exit 1
 	}
 	HELM_CACHE_HOME="$work/.chart" HELM_CONFIG_HOME="$work/.chart" HELM_DATA_HOME="$work/.chart" \
-		"$HELM" package "$src" --destination "$work" >/dev/null
+		"$HELM" package "$src" --app-version "$VERSION" --destination "$work" >/dev/null
 	rm -rf "$work/.chart"
 	files="$files $(cd "$work" && ls porthole-*.tgz)"
 }
 
-# publish pushes the image to RELEASE_IMAGE, tagged VERSION, signs it with
-# cosign, attests each linux binary's SBOM to it, and verifies all three
-# (signature, attestations, and every blob against its digest) before
-# the release is called made.
-publish() {
-	[ -n "${RELEASE_IMAGE:-}" ] && [ -s "$work/IMAGE" ] || return 0
-	for v in COSIGN RELEASE_COSIGN_KEY RELEASE_COSIGN_PUB; do
-		eval "[ -n \"\${$v:-}\" ]" || { echo "release: RELEASE_IMAGE needs $v" >&2; exit 2; }
-	done
-	tlog="--tlog-upload=false"
-	verifytlog="--insecure-ignore-tlog"
-	if [ "${COSIGN_TLOG:-}" = true ]; then tlog="--tlog-upload=true"; verifytlog=""; fi
-	ref=$("$RELEASE_TOOL" push -layout "$work/image" "$RELEASE_IMAGE:$VERSION")
-	"$COSIGN" sign --key "$RELEASE_COSIGN_KEY" "$tlog" --yes --recursive "$ref" >/dev/null 2>"$work/.cosign.log" || { cat "$work/.cosign.log" >&2; exit 1; }
-	for t in $targets; do
-		case $t in linux/*) ;; *) continue ;; esac
-		"$COSIGN" attest --key "$RELEASE_COSIGN_KEY" "$tlog" --yes --type cyclonedx \
-			--predicate "$work/porthole-$VERSION-${t%/*}-${t#*/}.cdx.json" "$ref" >/dev/null 2>"$work/.cosign.log" || { cat "$work/.cosign.log" >&2; exit 1; }
-	done
-	# A trusted root that needs no fetch: the key is what is trusted.
-	root="$work/.trusted_root.json"
-	printf '%s\n' '{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}' >"$root"
-	# shellcheck disable=SC2086 # verifytlog is one flag or none
-	"$COSIGN" verify --key "$RELEASE_COSIGN_PUB" $verifytlog --trusted-root "$root" "$ref" >/dev/null 2>"$work/.cosign.log" &&
-		"$COSIGN" verify-attestation --key "$RELEASE_COSIGN_PUB" $verifytlog --trusted-root "$root" --type cyclonedx "$ref" >/dev/null 2>>"$work/.cosign.log" &&
-		"$RELEASE_TOOL" verify "$ref" >/dev/null 2>>"$work/.cosign.log" || {
+# cosign_run runs cosign, its output kept to be shown if it fails.
+cosign_run() {
+	"$COSIGN" "$@" >/dev/null 2>"$work/.cosign.log" || {
 		cat "$work/.cosign.log" >&2
-		echo "release: the pushed image $ref does not verify" >&2
+		echo "release: cosign $1 failed" >&2
 		exit 1
 	}
-	rm -f "$work/.cosign.log" "$root"
+}
+
+# publish pushes the image to RELEASE_IMAGE, tagged VERSION, signs it with
+# cosign, attests each linux binary's SBOM to it, and verifies the
+# signatures of the index and of each platform's manifest, the
+# attestations, and every blob against its digest.
+publish() {
+	[ -n "${RELEASE_IMAGE:-}" ] || return 0
+	tlog="--tlog-upload=false"
+	if [ "${COSIGN_TLOG:-}" = true ]; then tlog="--tlog-upload=true"; fi
+	ref=$("$RELEASE_TOOL" push -layout "$dist/image" "$RELEASE_IMAGE:$VERSION")
+	cosign_run sign --key "$RELEASE_COSIGN_KEY" "$tlog" --yes --recursive "$ref"
+	for t in $targets; do
+		case $t in linux/*) ;; *) continue ;; esac
+		cosign_run attest --key "$RELEASE_COSIGN_KEY" "$tlog" --yes --type cyclonedx \
+			--predicate "$dist/porthole-$VERSION-${t%/*}-${t#*/}.cdx.json" "$ref"
+	done
+	# Offline, the key is what is trusted: no log entry is looked for,
+	# and the trusted root needs no fetch.
+	set -- --key "$cosign_pub"
+	if [ "${COSIGN_TLOG:-}" != true ]; then
+		root="$work/trusted_root.json"
+		printf '%s\n' '{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}' >"$root"
+		set -- "$@" --insecure-ignore-tlog --trusted-root "$root"
+	fi
+	cosign_run verify "$@" "$ref"
+	awk '$1 != "index" {print $2}' "$dist/IMAGE" | while read -r platform; do
+		cosign_run verify "$@" "${RELEASE_IMAGE}@$platform"
+	done
+	cosign_run verify-attestation "$@" --type cyclonedx "$ref"
+	"$RELEASE_TOOL" verify "$ref" >/dev/null
+	rm -f "$work/.cosign.log"
 	echo "release: pushed, signed and attested $ref"
 }
 
 if [ -n "${RELEASE_TOOL:-}" ]; then
 	image
 	chart
-	publish
 fi
 
 (
@@ -190,5 +227,10 @@ ssh-keygen -q -Y verify -f "$signers" -I release@porthole-dev -n porthole-releas
 rm -rf "$dist"
 mv "$work" "$dist"
 trap - EXIT
+# Published once the release is signed and in place: a push that fails
+# leaves the release as it is, to publish again.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+publish
 echo "release: $dist"
 ls -l "$dist"
