@@ -17,6 +17,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/temporalio/sqlparser v0.1.0
 	github.com/tink-crypto/tink-go/v2 v2.9.0
+	github.com/transparency-dev/formats v0.1.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
@@ -27,6 +28,7 @@ require (
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
+	golang.org/x/mod v0.43.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.83.2

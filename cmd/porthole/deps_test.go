@@ -190,6 +190,7 @@ var leafImports = map[string][]string{
 	// fields and redact's personal-data detectors.
 	module + "/policy":        {"github.com/temporalio/sqlparser", module + "/temporal/read", module + "/redact"},
 	module + "/audit":         {},
+	module + "/audit/merkle":  {"golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/review":  {module + "/audit"},
 	module + "/temporal/read": {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",

@@ -1,0 +1,140 @@
+// Package merkle keeps an audit trail's records as the leaves of an RFC
+// 6962 Merkle tree, and writes and reads the tree's checkpoints as C2SP
+// tlog-checkpoint signed notes: what lets a reviewer prove one record was
+// in the trail, or that the trail only grew between two checkpoints,
+// without reading the whole trail. golang.org/x/mod's sumdb/tlog computes
+// the hashes and proofs, and its sumdb/note signs and opens the notes.
+//
+// # The tree file
+//
+// A tree's hashes are kept in a file of their own, beside the trail, so
+// that a root or a proof needs no re-read of the records: the stored hash
+// of index i (tlog.StoredHashIndex) is the 32 bytes at offset 32*i.
+// Record n (from 0) adds 1 + the trailing zeros of n+1 hashes, about two a
+// record on average. The file is only appended to; its length says how
+// many records the tree holds, and a length no number of records gives
+// (a write cut short) is refused at open, with the size it can be cut
+// back to.
+//
+// A leaf is a record's line as the trail holds it, without its newline.
+package merkle
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Tree is a Merkle tree whose stored hashes are kept in a file.
+type Tree struct {
+	f *os.File
+	// n is the number of records (leaves), hashes the number of stored
+	// hashes (tlog.StoredHashCount(n)).
+	n, hashes int64
+}
+
+// ErrTorn is a tree file whose length no number of records gives.
+var ErrTorn = errors.New("the tree file's length is no whole number of records' hashes")
+
+// OpenTree opens (or creates) the tree file at path and reads how many
+// records it holds.
+func OpenTree(path string) (*Tree, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	n, whole := records(fi.Size())
+	if !whole {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: %d bytes; the hashes of %d records are its first %d", path, ErrTorn, fi.Size(), n, 32*tlog.StoredHashCount(n))
+	}
+	return &Tree{f: f, n: n, hashes: tlog.StoredHashCount(n)}, nil
+}
+
+// records is how many records a tree file of size bytes holds, and
+// whether the file holds exactly their hashes.
+func records(size int64) (n int64, whole bool) {
+	count := size / 32
+	// StoredHashCount grows with n by 1 or more, and is at least n: the
+	// largest n whose count is at most the file's is found by a binary
+	// search up to count.
+	n = int64(sort.Search(int(count)+1, func(i int) bool { return tlog.StoredHashCount(int64(i)) > count })) - 1
+	return n, size%32 == 0 && tlog.StoredHashCount(n) == count
+}
+
+// Size is the number of records the tree holds.
+func (t *Tree) Size() int64 { return t.n }
+
+// Append adds a record's line (without its newline) as the next leaf.
+// The hashes are written, not synced: Sync makes them durable.
+func (t *Tree) Append(line []byte) error {
+	hashes, err := tlog.StoredHashes(t.n, line, t)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, 32*len(hashes))
+	for _, h := range hashes {
+		b = append(b, h[:]...)
+	}
+	if _, err := t.f.WriteAt(b, 32*t.hashes); err != nil {
+		return err
+	}
+	t.n++
+	t.hashes += int64(len(hashes))
+	return nil
+}
+
+// Sync makes the hashes written so far durable.
+func (t *Tree) Sync() error { return t.f.Sync() }
+
+// Close closes the tree file.
+func (t *Tree) Close() error { return t.f.Close() }
+
+// ReadHashes reads stored hashes by index (tlog.HashReader).
+func (t *Tree) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, index := range indexes {
+		if index < 0 || index >= t.hashes {
+			return nil, fmt.Errorf("stored hash %d is beyond the tree's %d", index, t.hashes)
+		}
+		if _, err := t.f.ReadAt(out[i][:], 32*index); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Root is the root hash of the tree of the first size records.
+func (t *Tree) Root(size int64) (tlog.Hash, error) {
+	if size < 0 || size > t.n {
+		return tlog.Hash{}, fmt.Errorf("a tree of %d records, of a tree of %d", size, t.n)
+	}
+	return tlog.TreeHash(size, t)
+}
+
+// ProveRecord is the inclusion proof of record n (from 0) in the tree of
+// the first size records.
+func (t *Tree) ProveRecord(n, size int64) (tlog.RecordProof, error) {
+	if size > t.n {
+		return nil, fmt.Errorf("a tree of %d records, of a tree of %d", size, t.n)
+	}
+	return tlog.ProveRecord(size, n, t)
+}
+
+// ProveTree is the consistency proof that the tree of the first oldSize
+// records is a prefix of the tree of the first newSize.
+func (t *Tree) ProveTree(newSize, oldSize int64) (tlog.TreeProof, error) {
+	if newSize > t.n {
+		return nil, fmt.Errorf("a tree of %d records, of a tree of %d", newSize, t.n)
+	}
+	return tlog.ProveTree(newSize, oldSize, t)
+}
