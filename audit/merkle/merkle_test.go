@@ -169,3 +169,41 @@ func TestACheckpointIsACNoteOthersRead(t *testing.T) {
 		t.Error("a checkpoint of another origin was signed")
 	}
 }
+
+// TestAFrontierGivesTheRootAtEverySize: streaming leaves through a
+// Frontier gives tlog's root at every size from 0 to 300, holding no more
+// hashes than the size has bits set.
+func TestAFrontierGivesTheRootAtEverySize(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tree")
+	tree, err := OpenTree(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	var f Frontier
+	for n := int64(0); n <= 300; n++ {
+		want, err := tree.Root(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Root(); got != want || f.Size() != n {
+			t.Fatalf("at %d leaves the frontier's root is %v, want %v", n, got, want)
+		}
+		if len(f.edges) > 64 || len(f.edges) != popcount(n) {
+			t.Fatalf("at %d leaves the frontier holds %d hashes", n, len(f.edges))
+		}
+		f.Append(line(n))
+		if err := tree.Append(line(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func popcount(n int64) int {
+	c := 0
+	for ; n > 0; n &= n - 1 {
+		c++
+	}
+	return c
+}
