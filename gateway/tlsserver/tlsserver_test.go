@@ -33,6 +33,27 @@ func serve(t *testing.T, s *Server) string {
 	return "https://" + ln.Addr().String()
 }
 
+// serveSigned serves, until the test ends, a certificate ca signed and,
+// when clientCAs is not nil, requires client certificates of the CAs in
+// it; it returns the server, its URL and the client CA file.
+func serveSigned(t *testing.T, ca *tlstest.CA, clientCAs []byte) (s *Server, url, caFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := Files{}
+	files.Cert, files.Key = ca.Server(t).Write(t, dir)
+	if clientCAs != nil {
+		files.ClientCA = filepath.Join(dir, "clients.pem")
+		if err := os.WriteFile(files.ClientCA, clientCAs, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(files, zap.NewNop())
+	if err != nil || s.RequiresClientCertificates() != (clientCAs != nil) {
+		t.Fatal(err)
+	}
+	return s, serve(t, s), files.ClientCA
+}
+
 // client trusts ca and presents certs, on a new connection each request.
 func client(ca *tlstest.CA, certs ...tls.Certificate) *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
@@ -95,17 +116,8 @@ func TestACertificateRotatedWhileCallsRunFailsNoCall(t *testing.T) {
 // the gateway audits.
 func TestAClientWithoutACertificateIsRefusedWhenOneIsRequired(t *testing.T) {
 	t.Parallel()
-	ca, other, dir := tlstest.NewCA(t, "porthole test CA"), tlstest.NewCA(t, "another CA"), t.TempDir()
-	certFile, keyFile := ca.Server(t).Write(t, dir)
-	caFile := filepath.Join(dir, "client-ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Files{Cert: certFile, Key: keyFile, ClientCA: caFile}, zap.NewNop())
-	if err != nil || !s.RequiresClientCertificates() {
-		t.Fatal(err)
-	}
-	url := serve(t, s)
+	ca, other := tlstest.NewCA(t, "porthole test CA"), tlstest.NewCA(t, "another CA")
+	_, url, _ := serveSigned(t, ca, ca.PEM)
 	if body, _, err := get(client(ca), url); err == nil {
 		t.Errorf("a client without a certificate was served: %q", body)
 	}
@@ -122,15 +134,11 @@ func TestAClientWithoutACertificateIsRefusedWhenOneIsRequired(t *testing.T) {
 // refused.
 func TestOnlyTLS12AndLaterIsServed(t *testing.T) {
 	t.Parallel()
-	ca, dir := tlstest.NewCA(t, "porthole test CA"), t.TempDir()
-	certFile, keyFile := ca.Server(t).Write(t, dir)
-	s, err := New(Files{Cert: certFile, Key: keyFile}, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := tlstest.NewCA(t, "porthole test CA")
+	_, url, _ := serveSigned(t, ca, nil)
 	c := client(ca)
 	c.Transport.(*http.Transport).TLSClientConfig.MaxVersion = tls.VersionTLS11
-	if _, _, err := get(c, serve(t, s)); err == nil {
+	if _, _, err := get(c, url); err == nil {
 		t.Error("a TLS 1.1 client was served")
 	}
 }
@@ -166,13 +174,8 @@ func TestBadTLSFilesAreRefusedWithASentence(t *testing.T) {
 // the forward-secret AEAD suites porthole's own links offer.
 func TestAClientOfferingOnlyCBCIsRefused(t *testing.T) {
 	t.Parallel()
-	ca, dir := tlstest.NewCA(t, "porthole test CA"), t.TempDir()
-	certFile, keyFile := ca.Server(t).Write(t, dir)
-	s, err := New(Files{Cert: certFile, Key: keyFile}, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := serve(t, s)
+	ca := tlstest.NewCA(t, "porthole test CA")
+	_, url, _ := serveSigned(t, ca, nil)
 	c := client(ca)
 	cfg := c.Transport.(*http.Transport).TLSClientConfig
 	cfg.MaxVersion, cfg.CipherSuites = tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
@@ -190,17 +193,8 @@ func TestAClientOfferingOnlyCBCIsRefused(t *testing.T) {
 // name is only in a URI SAN is named by it.
 func TestTheClientCAsAreReadAgain(t *testing.T) {
 	t.Parallel()
-	first, second, dir := tlstest.NewCA(t, "first CA"), tlstest.NewCA(t, "second CA"), t.TempDir()
-	certFile, keyFile := first.Server(t).Write(t, dir)
-	caFile := filepath.Join(dir, "clients.pem")
-	if err := os.WriteFile(caFile, first.PEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Files{Cert: certFile, Key: keyFile, ClientCA: caFile}, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := serve(t, s)
+	first, second := tlstest.NewCA(t, "first CA"), tlstest.NewCA(t, "second CA")
+	s, url, caFile := serveSigned(t, first, first.PEM)
 	ofFirst, ofSecond := first.Client(t, "a", "first").TLS(t), second.Client(t, "b", "second").TLS(t)
 	if _, _, err := get(client(first, ofSecond), url); err == nil {
 		t.Fatal("the second CA's client was served before its CA was added")
