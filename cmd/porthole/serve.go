@@ -63,7 +63,7 @@ func (f *frontSettings) register(s *settings) {
 	s.string(&f.adminTokensFile, "admin-tokens-file", "PORTHOLE_ADMIN_TOKENS_FILE", "", "tokens file (as porthole token new writes) whose tokens /metrics and the profiler ask for; without it they ask for none. /healthz and /readyz never ask")
 	s.bool(&f.pprof, "admin-pprof", "PORTHOLE_ADMIN_PPROF", "serve Go's profiler at /debug/pprof/ on the admin listener")
 	s.string(&f.tokensFile, "tokens-file", "PORTHOLE_TOKENS_FILE", "", "file of principal names and token digests; reloaded when it changes and on SIGHUP")
-	numeric(s, &f.tokensReload, "tokens-reload", "PORTHOLE_TOKENS_RELOAD", 2*time.Second, false, "how often the tokens file is checked for changes")
+	numeric(s, &f.tokensReload, "tokens-reload", "PORTHOLE_TOKENS_RELOAD", 2*time.Second, false, "how often the tokens file, the OAuth withdrawals file and the TLS files are checked for changes")
 	s.bool(&f.noAuth, "dangerously-serve-without-authentication", "PORTHOLE_DANGEROUSLY_SERVE_WITHOUT_AUTHENTICATION",
 		"serve everyone as principal \"anonymous\" with no token; logged at every start")
 	s.string(&f.hosts, "allowed-hosts", "PORTHOLE_ALLOWED_HOSTS", "localhost,127.0.0.1,::1", "comma-separated Host names (optionally with :port) the MCP listener answers; others get 403")
@@ -360,11 +360,8 @@ func (f *frontSettings) serveMCP(ctx context.Context, g *gateway.Server, o gatew
 	return err
 }
 
-// certReload is how often the TLS files are checked for changes.
-const certReload = 2 * time.Second
-
 // listen binds the MCP listener: TLS when a certificate is set, its files
-// watched until ctx ends; scheme is "https" or "http".
+// checked every tokensReload until ctx ends; scheme is "https" or "http".
 func (f *frontSettings) listen(ctx context.Context, log *zap.Logger) (ln net.Listener, scheme string, err error) {
 	var srv *tlsserver.Server
 	if f.tls.Cert != "" {
@@ -378,7 +375,7 @@ func (f *frontSettings) listen(ctx context.Context, log *zap.Logger) (ln net.Lis
 	if srv == nil {
 		return ln, "http", nil
 	}
-	go srv.Watch(ctx, certReload)
+	go srv.Watch(ctx, f.tokensReload)
 	log.Info("serving TLS", append(srv.Fields(), zap.Bool("clientCertificatesRequired", srv.RequiresClientCertificates()))...)
 	return tls.NewListener(ln, srv.Config()), "https", nil
 }

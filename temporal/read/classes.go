@@ -419,7 +419,7 @@ func (p *plan) apply(sv reflect.Value, w *walk) {
 		}
 		f := sv.Field(s.index)
 		switch {
-		case s.sub == nil && w.d.Withhold.Has(s.class):
+		case s.sub == nil && w.d.Withhold&s.below != 0: // a classed step's below is its class
 			f.SetZero()
 		case s.sub == nil && w.text:
 			w.n += w.freeText(f)
