@@ -35,6 +35,11 @@ type Checkpoint struct {
 	// redactor's detector can take part of it for a credential when the
 	// operations log carries it.
 	Sig string `json:"sig"`
+	// Note, with Config.Origin, is the C2SP tlog-checkpoint signed note of
+	// the log's Merkle tree up to and including record Seq (audit/merkle):
+	// signed on its own, with the same key, so that it can be handed on
+	// and checked without porthole's code.
+	Note string `json:"note,omitempty"`
 }
 
 // The first line of what a signature covers says what is signed, so that

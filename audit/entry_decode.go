@@ -174,14 +174,14 @@ func (s *entryScanner) checkpoint(p **Checkpoint) bool {
 	c := &Checkpoint{}
 	*p = c
 	return s.object(func(key []byte) int {
-		return s.member(key, []string{"chain", "seq", "hash", "time", "kid", "sig"}, func(i int) bool {
+		return s.member(key, []string{"chain", "seq", "hash", "time", "kid", "sig", "note"}, func(i int) bool {
 			switch i {
 			case 1:
 				return s.uint(&c.Seq)
 			case 3:
 				return s.time(&c.Time)
 			}
-			return s.str([...]*string{&c.Chain, nil, &c.Hash, nil, &c.KeyID, &c.Sig}[i])
+			return s.str([...]*string{&c.Chain, nil, &c.Hash, nil, &c.KeyID, &c.Sig, &c.Note}[i])
 		})
 	})
 }

@@ -89,6 +89,8 @@ const (
 	problemSync
 	problemTimeout
 	problemHungSync
+	// problemTree: the Merkle tree stopped taking records (Config.Origin).
+	problemTree
 	numProblems
 )
 

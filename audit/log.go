@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/porthole-dev/porthole/audit/merkle"
 )
 
 // ErrUnavailable means a record could not be written in time. The gateway
@@ -69,8 +71,15 @@ type Config struct {
 	// log, a line appended to CheckpointPath (when set; synced before the
 	// loop goes on), and a call of OnCheckpoint (when set), with the error
 	// of the witness write, which porthole logs. See Checkpoint.
-	Signer             ed25519.PrivateKey
-	CheckpointPath     string
+	Signer         ed25519.PrivateKey
+	CheckpointPath string
+	// Origin, when set with a Signer and a file Path, keeps the log's
+	// records as the leaves of a Merkle tree (audit/merkle) whose hashes
+	// are in Path+".tree", and gives each checkpoint the C2SP
+	// tlog-checkpoint note of the tree under this origin (Checkpoint.Note):
+	// the name of this series of this trail, known before it starts and
+	// never made anew at a restart.
+	Origin             string
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	OnCheckpoint       func(c Checkpoint, witnessErr error)
@@ -179,6 +188,12 @@ type Log struct {
 	witnessTorn     bool     // the last witness write failed
 	sinceCheckpoint int      // records written since the last checkpoint
 	lastCheckpoint  time.Time
+
+	// tree holds the records as a Merkle tree's leaves (Config.Origin);
+	// nil without one. treeErr is why it stopped taking records: then
+	// checkpoints carry no note, and Problem says so.
+	tree    *merkle.Tree
+	treeErr error
 }
 
 type request struct {
@@ -263,8 +278,16 @@ func Open(cfg Config) (*Log, error) {
 		s.Close()
 		return nil, err
 	}
+	tree, err := openTree(cfg, rotatable, &st)
+	if err != nil {
+		s.Close()
+		if witness != nil {
+			witness.Close()
+		}
+		return nil, err
+	}
 	l := newLog(cfg, s, rotatable, st.seq, st.prev)
-	l.chain, l.witness = st.chain, witness
+	l.chain, l.witness, l.tree = st.chain, witness, tree
 	if st.reason != "" {
 		rec := Record{Kind: KindChainStart, Reason: st.reason, MissingFrom: st.missingFrom, MissingTo: st.missingTo}
 		if err := l.write(rec); err != nil {
@@ -301,6 +324,11 @@ func openLocked(path string, flag int) (*os.File, error) {
 // closeFiles closes the sink and the witness file.
 func (l *Log) closeFiles() error {
 	err := l.sink.Close()
+	if l.tree != nil {
+		if terr := l.tree.Close(); err == nil {
+			err = terr
+		}
+	}
 	if l.witness != nil {
 		if werr := l.witness.Close(); err == nil {
 			err = werr
@@ -391,8 +419,11 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 // first record), and, when the chain cannot simply go on, the reason for
 // the chain-start that says so.
 type resumed struct {
-	seq                    uint64
-	prev, reason, chain    string
+	seq                 uint64
+	prev, reason, chain string
+	// last and beforeLast are the file's last two complete lines, which
+	// the Merkle tree's last leaf must be (see openTree).
+	last, beforeLast       []byte
 	partial                bool // the file ends in a torn line
 	missingFrom, missingTo uint64
 }
@@ -486,6 +517,14 @@ func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 		last = lines[len(lines)-2]
 	}
 	st.continueFrom(last, lines, key)
+	complete := lines
+	if st.partial {
+		complete = lines[:len(lines)-1]
+	}
+	st.last = last
+	if len(complete) >= 2 {
+		st.beforeLast = complete[len(complete)-2]
+	}
 	return st, true, nil
 }
 
@@ -649,21 +688,27 @@ func (l *Log) loop() {
 		case <-tick.C:
 			l.tick()
 		case <-l.quit:
-			l.lastWriteErr = l.write(Record{Kind: KindClose})
-			if l.lastWriteErr == nil {
-				// The close record is witnessed too, so that a clean
-				// shutdown is proven complete to its last record.
-				l.lastWriteErr = l.checkpoint()
-			}
-			if err := l.sink.Sync(); err != nil && l.lastWriteErr == nil {
-				l.lastWriteErr = err
-			}
-			if err := l.closeFiles(); err != nil && l.lastWriteErr == nil {
-				l.lastWriteErr = err
-			}
+			l.lastWriteErr = l.finish()
 			return
 		}
 	}
+}
+
+// finish writes the close record and its checkpoint, syncs and closes the
+// files; the error is the first that happened.
+func (l *Log) finish() error {
+	err := l.write(Record{Kind: KindClose})
+	if err == nil {
+		// The close record is witnessed too, so that a clean shutdown
+		// is proven complete to its last record.
+		err = l.checkpoint()
+	}
+	for _, step := range []func() error{l.sink.Sync, l.syncTree, l.closeFiles} {
+		if serr := step(); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return err
 }
 
 // tick is the loop's work every SyncInterval: a checkpoint when one is
@@ -705,16 +750,20 @@ func (l *Log) tick() {
 		l.dirty = false
 		l.syncing.Store(true)
 		l.syncStarted.Store(time.Now().UnixNano())
-		go func(s sink) {
+		go func(s sink, tree *merkle.Tree) {
 			defer l.syncing.Store(false)
 			defer l.health.clear(problemHungSync)
-			if err := s.Sync(); err != nil {
+			err := s.Sync()
+			if err == nil && tree != nil {
+				err = tree.Sync()
+			}
+			if err != nil {
 				l.syncFailure(err)
 				l.syncFailed.Store(true)
 				return
 			}
 			l.health.clear(problemSync)
-		}(l.sink)
+		}(l.sink, l.tree)
 	}
 }
 
@@ -763,6 +812,7 @@ func (l *Log) write(rec Record) error {
 	l.health.clear(problemWrite)
 	l.seq++
 	l.prev = LineHash(line)
+	l.appendToTree(line)
 	if rec.Kind != KindCheckpoint {
 		l.sinceCheckpoint++
 	}
@@ -845,7 +895,7 @@ func (l *Log) checkpoint() error {
 		return nil
 	}
 	now := l.cfg.Now()
-	cp := Checkpoint{Chain: l.chain, Seq: l.seq, Hash: l.prev, Time: now.UTC()}
+	cp := Checkpoint{Chain: l.chain, Seq: l.seq, Hash: l.prev, Time: now.UTC(), Note: l.treeNote()}
 	cp.sign(l.cfg.Signer)
 	l.sinceCheckpoint, l.lastCheckpoint = 0, now
 	if err := l.write(Record{Kind: KindCheckpoint, Checkpoint: &cp}); err != nil {
@@ -867,6 +917,9 @@ func (l *Log) checkpoint() error {
 func (l *Log) witnessWrite(cp Checkpoint) error {
 	if err := l.sink.Sync(); err != nil {
 		return fmt.Errorf("syncing the audit log before its checkpoint: %w", err)
+	}
+	if err := l.syncTree(); err != nil {
+		return fmt.Errorf("syncing the audit tree before its checkpoint: %w", err)
 	}
 	line := cp.MarshalLine()
 	if l.witnessTorn {

@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	flog "github.com/transparency-dev/formats/log"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/porthole-dev/porthole/audit/merkle"
+)
+
+const testOrigin = "porthole.example.com/audit/porthole-0"
+
+// treeLog opens a log at path with a Merkle tree under testOrigin,
+// checkpointing every three records.
+func treeLog(t *testing.T, path string, priv ed25519.PrivateKey) (*Log, error) {
+	t.Helper()
+	return Open(Config{Path: path, Key: bytes.Repeat([]byte("k"), 32), Signer: priv, Origin: testOrigin, CheckpointEvery: 3})
+}
+
+func writeCalls(t *testing.T, l *Log, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if err := l.Write(context.Background(), Record{Kind: KindCall, RequestID: "r", Principal: "alice", Transport: "http", Method: "tools/call", Tool: "describe_namespace"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkNotes streams the log's lines through a Frontier and checks each
+// checkpoint's note, with transparency-dev/formats given only the public
+// key: its size is the lines before the checkpoint, its root theirs. It
+// returns how many notes it checked.
+func checkNotes(t *testing.T, path string, pub ed25519.PublicKey) int {
+	t.Helper()
+	vkey, err := merkle.VerifierKey(testOrigin, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f merkle.Frontier
+	notes := 0
+	for _, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		e, err := ParseLineKey(line, bytes.Repeat([]byte("k"), 32))
+		if err == nil && e.Checkpoint != nil && e.Checkpoint.Note != "" {
+			cp, _, _, err := flog.ParseCheckpoint([]byte(e.Checkpoint.Note), testOrigin, v)
+			root := f.Root()
+			if err != nil || int64(cp.Size) != f.Size() || !bytes.Equal(cp.Hash, root[:]) {
+				t.Fatalf("the note of checkpoint %d: %v; size %d of %d", e.Checkpoint.Seq, err, cp.Size, f.Size())
+			}
+			notes++
+		}
+		f.Append(line)
+	}
+	return notes
+}
+
+// TestATreeLogsCheckpointsAreNotesOfItsRecords: with an origin, every
+// checkpoint carries the C2SP note of the Merkle tree of the log's lines
+// before it, which transparency-dev/formats opens with the public key
+// alone, across a restart; a tree one record behind (a stop between the
+// two writes) takes the record at the restart; a tree lost or cut further
+// refuses the start, naming what to do.
+func TestATreeLogsCheckpointsAreNotesOfItsRecords(t *testing.T) {
+	t.Parallel()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := treeLog(t, path, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, l, 10)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := checkNotes(t, path, pub)
+	if l, err = treeLog(t, path, priv); err != nil {
+		t.Fatalf("a restart: %v", err)
+	}
+	writeCalls(t, l, 7)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkNotes(t, path, pub); n <= first || first < 3 {
+		t.Fatalf("%d notes, then %d after a restart", first, n)
+	}
+
+	tree, err := merkle.OpenTree(path + treeSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := tree.Size()
+	tree.Close()
+	if err := os.Truncate(path+treeSuffix, 32*tlog.StoredHashCount(size-1)); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = treeLog(t, path, priv); err != nil {
+		t.Fatalf("a tree one record behind: %v", err)
+	}
+	writeCalls(t, l, 4)
+	l.Close()
+	checkNotes(t, path, pub)
+
+	if err := os.Truncate(path+treeSuffix, 32*tlog.StoredHashCount(3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := treeLog(t, path, priv); err == nil || !strings.Contains(err.Error(), "retire this origin") {
+		t.Fatalf("a tree cut further: %v", err)
+	}
+	if err := os.Remove(path + treeSuffix); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := treeLog(t, path, priv); err == nil {
+		t.Fatal("a lost tree was started afresh under the old origin")
+	}
+}
