@@ -92,6 +92,7 @@ var entryFields = func() map[string]entryField {
 		{"missingTo", func(s *entryScanner, e *Entry) bool { return s.uint(&e.MissingTo) }},
 		{"checkpoint", func(s *entryScanner, e *Entry) bool { return s.checkpoint(&e.Checkpoint) }},
 		{"pruned", func(s *entryScanner, e *Entry) bool { return s.checkpoint(&e.Pruned) }},
+		{"tree", (*entryScanner).tree},
 		{"mac", func(s *entryScanner, e *Entry) bool { return s.str(&e.MAC) }},
 	}
 	m := make(map[string]entryField, len(fields))
@@ -166,6 +167,19 @@ func (s *entryScanner) groups(e *Entry) bool {
 				}
 				return s.str(&g.Reason)
 			})
+		})
+	})
+}
+
+func (s *entryScanner) tree(e *Entry) bool {
+	t := &TreeEdge{}
+	e.Tree = t
+	return s.object(func(key []byte) int {
+		return s.member(key, []string{"size", "edges"}, func(i int) bool {
+			if i == 0 {
+				return s.uint(&t.Size)
+			}
+			return scanArray(s, &t.Edges, s.str)
 		})
 	})
 }

@@ -97,6 +97,7 @@ type Entry struct {
 	MissingTo       uint64      `json:"missingTo"`
 	Checkpoint      *Checkpoint `json:"checkpoint"`
 	Pruned          *Checkpoint `json:"pruned"`
+	Tree            *TreeEdge   `json:"tree"` // version 6
 	MAC             string      `json:"mac"`
 }
 

@@ -793,7 +793,10 @@ func (l *Log) write(rec Record) error {
 		}
 	}
 	switch rec.Kind {
-	case KindChainStart, KindAnchor, KindCheckpoint, KindPruned:
+	case KindChainStart, KindAnchor:
+		rec.Tree = l.treeEdge()
+		rec.Chain = l.chain
+	case KindCheckpoint, KindPruned:
 		rec.Chain = l.chain
 	}
 	line, err := l.encodeRotating(&rec)

@@ -41,8 +41,10 @@ const (
 // call's pseudonyms stood for) on result records. Version 5 added
 // "clientCert" (the subject of the client certificate the connection
 // verified, when porthole serves TLS and requires one) on call, result and
-// denial records.
-const SchemaVersion = 5
+// denial records. Version 6 added, in a log kept as a Merkle tree,
+// "note" (the signed C2SP checkpoint of the tree) in checkpoints and
+// "tree" (the tree's right edge) on chain-start and anchor records.
+const SchemaVersion = 6
 
 // validTraceID reports whether s is a trace id as OpenTelemetry writes
 // it: 32 lowercase hex digits, not all zero. Anything else is left out of
@@ -136,6 +138,11 @@ type Record struct {
 	Checkpoint             *Checkpoint
 	// Pruned is a pruned record's statement of the last record removed.
 	Pruned *Checkpoint
+	// Tree, on the chain-start and anchor records of a log kept as a
+	// Merkle tree (Config.Origin), is the tree's right edge before the
+	// record: what lets a reader whose series begins at the record (the
+	// files before it pruned) check the tree's checkpoints.
+	Tree *TreeEdge
 
 	// OAuth is who an OAuth access token named, on call and result
 	// records of its calls (Principal is then oauth:<alias>:<value>).
@@ -309,6 +316,9 @@ func (r *Record) appendChainFields(b []byte) []byte {
 	}
 	if r.Pruned != nil {
 		b = append(append(b, `,"pruned":`...), bytes.TrimSuffix(r.Pruned.MarshalLine(), []byte("\n"))...)
+	}
+	if r.Tree != nil {
+		b = r.Tree.appendJSON(append(b, `,"tree":`...))
 	}
 	return b
 }

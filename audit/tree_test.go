@@ -100,13 +100,13 @@ func TestATreeLogsCheckpointsAreNotesOfItsRecords(t *testing.T) {
 		t.Fatalf("%d notes, then %d after a restart", first, n)
 	}
 
-	tree, err := merkle.OpenTree(path + treeSuffix)
+	tree, err := merkle.OpenTree(path + TreeSuffix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	size := tree.Size()
 	tree.Close()
-	if err := os.Truncate(path+treeSuffix, 32*tlog.StoredHashCount(size-1)); err != nil {
+	if err := os.Truncate(path+TreeSuffix, 32*tlog.StoredHashCount(size-1)); err != nil {
 		t.Fatal(err)
 	}
 	if l, err = treeLog(t, path, priv); err != nil {
@@ -116,13 +116,13 @@ func TestATreeLogsCheckpointsAreNotesOfItsRecords(t *testing.T) {
 	l.Close()
 	checkNotes(t, path, pub)
 
-	if err := os.Truncate(path+treeSuffix, 32*tlog.StoredHashCount(3)); err != nil {
+	if err := os.Truncate(path+TreeSuffix, 32*tlog.StoredHashCount(3)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := treeLog(t, path, priv); err == nil || !strings.Contains(err.Error(), "retire this origin") {
+	if _, err := treeLog(t, path, priv); err == nil || !strings.Contains(err.Error(), "retire origin") {
 		t.Fatalf("a tree cut further: %v", err)
 	}
-	if err := os.Remove(path + treeSuffix); err != nil {
+	if err := os.Remove(path + TreeSuffix); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := treeLog(t, path, priv); err == nil {

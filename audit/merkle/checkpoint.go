@@ -98,9 +98,10 @@ func SignCheckpoint(c Checkpoint, s note.Signer) ([]byte, error) {
 }
 
 // OpenCheckpoint is the checkpoint a signed note holds, once a signature
-// of v (whose name is the origin) verifies.
-func OpenCheckpoint(msg []byte, v note.Verifier) (Checkpoint, error) {
-	n, err := note.Open(msg, note.VerifierList(v))
+// of one of vs verifies; the verifiers' name must be the checkpoint's
+// origin.
+func OpenCheckpoint(msg []byte, vs ...note.Verifier) (Checkpoint, error) {
+	n, err := note.Open(msg, note.VerifierList(vs...))
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -108,8 +109,10 @@ func OpenCheckpoint(msg []byte, v note.Verifier) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if c.Origin != v.Name() {
-		return Checkpoint{}, fmt.Errorf("a checkpoint of %q verified with the key of %q", c.Origin, v.Name())
+	for _, s := range n.Sigs {
+		if s.Name != c.Origin {
+			return Checkpoint{}, fmt.Errorf("a checkpoint of %q verified with the key of %q", c.Origin, s.Name)
+		}
 	}
 	return c, nil
 }

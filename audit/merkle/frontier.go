@@ -2,6 +2,9 @@ package merkle
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"math/bits"
+	"slices"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -18,6 +21,20 @@ type Frontier struct {
 	size  int64
 	edges []tlog.Hash // edges[i] covers 2^k leaves, k the i-th set bit of size from the top
 }
+
+// NewFrontier is the Frontier of a tree of size leaves whose right edge is
+// edges (Tree.Edge), from which more leaves can be added: how a reader
+// takes up a trail whose earlier records it does not hold.
+func NewFrontier(size int64, edges []tlog.Hash) (Frontier, error) {
+	if size < 0 || len(edges) != bits.OnesCount64(uint64(size)) {
+		return Frontier{}, fmt.Errorf("%d hashes cannot be the right edge of a tree of %d records", len(edges), size)
+	}
+	return Frontier{size: size, edges: slices.Clone(edges)}, nil
+}
+
+// Edge is the right edge: the hashes of the perfect subtrees, largest
+// first.
+func (f *Frontier) Edge() []tlog.Hash { return slices.Clone(f.edges) }
 
 // Size is the number of leaves added.
 func (f *Frontier) Size() int64 { return f.size }

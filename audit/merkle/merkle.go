@@ -42,8 +42,14 @@ var ErrTorn = errors.New("the tree file's length is no whole number of records' 
 
 // OpenTree opens (or creates) the tree file at path and reads how many
 // records it holds.
-func OpenTree(path string) (*Tree, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+func OpenTree(path string) (*Tree, error) { return openTree(path, os.O_RDWR|os.O_CREATE) }
+
+// ReadTree opens an existing tree file to read, as a reviewer's tools do
+// while porthole may be appending to it.
+func ReadTree(path string) (*Tree, error) { return openTree(path, os.O_RDONLY) }
+
+func openTree(path string, flag int) (*Tree, error) {
+	f, err := os.OpenFile(path, flag, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +117,36 @@ func (t *Tree) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 		}
 	}
 	return out, nil
+}
+
+// Edge is the right edge of the tree of the first size records: the
+// hashes of its perfect subtrees, largest first, which a Frontier of those
+// records holds (NewFrontier).
+func (t *Tree) Edge(size int64) ([]tlog.Hash, error) {
+	if size < 0 || size > t.n {
+		return nil, fmt.Errorf("a tree of %d records, of a tree of %d", size, t.n)
+	}
+	var indexes []int64
+	start := int64(0)
+	for k := 62; k >= 0; k-- {
+		if size>>k&1 == 1 {
+			indexes = append(indexes, tlog.StoredHashIndex(k, start>>k))
+			start += 1 << k
+		}
+	}
+	return t.ReadHashes(indexes)
+}
+
+// LeafHash is the hash of record n (from 0), tlog.RecordHash of its line.
+func (t *Tree) LeafHash(n int64) (tlog.Hash, error) {
+	if n < 0 || n >= t.n {
+		return tlog.Hash{}, fmt.Errorf("record %d of a tree of %d", n, t.n)
+	}
+	hs, err := t.ReadHashes([]int64{tlog.StoredHashIndex(0, n)})
+	if err != nil {
+		return tlog.Hash{}, err
+	}
+	return hs[0], nil
 }
 
 // Root is the root hash of the tree of the first size records.

@@ -200,6 +200,46 @@ func TestAFrontierGivesTheRootAtEverySize(t *testing.T) {
 	}
 }
 
+// TestAFrontierTakenUpFromATreesEdgeGoesOnAsTheTree: the right edge a
+// tree file gives at a size, made a Frontier, reaches the tree's roots at
+// every later size; an edge of the wrong length is refused.
+func TestAFrontierTakenUpFromATreesEdgeGoesOnAsTheTree(t *testing.T) {
+	t.Parallel()
+	tree, err := OpenTree(filepath.Join(t.TempDir(), "tree"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	for n := int64(0); n < 100; n++ {
+		if err := tree.Append(line(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, at := range []int64{0, 1, 7, 64, 77} {
+		edge, err := tree.Edge(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := NewFrontier(at, edge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := at; n < 100; n++ {
+			if want, _ := tree.Root(n); f.Root() != want {
+				t.Fatalf("taken up at %d: the root at %d differs", at, n)
+			}
+			leaf, err := tree.LeafHash(n)
+			if err != nil || leaf != tlog.RecordHash(line(n)) {
+				t.Fatalf("leaf %d: %v", n, err)
+			}
+			f.Append(line(n))
+		}
+	}
+	if _, err := NewFrontier(7, make([]tlog.Hash, 2)); err == nil {
+		t.Fatal("two hashes taken for the edge of seven records")
+	}
+}
+
 func popcount(n int64) int {
 	c := 0
 	for ; n > 0; n &= n - 1 {
