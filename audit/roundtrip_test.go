@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,8 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/audit/audittest"
+	"github.com/porthole-dev/porthole/audit/merkle"
 	"github.com/porthole-dev/porthole/audit/review"
 )
 
@@ -25,6 +31,7 @@ import (
 func trailFiles(t *testing.T, tr audittest.Trail) []string {
 	t.Helper()
 	paths, _ := filepath.Glob(tr.Log + "*")
+	paths = slices.DeleteFunc(paths, func(p string) bool { return strings.HasSuffix(p, audit.TreeSuffix) })
 	v, err := review.Verify(paths, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +58,39 @@ func wantProblem(t *testing.T, v *review.Verification, what string) {
 	}
 }
 
+// origins are the two kinds of trail every verification test of this file
+// holds to the same: a hash chain alone, and a hash chain kept as a
+// Merkle tree under an origin.
+var origins = []string{"", "porthole.example.com/audit/porthole-0"}
+
+// eachOrigin runs test on a trail of each kind.
+func eachOrigin(t *testing.T, test func(t *testing.T, tr audittest.Trail)) {
+	for _, origin := range origins {
+		t.Run("origin="+origin, func(t *testing.T) {
+			t.Parallel()
+			tr := audittest.NewTrail(t)
+			tr.Origin = origin
+			test(t, tr)
+		})
+	}
+}
+
+// treeChecked fails t unless a tree trail's verification recomputed
+// every tree note it met.
+func treeChecked(t *testing.T, tr audittest.Trail, v *review.Verification) {
+	t.Helper()
+	if tr.Origin != "" && (v.Origin != tr.Origin || v.TreeCheckpoints == 0 || v.TreeUnchecked != 0) {
+		t.Fatalf("the tree of origin %s: %+v", tr.Origin, v)
+	}
+}
+
 func TestAWitnessedTrailVerifiesWithThePublicKeyAndIsProvenToItsClose(t *testing.T) {
 	t.Parallel()
-	s, tr := audittest.NewSigner(t), audittest.NewTrail(t)
+	eachOrigin(t, witnessedTrailVerifies)
+}
+
+func witnessedTrailVerifies(t *testing.T, tr audittest.Trail) {
+	s := audittest.NewSigner(t)
 	tr.Run(t, audittest.Key, s, 20, 7)
 	tr.Run(t, audittest.Key, s, 5, 7) // a restart
 	cps := tr.Checkpoints(t)
@@ -61,6 +98,7 @@ func TestAWitnessedTrailVerifiesWithThePublicKeyAndIsProvenToItsClose(t *testing
 	if !v.OK() || !v.Signed || v.Checkpoints != len(cps) || v.ProvenTo != cps[len(cps)-1].Seq {
 		t.Fatalf("Verify = %+v", v)
 	}
+	treeChecked(t, tr, v)
 	// The last checkpoint witnesses the close record: nothing after it
 	// is left unproven but the checkpoint record itself (and an anchor,
 	// when writing it rotated the file).
@@ -83,38 +121,47 @@ func TestTamperingWithAWitnessedTrailIsFound(t *testing.T) {
 		name   string
 		tamper func(t *testing.T, tr audittest.Trail, files []string) []string
 		what   string
+		// treeWhat, when set, is what a tree trail's problem mentions:
+		// its tree breaks before its chain does.
+		treeWhat string
 	}{
 		{"the head cut (tail -n +11)", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			b, _ := os.ReadFile(files[0])
 			lines := bytes.SplitAfter(b, []byte("\n"))
 			os.WriteFile(files[0], bytes.Join(lines[3:], nil), 0o600)
 			return files
-		}, "not at its genesis"},
+		}, "not at its genesis", ""},
 		{"the first rotated file deleted", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			return files[1:]
-		}, "not at its genesis"},
+		}, "not at its genesis", ""},
 		{"the newest file deleted", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			return files[:len(files)-1]
-		}, "are missing: the checkpoint"},
+		}, "are missing: the checkpoint", ""},
 		{"the tail cut", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			last := files[len(files)-1]
 			b, _ := os.ReadFile(last)
 			lines := bytes.SplitAfter(b, []byte("\n"))
 			os.WriteFile(last, bytes.Join(lines[:len(lines)-4], nil), 0o600)
 			return files
-		}, "are missing: the checkpoint"},
+		}, "are missing: the checkpoint", ""},
 		{"a record edited and the chain rewritten by someone holding the HMAC key", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			audit.RewriteChain(t, files, func(line []byte) []byte { return bytes.Replace(line, []byte(`alice`), []byte(`mallory`), 1) })
 			return files
-		}, "is not the one the checkpoint"},
+		}, "is not the one the checkpoint", "tree edge (7 records) is not the tree of the 7 records before it"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			s, tr := audittest.NewSigner(t), audittest.NewTrail(t)
-			tr.Run(t, audittest.Key, s, 30, 10)
-			files := c.tamper(t, tr, trailFiles(t, tr))
-			wantProblem(t, verifyTrail(t, files, review.VerifyOptions{Keys: audittest.Ring([][]byte{audittest.Key}, s), Checkpoints: tr.Checkpoints(t)}), c.what)
+			eachOrigin(t, func(t *testing.T, tr audittest.Trail) {
+				s := audittest.NewSigner(t)
+				tr.Run(t, audittest.Key, s, 30, 10)
+				files := c.tamper(t, tr, trailFiles(t, tr))
+				what := c.what
+				if tr.Origin != "" && c.treeWhat != "" {
+					what = c.treeWhat
+				}
+				wantProblem(t, verifyTrail(t, files, review.VerifyOptions{Keys: audittest.Ring([][]byte{audittest.Key}, s), Checkpoints: tr.Checkpoints(t)}), what)
+			})
 		})
 	}
 }
@@ -396,10 +443,14 @@ func TestReportCountsWhatItVerifiedInOnePass(t *testing.T) {
 
 func TestPortholePrunesRotatedFilesPastMaxAgeAndWhatRemainsVerifies(t *testing.T) {
 	t.Parallel()
-	s, tr := audittest.NewSigner(t), audittest.NewTrail(t)
+	eachOrigin(t, prunedTrailVerifies)
+}
+
+func prunedTrailVerifies(t *testing.T, tr audittest.Trail) {
+	s := audittest.NewSigner(t)
 	c := &audittest.Clock{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var pruned []string
-	l, err := audit.Open(audit.Config{Path: tr.Log, Key: audittest.Key, Signer: s.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 5, MaxBytes: 2000, Now: c.Now,
+	l, err := audit.Open(audit.Config{Path: tr.Log, Key: audittest.Key, Signer: s.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 5, MaxBytes: 2000, Now: c.Now, Origin: tr.Origin,
 		MaxAge: 24 * time.Hour, OnPruned: func(files []string, err error) {
 			if err != nil {
 				t.Error(err)
@@ -435,6 +486,7 @@ func TestPortholePrunesRotatedFilesPastMaxAgeAndWhatRemainsVerifies(t *testing.T
 	if !v.OK() || v.FirstSeq == 1 || !strings.Contains(strings.Join(v.Notes, "\n"), "were pruned, by a signed pruned record") {
 		t.Fatalf("after pruning: %+v", v)
 	}
+	treeChecked(t, tr, v)
 	// Without the public key nothing accounts for the missing head.
 	wantProblem(t, verifyTrail(t, files, review.VerifyOptions{Keys: audittest.Ring([][]byte{audittest.Key})}), "not at its genesis")
 }
@@ -739,5 +791,68 @@ func TestTriesOfAFailingSinkLeaveNoBlankLines(t *testing.T) {
 				t.Fatalf("Verify = %+v, %v; the log:\n%s", v, err, strings.Join(s.Lines(), "\n"))
 			}
 		})
+	}
+}
+
+// TestATreeTrailsNotesAndTreeFileAreHeldToItsRecords: verify recomputes
+// each signed tree note, in the log and in the checkpoint file, from the
+// records, and holds the tree file `audit prove` proves from to each note
+// by its root and a consistency proof from the note before; a tree file
+// changed in one hash, a note signed by another key and a note of another
+// origin are each a problem.
+func TestATreeTrailsNotesAndTreeFileAreHeldToItsRecords(t *testing.T) {
+	t.Parallel()
+	s, tr := audittest.NewSigner(t), audittest.NewTrail(t)
+	tr.Origin = origins[1]
+	tr.Run(t, audittest.Key, s, 30, 10)
+	tr.Run(t, audittest.Key, s, 10, 10)
+	keys := audittest.Ring([][]byte{audittest.Key}, s)
+	withTree := func() review.VerifyOptions {
+		tree, err := merkle.ReadTree(tr.Log + audit.TreeSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tree.Close() })
+		return review.VerifyOptions{Keys: keys, Checkpoints: tr.Checkpoints(t), TreeFile: tree}
+	}
+	v := verifyTrail(t, trailFiles(t, tr), withTree())
+	treeChecked(t, tr, v)
+	if !v.OK() || v.TreeCheckpoints < 5 {
+		t.Fatalf("with the tree file: %+v", v)
+	}
+
+	// The hash of the largest subtree of the first note's tree, which its
+	// root is made from.
+	first, err := keys.OpenNote(tr.Checkpoints(t)[0].Note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(tr.Log+audit.TreeSuffix, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xff}, 32*tlog.StoredHashIndex(bits.Len64(uint64(first.Size))-1, 0))
+	f.Close()
+	wantProblem(t, verifyTrail(t, trailFiles(t, tr), withTree()), "the tree file does not hold the signed tree")
+
+	for name, signer := range map[string]note.Signer{
+		"another key":    merkle.NewSigner(tr.Origin, audittest.NewSigner(t).Priv),
+		"another origin": merkle.NewSigner("elsewhere.example/log", s.Priv),
+	} {
+		cps := tr.Checkpoints(t)
+		c, err := merkle.ParseText(strings.SplitN(cps[2].Note, "\n\n", 2)[0] + "\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Origin = signer.Name()
+		b, err := merkle.SignCheckpoint(c, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cps[2].Note = string(b)
+		v := verifyTrail(t, trailFiles(t, tr), review.VerifyOptions{Keys: keys, Checkpoints: cps})
+		if v.OK() || !strings.Contains(v.Problem.What, "tree note") {
+			t.Fatalf("a note signed with %s: %+v", name, v.Problem)
+		}
 	}
 }

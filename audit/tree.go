@@ -105,29 +105,32 @@ func openTree(cfg Config, rotatable bool, st *resumed) (*merkle.Tree, error) {
 // reconcileTree checks the tree against the log's last lines, adding the
 // last one when the tree is one behind.
 func reconcileTree(tree *merkle.Tree, st *resumed, cfg Config) error {
-	if tree.Size() == 0 && st.last == nil {
+	if st.last == nil {
+		if tree.Size() == 0 {
+			return nil
+		}
+		return fmt.Errorf("the audit tree holds %d records and the log none: the log was lost; restore it, or retire origin %s and start the log under a new one (docs/audit.md)", tree.Size(), cfg.Origin)
+	}
+	if tree.Size() == 0 {
+		if st.beforeLast == nil && isGenesis(st.last) {
+			return tree.Append(st.last) // stopped between the genesis and its leaf
+		}
+		return fmt.Errorf("the audit log %s has records but no tree: a tree under origin %s begins with a new log; move the log and its rotated files aside (they verify as they are) or restore the tree file %s%s", cfg.Path, cfg.Origin, cfg.Path, TreeSuffix)
+	}
+	leaf, err := tree.LeafHash(tree.Size() - 1)
+	if err != nil {
+		return fmt.Errorf("reading the audit tree: %w", err)
+	}
+	if leaf == tlog.RecordHash(st.last) {
 		return nil
 	}
-	var leaf tlog.Hash
-	if tree.Size() > 0 {
-		var err error
-		if leaf, err = tree.LeafHash(tree.Size() - 1); err != nil {
-			return fmt.Errorf("reading the audit tree: %w", err)
-		}
-	}
-	if st.last != nil && st.beforeLast == nil && tree.Size() > 0 {
+	if st.beforeLast == nil {
 		// The file holds one line (an anchor after a rotation): the line
 		// before it is the newest rotated file's last.
 		st.beforeLast = lastLineRotated(cfg.Path)
 	}
-	switch {
-	case st.last != nil && tree.Size() > 0 && leaf == tlog.RecordHash(st.last):
-		return nil
-	case tree.Size() == 0 && st.beforeLast == nil && isGenesis(st.last),
-		st.last != nil && st.beforeLast != nil && tree.Size() > 0 && leaf == tlog.RecordHash(st.beforeLast):
+	if st.beforeLast != nil && leaf == tlog.RecordHash(st.beforeLast) {
 		return tree.Append(st.last)
-	case tree.Size() == 0:
-		return fmt.Errorf("the audit log %s has records but no tree: a tree under origin %s begins with a new log; move the log and its rotated files aside (they verify as they are) or restore the tree file %s%s", cfg.Path, cfg.Origin, cfg.Path, TreeSuffix)
 	}
 	return fmt.Errorf("the audit tree (%d records) does not end at the log's last record: it was lost, cut or belongs to another log; restore it, or retire origin %s and start the log under a new one (docs/audit.md)", tree.Size(), cfg.Origin)
 }

@@ -87,11 +87,16 @@ type Clock struct{ Time time.Time }
 // Now moves the clock on and reads it.
 func (c *Clock) Now() time.Time { c.Time = c.Time.Add(time.Millisecond); return c.Time }
 
-// Trail is one replica's audit log and its witness file, in directories of
-// their own.
+// Trail is one replica's audit log and its checkpoint file, in
+// directories of their own; with an Origin, the log is kept as a Merkle
+// tree under it.
 type Trail struct {
 	Log, Witness string
 	MaxBytes     int64
+	Origin       string
+	// MaxAge and Now, when set, prune the log as porthole does.
+	MaxAge time.Duration
+	Now    func() time.Time
 }
 
 // NewTrail is a trail in fresh directories, its files rotated past 3,000
@@ -105,7 +110,7 @@ func NewTrail(t testing.TB) Trail {
 // pairs (a checkpoint every `every` records) and closes it.
 func (tr Trail) Run(t testing.TB, key []byte, s Signer, n, every int) {
 	t.Helper()
-	l, err := audit.Open(audit.Config{Path: tr.Log, Key: key, Signer: s.Priv, CheckpointPath: tr.Witness, CheckpointEvery: every, MaxBytes: tr.MaxBytes})
+	l, err := audit.Open(audit.Config{Path: tr.Log, Key: key, Signer: s.Priv, CheckpointPath: tr.Witness, CheckpointEvery: every, MaxBytes: tr.MaxBytes, Origin: tr.Origin, MaxAge: tr.MaxAge, Now: tr.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/merkle"
 )
 
 // Problem is the first place where a log's chain breaks.
@@ -43,6 +44,16 @@ type Verification struct {
 	// unproven.
 	LastRecord uint64    `json:"lastRecord"`
 	ProvenAt   time.Time `json:"provenAt,omitzero"`
+	// Origin is the origin of the series' Merkle tree, when its
+	// checkpoints carry signed notes of one (quoted unless plain).
+	// TreeCheckpoints counts the notes whose tree was recomputed from the
+	// records and matched, the largest of them of TreeSize records;
+	// TreeUnchecked counts notes that were genuine but came before the
+	// walk knew the tree (verification began after the series' start).
+	Origin          string `json:"origin,omitempty"`
+	TreeCheckpoints int    `json:"treeCheckpoints"`
+	TreeSize        int64  `json:"treeSize"`
+	TreeUnchecked   int    `json:"treeUnchecked"`
 	// Notes are chain events a reviewer should know of: chain starts and
 	// their reasons, torn writes porthole acknowledged, a missing close,
 	// and what could not be proven.
@@ -92,6 +103,7 @@ func (v *Verification) Basis() []string {
 		// chain (the walk takes only a chain id porthole makes).
 		lines = append(lines, "chain "+safe(v.Chain))
 	}
+	lines = append(lines, v.treeBasis()...)
 	switch {
 	case v.ProvenTo != 0:
 		lines = append(lines, fmt.Sprintf("complete and unchanged from seq %d to %d: proven by %d signed checkpoint(s) of this chain, the latest signed at %s",
@@ -130,6 +142,10 @@ type VerifyOptions struct {
 	// verification begins; records before it are not checked. When 0 the
 	// series must begin at its chain's genesis, a new log's first record.
 	FromCheckpoint uint64
+	// TreeFile, when not nil, is the series' tree file (<log>.tree), which
+	// `audit prove` makes proofs from: it is held to every tree note that
+	// checks out, by its root and a consistency proof from the note before.
+	TreeFile *merkle.Tree
 }
 
 // Verify checks one log or a rotated series with one HMAC key (nil for
@@ -171,7 +187,7 @@ func verifyFiles(files []*audit.LogFile, problem *Problem, opts VerifyOptions, c
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
-	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count}
+	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count, tree: treeWalk{file: opts.TreeFile}}
 	if problem != nil {
 		v.Problem = problem
 		return v, w.countOnly(files)
@@ -289,6 +305,7 @@ type chainWalk struct {
 	// checkpointsGiven whether any were.
 	indexedChain     string
 	checkpointsGiven bool
+	tree             treeWalk
 }
 
 // newParser is a parser of the walk's lines, for one goroutine.
@@ -464,11 +481,15 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *audit.CheckedLi
 	if p := checkLink(path, n, i == 0, fi, w.started, e, w.expectSeq, w.lastHash); p != nil {
 		return p
 	}
+	if p := w.treeEdge(path, n, e); p != nil {
+		return p
+	}
 	if p := w.checkChainAndCheckpoints(path, n, e, hash); p != nil {
 		return p
 	}
 	w.accept(path, n, e, hash)
-	return nil
+	w.treeLeaf(line, e.Kind)
+	return w.witnessedNote(e.Seq)
 }
 
 // accept takes a record that checked out into the walk: a note for a new
@@ -631,6 +652,9 @@ func (w *chainWalk) checkpointRecord(path string, n int, c audit.Checkpoint) *Pr
 	}
 	if c.Seq == w.from {
 		w.fromOK = true
+	}
+	if c.Note != "" {
+		return w.checkNote(path, n, c.Note)
 	}
 	return nil
 }

@@ -189,9 +189,9 @@ var leafImports = map[string][]string{
 	// policy's disclosure profiles name the classes of temporal/read's
 	// fields and redact's personal-data detectors.
 	module + "/policy":        {"github.com/temporalio/sqlparser", module + "/temporal/read", module + "/redact"},
-	module + "/audit":         {module + "/audit/merkle", "golang.org/x/mod/sumdb/tlog"},
+	module + "/audit":         {module + "/audit/merkle", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/merkle":  {"golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
-	module + "/audit/review":  {module + "/audit"},
+	module + "/audit/review":  {module + "/audit", module + "/audit/merkle", "golang.org/x/mod/sumdb/tlog"},
 	module + "/temporal/read": {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
 		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/gateway/tlsclient", module + "/policy", module + "/redact/quote"},
