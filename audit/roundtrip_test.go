@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transparency-dev/formats/proof"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -854,5 +855,56 @@ func TestATreeTrailsNotesAndTreeFileAreHeldToItsRecords(t *testing.T) {
 		if v.OK() || !strings.Contains(v.Problem.What, "tree note") {
 			t.Fatalf("a note signed with %s: %+v", name, v.Problem)
 		}
+	}
+}
+
+// TestARecordsProofIsCheckedWithThePublicKeyAlone: `audit prove`'s proof
+// of one record of a tree trail is a C2SP tlog-proof that
+// transparency-dev/formats reads, carrying the record's line, and it
+// checks with the public key alone; an edited record, another key, and a
+// tree file of another trail are each refused.
+func TestARecordsProofIsCheckedWithThePublicKeyAlone(t *testing.T) {
+	t.Parallel()
+	s, tr, other := audittest.NewSigner(t), audittest.NewTrail(t), audittest.NewTrail(t)
+	tr.Origin, other.Origin = origins[1], origins[1]
+	tr.Run(t, audittest.Key, s, 30, 10)
+	other.Run(t, audittest.Key, s, 30, 10)
+	tree, err := merkle.ReadTree(tr.Log + audit.TreeSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	p, err := review.Prove(trailFiles(t, tr), tree, review.Pick{Seq: 17})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var theirs proof.TLogProof
+	if err := theirs.Unmarshal(p.Marshal()); err != nil || theirs.Index != 16 || !bytes.Equal(theirs.ExtraData, p.Line) || string(theirs.Checkpoint) != p.Note {
+		t.Fatalf("formats read %+v, %v", theirs, err)
+	}
+	read, err := review.ParseRecordProof(p.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, e, err := read.Check(audittest.Ring(nil, s))
+	if err != nil || e.Seq != 17 || cp.Origin != tr.Origin {
+		t.Fatalf("Check = %+v, %+v, %v", cp, e, err)
+	}
+
+	edited := *read
+	edited.Line = bytes.Replace(read.Line, []byte("alice"), []byte("mallory"), 1)
+	if _, _, err := edited.Check(audittest.Ring(nil, s)); err == nil {
+		t.Fatal("an edited record checked")
+	}
+	if _, _, err := read.Check(audittest.Ring(nil, audittest.NewSigner(t))); err == nil {
+		t.Fatal("a proof checked with another key")
+	}
+	otherTree, err := merkle.ReadTree(other.Log + audit.TreeSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherTree.Close()
+	if _, err := review.Prove(trailFiles(t, tr), otherTree, review.Pick{Seq: 17}); err == nil || !strings.Contains(err.Error(), "is not the record") {
+		t.Fatalf("a proof from another trail's tree file: %v", err)
 	}
 }

@@ -181,11 +181,20 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 
 const auditUsage = `Usage:
   porthole audit verify [--key-file FILE]... [--public-key FILE]...
-                        [--checkpoints FILE]... [--from-checkpoint SEQ] LOG...
+                        [--checkpoints FILE]... [--from-checkpoint SEQ]
+                        [--tree FILE] LOG...
       check a log, or a rotated series in any order, from its genesis (or
       the checkpoint named); exit 1 at the first record that was edited,
       deleted, reordered, inserted or truncated, or when the series does
       not reach its latest witnessed checkpoint
+  porthole audit prove (--seq SEQ | --request-id ID [--kind call|result])
+                       [--tree FILE] [-o OUT] LOG...
+      print a record of a trail kept as a Merkle tree (PORTHOLE_AUDIT_ORIGIN)
+      with its inclusion proof against the latest signed checkpoint, as a
+      C2SP tlog-proof whose extra data is the record's line
+  porthole audit check-proof --public-key FILE... [--origin ORIGIN] PROOF
+      check such a proof with the public key alone, without the trail;
+      exit 1 when it does not check
   porthole audit keygen --private-key-file FILE --public-key-file FILE
       write an Ed25519 key pair for signing checkpoints
   porthole audit prune --before T --key-file FILE --signing-key-file FILE

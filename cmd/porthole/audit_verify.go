@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/merkle"
 	"github.com/porthole-dev/porthole/audit/review"
 )
 
@@ -67,7 +68,13 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	var vf verifyFlags
 	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
 	vf.register(s)
+	var treePath string
+	s.fs.StringVar(&treePath, "tree", "", "the series' tree file (<log>"+audit.TreeSuffix+"), held to each signed tree checkpoint; a file named so among the logs is taken as it")
 	files, err := parseInterspersed(s.fs, args)
+	if err != nil {
+		return err
+	}
+	files, treePath, err = takeTreeFile(files, treePath)
 	if err != nil {
 		return err
 	}
@@ -77,6 +84,12 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	opts, err := vf.options(stdout)
 	if err != nil {
 		return err
+	}
+	if treePath != "" {
+		if opts.TreeFile, err = merkle.ReadTree(treePath); err != nil {
+			return fmt.Errorf("reading the tree file: %w", err)
+		}
+		defer opts.TreeFile.Close()
 	}
 	v, err := review.VerifyWith(files, opts)
 	if err != nil {

@@ -83,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errChainBroken):
+	case errors.Is(err, errChainBroken), errors.Is(err, errProofRefused):
 		return 1
 	case errors.Is(err, errNotComplete):
 		return 3
