@@ -421,9 +421,9 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 type resumed struct {
 	seq                 uint64
 	prev, reason, chain string
-	// last and beforeLast are the file's last two complete lines, which
-	// the Merkle tree's last leaf must be (see openTree).
-	last, beforeLast       []byte
+	// last is the file's last complete line, which the Merkle tree is
+	// held to (see openTree).
+	last                   []byte
 	partial                bool // the file ends in a torn line
 	missingFrom, missingTo uint64
 }
@@ -517,14 +517,7 @@ func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 		last = lines[len(lines)-2]
 	}
 	st.continueFrom(last, lines, key)
-	complete := lines
-	if st.partial {
-		complete = lines[:len(lines)-1]
-	}
 	st.last = last
-	if len(complete) >= 2 {
-		st.beforeLast = complete[len(complete)-2]
-	}
 	return st, true, nil
 }
 

@@ -102,8 +102,13 @@ func openTree(cfg Config, rotatable bool, st *resumed) (*merkle.Tree, error) {
 	return tree, nil
 }
 
-// reconcileTree checks the tree against the log's last lines, adding the
-// last one when the tree is one behind.
+// reconcileTree checks the tree against the log's last record, of
+// sequence number n, which is leaf n-1. A tree ahead of the log is cut
+// back to it, and one behind takes the log's records it lacks: the tree
+// file and the log are synced together, and a power loss may cost either
+// its last second, never a record a checkpoint's note holds (a note is
+// signed only of what was synced). The tree's leaf where the two meet must
+// be the log's very line, or the tree is another's.
 func reconcileTree(tree *merkle.Tree, st *resumed, cfg Config) error {
 	if st.last == nil {
 		if tree.Size() == 0 {
@@ -111,60 +116,87 @@ func reconcileTree(tree *merkle.Tree, st *resumed, cfg Config) error {
 		}
 		return fmt.Errorf("the audit tree holds %d records and the log none: the log was lost; restore it, or retire origin %s and start the log under a new one (docs/audit.md)", tree.Size(), cfg.Origin)
 	}
-	if tree.Size() == 0 {
-		if st.beforeLast == nil && isGenesis(st.last) {
-			return tree.Append(st.last) // stopped between the genesis and its leaf
+	e, err := ParseLineKey(st.last, nil)
+	if err != nil {
+		return fmt.Errorf("the audit log's last line is no record, so the tree of origin %s cannot be held to it: %v", cfg.Origin, err)
+	}
+	n := int64(e.Seq)
+	if tree.Size() >= n {
+		if leaf, err := tree.LeafHash(n - 1); err != nil || leaf != tlog.RecordHash(st.last) {
+			return errNotItsTree(tree, cfg)
 		}
+		return tree.Truncate(n)
+	}
+	if tree.Size() == 0 && !isGenesis(st.last) {
 		return fmt.Errorf("the audit log %s has records but no tree: a tree under origin %s begins with a new log; move the log and its rotated files aside (they verify as they are) or restore the tree file %s%s", cfg.Path, cfg.Origin, cfg.Path, TreeSuffix)
 	}
-	leaf, err := tree.LeafHash(tree.Size() - 1)
+	lines, err := linesFrom(cfg.Path, tree.Size())
 	if err != nil {
-		return fmt.Errorf("reading the audit tree: %w", err)
+		return err
 	}
-	if leaf == tlog.RecordHash(st.last) {
-		return nil
+	return catchUp(tree, lines, n, cfg)
+}
+
+// catchUp adds to a tree behind the log the records it lacks, up to the
+// n'th: lines are the log's records from the tree's last (or from the
+// genesis, for an empty tree), in order.
+func catchUp(tree *merkle.Tree, lines [][]byte, n int64, cfg Config) error {
+	if tree.Size() > 0 {
+		leaf, err := tree.LeafHash(tree.Size() - 1)
+		if err != nil || len(lines) == 0 || leaf != tlog.RecordHash(lines[0]) {
+			return errNotItsTree(tree, cfg)
+		}
+		lines = lines[1:]
 	}
-	if st.beforeLast == nil {
-		// The file holds one line (an anchor after a rotation): the line
-		// before it is the newest rotated file's last.
-		st.beforeLast = lastLineRotated(cfg.Path)
+	if int64(len(lines)) != n-tree.Size() {
+		return errNotItsTree(tree, cfg)
 	}
-	if st.beforeLast != nil && leaf == tlog.RecordHash(st.beforeLast) {
-		return tree.Append(st.last)
+	for _, l := range lines {
+		if err := tree.Append(l); err != nil {
+			return fmt.Errorf("adding the log's records to the audit tree: %w", err)
+		}
 	}
-	return fmt.Errorf("the audit tree (%d records) does not end at the log's last record: it was lost, cut or belongs to another log; restore it, or retire origin %s and start the log under a new one (docs/audit.md)", tree.Size(), cfg.Origin)
+	return nil
+}
+
+func errNotItsTree(tree *merkle.Tree, cfg Config) error {
+	return fmt.Errorf("the audit tree (%d records) does not meet the log's records: it was lost, cut or belongs to another log; restore it, or retire origin %s and start the log under a new one (docs/audit.md)", tree.Size(), cfg.Origin)
+}
+
+// linesFrom is the records of sequence number from (or 1, when from is
+// 0) on, in the newest file rotated aside from path and in path: what a
+// tree behind the log lacks, which the last second's writes bound.
+func linesFrom(path string, from int64) ([][]byte, error) {
+	var paths []string
+	if rotated, _, err := rotatedFiles(path); err == nil && len(rotated) > 0 {
+		paths = append(paths, rotated[len(rotated)-1])
+	}
+	var lines [][]byte
+	for _, p := range append(paths, path) {
+		f, _, err := ReadLogFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the audit log for its tree: %w", err)
+		}
+		err = f.Each(func(_ int, l []byte, _ bool) error {
+			if e, err := ParseLineKey(l, nil); err == nil && int64(e.Seq) >= max(from, 1) {
+				lines = append(lines, bytes.Clone(l))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the audit log for its tree: %w", err)
+		}
+	}
+	return lines, nil
 }
 
 // isGenesis reports whether line is a new log's first record.
 func isGenesis(line []byte) bool {
 	e, err := ParseLineKey(line, nil)
 	return err == nil && e.Kind == KindChainStart && e.Seq == 1 && e.Prev == ""
-}
-
-// lastLineRotated is the last complete line of the newest file rotated
-// aside from path, or nil.
-func lastLineRotated(path string) []byte {
-	files, _, err := rotatedFiles(path)
-	if err != nil || len(files) == 0 {
-		return nil
-	}
-	f, err := os.Open(files[len(files)-1])
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return nil
-	}
-	lines, partial, err := tailLines(f, fi.Size())
-	if err != nil || partial && len(lines) < 2 {
-		return nil
-	}
-	if partial {
-		return lines[len(lines)-2]
-	}
-	return lines[len(lines)-1]
 }
 
 // appendToTree adds a written line to the tree. A tree that cannot take it

@@ -100,32 +100,89 @@ func TestATreeLogsCheckpointsAreNotesOfItsRecords(t *testing.T) {
 		t.Fatalf("%d notes, then %d after a restart", first, n)
 	}
 
-	tree, err := merkle.OpenTree(path + TreeSuffix)
-	if err != nil {
-		t.Fatal(err)
+	// As a power loss may leave them: the tree behind the log by one
+	// record, and by many, takes the log's records it lacks; the tree
+	// ahead of the log (the log's unsynced tail lost) is cut back to it.
+	for _, records := range []func(size int64) int64{
+		func(size int64) int64 { return size - 1 },
+		func(size int64) int64 { return 3 },
+	} {
+		tree, err := merkle.OpenTree(path + TreeSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := tree.Size()
+		tree.Close()
+		if err := os.Truncate(path+TreeSuffix, 32*tlog.StoredHashCount(records(size))); err != nil {
+			t.Fatal(err)
+		}
+		if l, err = treeLog(t, path, priv); err != nil {
+			t.Fatalf("a tree of %d of the log's %d records: %v", records(size), size, err)
+		}
+		writeCalls(t, l, 4)
+		l.Close()
+		checkNotes(t, path, pub)
 	}
-	size := tree.Size()
-	tree.Close()
-	if err := os.Truncate(path+TreeSuffix, 32*tlog.StoredHashCount(size-1)); err != nil {
+	lines := bytes.SplitAfter(must(os.ReadFile(path)), []byte("\n"))
+	if err := os.WriteFile(path, bytes.Join(lines[:len(lines)-3], nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if l, err = treeLog(t, path, priv); err != nil {
-		t.Fatalf("a tree one record behind: %v", err)
+		t.Fatalf("a tree ahead of its log: %v", err)
 	}
-	writeCalls(t, l, 4)
+	writeCalls(t, l, 2)
 	l.Close()
 	checkNotes(t, path, pub)
 
-	if err := os.Truncate(path+TreeSuffix, 32*tlog.StoredHashCount(3)); err != nil {
+	// Another log's tree, and none, are refused: the series cannot go on.
+	other := filepath.Join(t.TempDir(), "audit.log")
+	ol, err := treeLog(t, other, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, ol, 40)
+	ol.Close()
+	if err := os.Rename(other+TreeSuffix, path+TreeSuffix); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := treeLog(t, path, priv); err == nil || !strings.Contains(err.Error(), "retire origin") {
-		t.Fatalf("a tree cut further: %v", err)
+		t.Fatalf("another log's tree: %v", err)
 	}
 	if err := os.Remove(path + TreeSuffix); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := treeLog(t, path, priv); err == nil {
-		t.Fatal("a lost tree was started afresh under the old origin")
+	if _, err := treeLog(t, path, priv); err == nil || !strings.Contains(err.Error(), "has records but no tree") {
+		t.Fatalf("a lost tree was started afresh under the old origin: %v", err)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestALogCutBelowItsCheckpointFileCannotGoOnUnderItsOrigin: a log shorter
+// than the latest checkpoint its checkpoint file holds goes on, without an
+// origin, after a chain-start naming the hole; under an origin the series
+// cannot hold a hole, and the start is refused.
+func TestALogCutBelowItsCheckpointFileCannotGoOnUnderItsOrigin(t *testing.T) {
+	t.Parallel()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	path, cps := filepath.Join(t.TempDir(), "audit.log"), filepath.Join(t.TempDir(), "checkpoints")
+	cfg := Config{Path: path, Key: bytes.Repeat([]byte("k"), 32), Signer: priv, Origin: testOrigin, CheckpointEvery: 3, CheckpointPath: cps}
+	l, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, l, 10)
+	l.Close()
+	lines := bytes.SplitAfter(must(os.ReadFile(path)), []byte("\n"))
+	if err := os.WriteFile(path, bytes.Join(lines[:len(lines)-6], nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), "cannot go on with a hole") {
+		t.Fatalf("a log cut below its checkpoint file: %v", err)
 	}
 }

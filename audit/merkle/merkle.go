@@ -99,6 +99,19 @@ func (t *Tree) Append(line []byte) error {
 	return nil
 }
 
+// Truncate cuts the tree back to its first n records.
+func (t *Tree) Truncate(n int64) error {
+	if n < 0 || n > t.n {
+		return fmt.Errorf("cutting a tree of %d records to %d", t.n, n)
+	}
+	hashes := tlog.StoredHashCount(n)
+	if err := t.f.Truncate(32 * hashes); err != nil {
+		return err
+	}
+	t.n, t.hashes = n, hashes
+	return nil
+}
+
 // Sync makes the hashes written so far durable.
 func (t *Tree) Sync() error { return t.f.Sync() }
 

@@ -9,7 +9,7 @@ import (
 func runAudit(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, auditUsage)
-		return fmt.Errorf("%w: porthole audit verify|report|keygen|prune|prove|check-proof", errUsage)
+		return fmt.Errorf("%w: porthole audit verify|report|keygen|prune|prove|check-proof|note-key", errUsage)
 	}
 	switch args[0] {
 	case "verify":
@@ -24,6 +24,8 @@ func runAudit(args []string, stdout, stderr io.Writer) error {
 		return runAuditProve(args[1:], stdout, stderr)
 	case "check-proof":
 		return runAuditCheckProof(args[1:], stdout, stderr)
+	case "note-key":
+		return runAuditNoteKey(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, auditUsage)
 		return nil

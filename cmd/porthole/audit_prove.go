@@ -118,3 +118,30 @@ func runAuditCheckProof(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  record: %s\n", strconv.QuoteToASCII(string(p.Line)))
 	return nil
 }
+
+func runAuditNoteKey(args []string, stdout, stderr io.Writer) error {
+	var publicKey, origin string
+	s := newSettings("audit note-key", "Print the note verifier key of a log's signed tree checkpoints, for tools other than porthole's.", stderr)
+	s.fs.StringVar(&publicKey, "public-key", "", "the public key (from porthole audit keygen) of the key that signs the log's checkpoints")
+	s.fs.StringVar(&origin, "origin", "", "the log's origin (PORTHOLE_AUDIT_ORIGIN)")
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	if publicKey == "" || origin == "" {
+		return fmt.Errorf("%w: audit note-key --public-key FILE --origin ORIGIN", errUsage)
+	}
+	b, err := os.ReadFile(publicKey)
+	if err != nil {
+		return err
+	}
+	pub, err := audit.ParsePublicKey(b)
+	if err != nil {
+		return fmt.Errorf("%w: --public-key %s: %v", errUsage, publicKey, err)
+	}
+	vkey, err := merkle.VerifierKey(origin, pub)
+	if err != nil {
+		return fmt.Errorf("%w: --origin: %v", errUsage, err)
+	}
+	_, err = fmt.Fprintln(stdout, vkey)
+	return err
+}

@@ -195,6 +195,9 @@ const auditUsage = `Usage:
   porthole audit check-proof --public-key FILE... [--origin ORIGIN] PROOF
       check such a proof with the public key alone, without the trail;
       exit 1 when it does not check
+  porthole audit note-key --public-key FILE --origin ORIGIN
+      print the note verifier key of the log's signed tree checkpoints
+      (<origin>+<key hash>+<key>), for tools other than porthole's
   porthole audit keygen --private-key-file FILE --public-key-file FILE
       write an Ed25519 key pair for signing checkpoints
   porthole audit prune --before T --key-file FILE --signing-key-file FILE
