@@ -31,9 +31,10 @@ type treeWalk struct {
 }
 
 // treeEdge takes up the tree at a record that carries its edge, or holds
-// the edge the walk computed to the one the record carries.
+// the edge the walk computed to the one the record carries. Without a
+// public key no note can be checked, and the tree is not kept.
 func (w *chainWalk) treeEdge(path string, n int, e audit.Entry) *Problem {
-	if e.Tree == nil {
+	if e.Tree == nil || !w.ring.HasSigning() {
 		return nil
 	}
 	f, err := e.Tree.Frontier()
