@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ type auditSettings struct {
 	checkpointEvery      int
 	checkpointInterval   time.Duration
 	checkpointSameVolume bool
+	origin               string
 	maxAge               time.Duration
 	minFreeBytes         int64
 }
@@ -59,6 +61,7 @@ func (a *auditSettings) register(s *settings) {
 	numeric(s, &a.checkpointInterval, "audit-checkpoint-interval", "PORTHOLE_AUDIT_CHECKPOINT_INTERVAL", audit.DefaultCheckpointInterval, false, "sign a checkpoint this long after the last, when records were written since")
 	numeric(s, &a.maxAge, "audit-max-age", "PORTHOLE_AUDIT_MAX_AGE", 0, true, "remove rotated audit files rotated longer ago than this, after a signed pruned record (needs the signing key); 0 keeps them")
 	numeric(s, &a.minFreeBytes, "audit-min-free-bytes", "PORTHOLE_AUDIT_MIN_FREE_BYTES", defaultAuditMinFreeBytes, true, "refuse calls while the audit log's file system has less free space than this, keeping it for the records of calls already made; 0 never refuses (a file log only: a stream has no free space to check)")
+	s.string(&a.origin, "audit-origin", "PORTHOLE_AUDIT_ORIGIN", "", "the origin of this audit log's Merkle tree: the name of this series of this trail (stable, known before it starts, one per replica, never used again once the trail is lost; docs/audit.md), under which each signed checkpoint carries a C2SP tlog-checkpoint note; the records are kept as a tree in <audit log>.tree; printable ASCII without spaces or +, at most 255 bytes; needs the signing key and a file audit log; empty keeps no tree")
 	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut its witness)")
 }
 
@@ -103,6 +106,45 @@ func (a *auditSettings) checkWitness(log *zap.Logger, signer ed25519.PrivateKey)
 	return nil
 }
 
+// maxOriginBytes bounds an origin: it is the first line of every
+// checkpoint note and the name of the key that signs it.
+const maxOriginBytes = 255
+
+// checkOrigin refuses an origin the tree cannot be kept under: one without
+// the signing key (its checkpoints are signed notes) or a file log (the
+// tree is a file beside it), one that is no C2SP tlog-checkpoint origin
+// and signed-note key name (printable ASCII, no space, no +), and one with
+// PORTHOLE_AUDIT_MAX_AGE, since audit.Open cannot prune a tree.
+func (a *auditSettings) checkOrigin(signer ed25519.PrivateKey) error {
+	if a.origin == "" {
+		return nil
+	}
+	if signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (each checkpoint is a note signed under the origin) and a file PORTHOLE_AUDIT_LOG (the tree is kept beside it)", errUsage)
+	}
+	if err := checkOriginText(a.origin); err != nil {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN=%s: %v", errUsage, strconv.QuoteToASCII(a.origin), err)
+	}
+	if a.maxAge > 0 {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN cannot be combined with PORTHOLE_AUDIT_MAX_AGE: the audit log cannot prune files whose records are a Merkle tree's leaves", errUsage)
+	}
+	return nil
+}
+
+// checkOriginText refuses what cannot be a checkpoint's origin line and
+// the name of the note key that signs it.
+func checkOriginText(origin string) error {
+	if len(origin) > maxOriginBytes {
+		return fmt.Errorf("it is %d bytes long; an origin has at most %d", len(origin), maxOriginBytes)
+	}
+	for _, r := range origin {
+		if r <= ' ' || r > '~' || r == '+' {
+			return fmt.Errorf("it holds %s; an origin is printable ASCII without spaces or + (such as example.com/porthole/audit-0)", strconv.QuoteToASCII(string(r)))
+		}
+	}
+	return nil
+}
+
 // sameVolume reports whether two directories are on one file system.
 func sameVolume(a, b string) (bool, error) {
 	var sa, sb syscall.Stat_t
@@ -129,12 +171,30 @@ func readAuditKey(path string) ([]byte, error) {
 	return key, nil
 }
 
+// check refuses settings that cannot stand together, before anything is
+// opened.
+func (a *auditSettings) check(log *zap.Logger, signer ed25519.PrivateKey) error {
+	if err := a.checkWitness(log, signer); err != nil {
+		return err
+	}
+	if err := a.checkOrigin(signer); err != nil {
+		return err
+	}
+	if a.maxAge > 0 && (signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" || a.maxBytes == 0) {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_AGE needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (what remains verifies from a signed pruned record), a file PORTHOLE_AUDIT_LOG and a PORTHOLE_AUDIT_MAX_BYTES that rotates it (only rotated files are pruned)", errUsage)
+	}
+	if f := audit.FsyncPolicy(a.fsync); f != audit.FsyncAlways && f != audit.FsyncInterval {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
+	}
+	return nil
+}
+
 // open opens the audit log these settings describe, keyed with key, or with
 // a random key (and a warning) when the operator gave none.
 func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed25519.PrivateKey) (*audit.Log, error) {
 	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes,
 		Signer: signer, CheckpointPath: a.checkpointFile, CheckpointEvery: a.checkpointEvery, CheckpointInterval: a.checkpointInterval,
-		MaxAge: a.maxAge, MinFreeBytes: a.minFreeBytes,
+		Origin: a.origin, MaxAge: a.maxAge, MinFreeBytes: a.minFreeBytes,
 		OnProblem: func(problem string, recovered bool) {
 			// Once per episode: docs/audit.md, Health.
 			if recovered {
@@ -158,14 +218,8 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 				log.Error("the audit checkpoint could not be written to PORTHOLE_AUDIT_CHECKPOINT_FILE", zap.Uint64("seq", c.Seq), zap.Error(witnessErr))
 			}
 		}}
-	if err := a.checkWitness(log, signer); err != nil {
+	if err := a.check(log, signer); err != nil {
 		return nil, err
-	}
-	if a.maxAge > 0 && (signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" || a.maxBytes == 0) {
-		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_AGE needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (what remains verifies from a signed pruned record), a file PORTHOLE_AUDIT_LOG and a PORTHOLE_AUDIT_MAX_BYTES that rotates it (only rotated files are pruned)", errUsage)
-	}
-	if cfg.Fsync != audit.FsyncAlways && cfg.Fsync != audit.FsyncInterval {
-		return nil, fmt.Errorf("%w: PORTHOLE_AUDIT_FSYNC=%q: want always or interval", errUsage, a.fsync)
 	}
 	cfg.Key = key
 	if cfg.Key == nil {

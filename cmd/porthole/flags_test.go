@@ -1,11 +1,17 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 func TestNumericSettings(t *testing.T) {
@@ -103,5 +109,66 @@ func TestTLSSettingsThatCannotStandAreRefused(t *testing.T) {
 		if _, err := f.httpOptions(); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "PORTHOLE_TLS_") {
 			t.Errorf("%s: %v, want a usage error naming the TLS settings", name, err)
 		}
+	}
+}
+
+// TestAuditOriginsThatCannotStandAreRefused: an origin that is no C2SP
+// tlog-checkpoint origin, one without the signing key its notes are signed
+// with, one with a stream for a log, and one with pruning are each refused
+// at start, before the log is opened; a good one keeps the tree.
+func TestAuditOriginsThatCannotStandAreRefused(t *testing.T) {
+	_, signer, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "audit.log")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		signer ed25519.PrivateKey
+		want   string
+	}{
+		{"an origin with a space", []string{"--audit-origin", "example.com/porthole audit"}, signer, `holds " "`},
+		{"an origin with a newline, which would end the note's first line", []string{"--audit-origin", "example.com/porthole\n3"}, signer, `holds "\n"`},
+		{"an origin with a tab", []string{"--audit-origin", "example.com/\tporthole"}, signer, `holds "\t"`},
+		{"an origin with a +, which no note key name may hold", []string{"--audit-origin", "example.com/porthole+0"}, signer, `holds "+"`},
+		{"an origin past ASCII", []string{"--audit-origin", "example.com/portholé-0"}, signer, `holds "\u00e9"`},
+		{"an origin of 256 bytes", []string{"--audit-origin", strings.Repeat("a", 256)}, signer, "at most 255"},
+		{"an origin without the signing key", []string{"--audit-origin", "example.com/porthole-0"}, nil, "PORTHOLE_AUDIT_SIGNING_KEY_FILE"},
+		{"an origin with the log on stderr", []string{"--audit-origin", "example.com/porthole-0", "--audit-log", "stderr"}, signer, "a file PORTHOLE_AUDIT_LOG"},
+		{"an origin with pruning", []string{"--audit-origin", "example.com/porthole-0", "--audit-max-age", "720h"}, signer, "PORTHOLE_AUDIT_MAX_AGE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a auditSettings
+			s := newSettings("serve", "", io.Discard)
+			a.register(s)
+			if err := s.parse(append([]string{"--audit-log", logPath}, tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			l, err := a.open(zap.NewNop(), zap.NewNop(), nil, tc.signer)
+			if err == nil {
+				l.Close()
+			}
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "PORTHOLE_AUDIT_ORIGIN") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("open = %v, want a usage error naming PORTHOLE_AUDIT_ORIGIN and %q", err, tc.want)
+			}
+			if _, err := os.Stat(logPath); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the audit log was created before the origin was refused (%v)", err)
+			}
+		})
+	}
+	var a auditSettings
+	s := newSettings("serve", "", io.Discard)
+	a.register(s)
+	if err := s.parse([]string{"--audit-log", logPath, "--audit-origin", "example.com/porthole/audit-0"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.open(zap.NewNop(), zap.NewNop(), nil, signer)
+	if err != nil {
+		t.Fatalf("open with a good origin: %v", err)
+	}
+	defer l.Close()
+	if _, err := os.Stat(logPath + ".tree"); err != nil {
+		t.Errorf("a good origin keeps no tree beside the log: %v", err)
 	}
 }
