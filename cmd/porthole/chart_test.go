@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -276,7 +277,8 @@ func TestChartMountsTheRosterReadOnly(t *testing.T) {
 func TestChartLints(t *testing.T) {
 	t.Parallel()
 	for name, set := range map[string][]string{
-		"claims": withAuditKeys(),
+		"claims":               withAuditKeys(),
+		"claims and an origin": withAuditKeys("audit.origin=porthole.example.com/audit"),
 		"emptyDirs and a shipper": withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true",
 			"audit.shipper.enabled=true", "audit.shipper.image=shipper@"+testDigest, "audit.shipper.configMap=shipper-config"),
 	} {
@@ -513,6 +515,93 @@ func TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere(t *testing.T) {
 	}
 	if _, ok := a.env["PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME"]; ok {
 		t.Error("PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME is set with emptyDir storage")
+	}
+}
+
+// podEnv is the environment Kubernetes gives container c of the pod named
+// podName: the variables in order, a fieldRef to metadata.name being the
+// pod's name, and in each value $(NAME) of a variable defined before it
+// expanded, $$ read as $, and anything else kept as written.
+func podEnv(c any, podName string) map[string]string {
+	env := map[string]string{}
+	for _, e := range asList(dig(c, "env")) {
+		name, _ := dig(e, "name").(string)
+		if dig(e, "valueFrom", "fieldRef", "fieldPath") == "metadata.name" {
+			env[name] = podName
+			continue
+		}
+		value, _ := dig(e, "value").(string)
+		var b strings.Builder
+		for i := 0; i < len(value); i++ {
+			end := strings.IndexByte(value[i:], ')')
+			switch {
+			case strings.HasPrefix(value[i:], "$$"):
+				b.WriteByte('$')
+				i++
+				continue
+			case strings.HasPrefix(value[i:], "$(") && end > 0:
+				if v, ok := env[value[i+2:i+end]]; ok {
+					b.WriteString(v)
+					i += end
+					continue
+				}
+			}
+			b.WriteByte(value[i])
+		}
+		env[name] = b.String()
+	}
+	return env
+}
+
+// TestChartGivesEachReplicaAnOriginOfItsOwn: audit.origin is off by
+// default. Set, each pod's PORTHOLE_AUDIT_ORIGIN, as Kubernetes expands it,
+// is audit.origin and the pod's own name (a $ in audit.origin kept as
+// written), one per replica, which porthole takes. An origin porthole
+// would refuse, one without the signing key, one on emptyDirs (a
+// re-created pod would start again under it) and one with pruning are
+// refused.
+func TestChartGivesEachReplicaAnOriginOfItsOwn(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys()...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	if v, ok := envOf(auditPathsOf(t, docs).porthole)["PORTHOLE_AUDIT_ORIGIN"]; ok {
+		t.Errorf("PORTHOLE_AUDIT_ORIGIN = %q by default, want it unset (no tree)", v)
+	}
+	for _, origin := range []string{"porthole.example.com/audit", "porthole.example.com/$(POD_NAME)"} {
+		docs, stderr, err := helmTemplate(t, withAuditKeys("audit.origin="+origin, "replicaCount=3")...)
+		if err != nil {
+			t.Fatalf("helm template: %v\n%s", err, stderr)
+		}
+		porthole := auditPathsOf(t, docs).porthole
+		for n := range 3 {
+			pod := "demo-porthole-" + strconv.Itoa(n)
+			got := podEnv(porthole, pod)["PORTHOLE_AUDIT_ORIGIN"]
+			if got != origin+"/"+pod {
+				t.Errorf("audit.origin %s: pod %s has PORTHOLE_AUDIT_ORIGIN %q, want %q", origin, pod, got, origin+"/"+pod)
+			}
+			if err := checkOriginText(got); err != nil {
+				t.Errorf("porthole would refuse pod %s's origin %q: %v", pod, got, err)
+			}
+		}
+	}
+
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"an origin with a space", "without whitespace or +", withAuditKeys("audit.origin=porthole.example.com/my audit")},
+		{"an origin with a +", "without whitespace or +", withAuditKeys("audit.origin=porthole.example.com/audit+1")},
+		{"an origin past 255 bytes with the pod's name", "past the 255 bytes", withAuditKeys("audit.origin=" + strings.Repeat("a", 240))},
+		{"an origin without the signing key", "audit.origin needs auditSigningKeySecret.name", []string{"tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true", "audit.origin=porthole.example.com/audit"}},
+		{"an origin on emptyDirs", "audit.origin needs audit.storage: persistentVolumeClaim", withAuditKeys("audit.origin=porthole.example.com/audit", "audit.storage=emptyDir", "audit.shippedElsewhere=true")},
+		{"an origin with pruning", "audit.origin cannot be combined with audit.maxAge", withAuditKeys("audit.origin=porthole.example.com/audit", "audit.maxAge=8760h")},
+		{"the origin through env", "env.PORTHOLE_AUDIT_ORIGIN is set", withAuditKeys("env.PORTHOLE_AUDIT_ORIGIN=porthole.example.com/audit")},
+	} {
+		if _, stderr, err := helmTemplate(t, tc.set...); err == nil || !strings.Contains(stderr, tc.refusal) {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
 	}
 }
 
