@@ -23,7 +23,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/*
 The audit trail: a file on a volume of each replica's own, its keys from
-Secrets, its witness on another volume. Each refusal says what is lost.
+Secrets, its checkpoint file on another volume. Each refusal says what is
+lost.
 */}}
 {{- define "porthole.checkAudit" -}}
 {{- $a := .Values.audit -}}
@@ -99,8 +100,24 @@ PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTH
 
 {{/* Where the audit volumes are mounted in the pod. */}}
 {{- define "porthole.auditLogDir" -}}/var/log/porthole{{- end -}}
-{{- define "porthole.witnessDir" -}}/var/lib/porthole/witness{{- end -}}
+{{/*
+The checkpoint file's directory keeps the path of the audit-witness claim
+it is on (see porthole.checkpointsVolume).
+*/}}
+{{- define "porthole.checkpointDir" -}}/var/lib/porthole/witness{{- end -}}
 {{- define "porthole.shipperStateDir" -}}/var/lib/audit-shipper{{- end -}}
+
+{{/*
+porthole.checkpointsVolume is audit.checkpoints as YAML, each key set under
+audit.witness (its deprecated name) taken before audit.checkpoints' own.
+The volume itself, a claim template or an emptyDir, is named audit-witness:
+a StatefulSet's volumeClaimTemplates cannot be changed, so a new name would
+make every upgrade of a release with claims fail.
+*/}}
+{{- define "porthole.checkpointsVolume" -}}
+{{- $a := .Values.audit -}}
+{{- toYaml (merge (dict) (deepCopy ($a.witness | default dict)) (deepCopy ($a.checkpoints | default dict))) -}}
+{{- end -}}
 
 {{/* The locked-down security context of every container. */}}
 {{- define "porthole.containerSecurityContext" -}}
