@@ -56,13 +56,13 @@ func (a *auditSettings) register(s *settings) {
 	numeric(s, &a.denialInterval, "audit-denial-interval", "PORTHOLE_AUDIT_DENIAL_INTERVAL", time.Minute, false, "the interval of the denial budget; one summary record per client per interval")
 	numeric(s, &a.denialClients, "audit-denial-clients", "PORTHOLE_AUDIT_DENIAL_CLIENTS", 10000, false, "clients the denial budget tracks at once; past it the least recently seen is summarised at once")
 	s.string(&a.signingKeyFile, "audit-signing-key-file", "PORTHOLE_AUDIT_SIGNING_KEY_FILE", "", "Ed25519 private key (PEM, from porthole audit keygen) that signs the audit log's checkpoints; without it no checkpoint is written")
-	s.string(&a.checkpointFile, "audit-checkpoint-file", "PORTHOLE_AUDIT_CHECKPOINT_FILE", "", "file each signed checkpoint is appended to, on another volume than the audit log: the witness a restart continues from and a reviewer verifies with")
+	s.string(&a.checkpointFile, "audit-checkpoint-file", "PORTHOLE_AUDIT_CHECKPOINT_FILE", "", "the checkpoint file, on another volume than the audit log: each signed checkpoint is appended to it, a restart continues from it, and a reviewer verifies with it")
 	numeric(s, &a.checkpointEvery, "audit-checkpoint-every", "PORTHOLE_AUDIT_CHECKPOINT_EVERY", audit.DefaultCheckpointEvery, false, "sign a checkpoint after this many records")
 	numeric(s, &a.checkpointInterval, "audit-checkpoint-interval", "PORTHOLE_AUDIT_CHECKPOINT_INTERVAL", audit.DefaultCheckpointInterval, false, "sign a checkpoint this long after the last, when records were written since")
 	numeric(s, &a.maxAge, "audit-max-age", "PORTHOLE_AUDIT_MAX_AGE", 0, true, "remove rotated audit files rotated longer ago than this, after a signed pruned record (needs the signing key); 0 keeps them")
 	numeric(s, &a.minFreeBytes, "audit-min-free-bytes", "PORTHOLE_AUDIT_MIN_FREE_BYTES", defaultAuditMinFreeBytes, true, "refuse calls while the audit log's file system has less free space than this, keeping it for the records of calls already made; 0 never refuses (a file log only: a stream has no free space to check)")
 	s.string(&a.origin, "audit-origin", "PORTHOLE_AUDIT_ORIGIN", "", "the origin of this audit log's Merkle tree: the name of this series of this trail (stable, known before it starts, one per replica, never used again once the trail is lost; docs/audit.md), under which each signed checkpoint carries a C2SP tlog-checkpoint note; the records are kept as a tree in <audit log>.tree; printable ASCII without spaces or +, at most 255 bytes; needs the signing key and a file audit log; empty keeps no tree")
-	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut its witness)")
+	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut the checkpoint file too)")
 }
 
 // readSigningKey reads the checkpoint signing key.
@@ -78,10 +78,10 @@ func readSigningKey(path string) (ed25519.PrivateKey, []byte, error) {
 	return k, b, nil
 }
 
-// checkWitness refuses a checkpoint file without a signing key, and one on
-// the audit log's own volume unless that was allowed: a witness that sits
-// beside the log is cut with it.
-func (a *auditSettings) checkWitness(log *zap.Logger, signer ed25519.PrivateKey) error {
+// checkCheckpointFile refuses a checkpoint file without a signing key, and
+// one on the audit log's own volume unless that was allowed: a checkpoint
+// file that sits beside the log is cut with it.
+func (a *auditSettings) checkCheckpointFile(log *zap.Logger, signer ed25519.PrivateKey) error {
 	switch {
 	case a.checkpointFile != "" && signer == nil:
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE is set without PORTHOLE_AUDIT_SIGNING_KEY_FILE: there is nothing to sign checkpoints with", errUsage)
@@ -98,10 +98,10 @@ func (a *auditSettings) checkWitness(log *zap.Logger, signer ed25519.PrivateKey)
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE: %v", errUsage, err)
 	}
 	if same && !a.checkpointSameVolume {
-		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE %s is on the audit log's own volume: whoever can cut the log could cut its witness too; put it on another volume (or set PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true for development)", errUsage, a.checkpointFile)
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_CHECKPOINT_FILE %s is on the audit log's own volume: whoever can cut the log could cut the checkpoint file too; put it on another volume (or set PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true for development)", errUsage, a.checkpointFile)
 	}
 	if same {
-		log.Warn("WARNING: the audit checkpoint file is on the audit log's own volume (PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true): it witnesses nothing a volume's owner could not undo")
+		log.Warn("WARNING: the audit checkpoint file is on the audit log's own volume (PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true): it proves nothing a volume's owner could not undo")
 	}
 	return nil
 }
@@ -112,9 +112,8 @@ const maxOriginBytes = 255
 
 // checkOrigin refuses an origin the tree cannot be kept under: one without
 // the signing key (its checkpoints are signed notes) or a file log (the
-// tree is a file beside it), one that is no C2SP tlog-checkpoint origin
-// and signed-note key name (printable ASCII, no space, no +), and one with
-// PORTHOLE_AUDIT_MAX_AGE, since audit.Open cannot prune a tree.
+// tree is a file beside it), and one that is no C2SP tlog-checkpoint
+// origin and signed-note key name (printable ASCII, no space, no +).
 func (a *auditSettings) checkOrigin(signer ed25519.PrivateKey) error {
 	if a.origin == "" {
 		return nil
@@ -124,9 +123,6 @@ func (a *auditSettings) checkOrigin(signer ed25519.PrivateKey) error {
 	}
 	if err := checkOriginText(a.origin); err != nil {
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN=%s: %v", errUsage, strconv.QuoteToASCII(a.origin), err)
-	}
-	if a.maxAge > 0 {
-		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN cannot be combined with PORTHOLE_AUDIT_MAX_AGE: the audit log cannot prune files whose records are a Merkle tree's leaves", errUsage)
 	}
 	return nil
 }
@@ -174,7 +170,7 @@ func readAuditKey(path string) ([]byte, error) {
 // check refuses settings that cannot stand together, before anything is
 // opened.
 func (a *auditSettings) check(log *zap.Logger, signer ed25519.PrivateKey) error {
-	if err := a.checkWitness(log, signer); err != nil {
+	if err := a.checkCheckpointFile(log, signer); err != nil {
 		return err
 	}
 	if err := a.checkOrigin(signer); err != nil {
@@ -210,12 +206,13 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 			}
 			evidence.Info("audit files pruned", zap.Strings("files", files))
 		},
-		OnCheckpoint: func(c audit.Checkpoint, witnessErr error) {
+		OnCheckpoint: func(c audit.Checkpoint, fileErr error) {
 			// docs/audit.md: a reviewer collects these lines into a
-			// checkpoints file. Logged even when the witness failed.
+			// checkpoints file. Logged even when the checkpoint file's
+			// write failed.
 			evidence.Info("audit checkpoint", zap.Any("checkpoint", c))
-			if witnessErr != nil {
-				log.Error("the audit checkpoint could not be written to PORTHOLE_AUDIT_CHECKPOINT_FILE", zap.Uint64("seq", c.Seq), zap.Error(witnessErr))
+			if fileErr != nil {
+				log.Error("the audit checkpoint could not be written to PORTHOLE_AUDIT_CHECKPOINT_FILE", zap.Uint64("seq", c.Seq), zap.Error(fileErr))
 			}
 		}}
 	if err := a.check(log, signer); err != nil {
@@ -240,7 +237,7 @@ const auditUsage = `Usage:
       check a log, or a rotated series in any order, from its genesis (or
       the checkpoint named); exit 1 at the first record that was edited,
       deleted, reordered, inserted or truncated, or when the series does
-      not reach its latest witnessed checkpoint
+      not reach the latest checkpoint given with --checkpoints
   porthole audit prove (--seq SEQ | --request-id ID [--kind call|result])
                        [--tree FILE] [-o OUT] LOG...
       print a record of a trail kept as a Merkle tree (PORTHOLE_AUDIT_ORIGIN)

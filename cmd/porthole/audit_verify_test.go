@@ -31,8 +31,8 @@ func TestVerifyRequireCompleteFailsUnlessEverySeriesIsProven(t *testing.T) {
 	key := []byte("require-complete-test-audit-key-0123456789abcdef")
 	os.WriteFile(pub, pubPEM, 0o600)
 	os.WriteFile(keyFile, key, 0o600)
-	logPath, witness := filepath.Join(dir, "audit.log"), filepath.Join(t.TempDir(), "checkpoints")
-	l, err := audit.Open(audit.Config{Path: logPath, Key: key, Signer: priv, CheckpointPath: witness, CheckpointEvery: 2})
+	logPath, checkpointFile := filepath.Join(dir, "audit.log"), filepath.Join(t.TempDir(), "checkpoints")
+	l, err := audit.Open(audit.Config{Path: logPath, Key: key, Signer: priv, CheckpointPath: checkpointFile, CheckpointEvery: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestVerifyRequireCompleteFailsUnlessEverySeriesIsProven(t *testing.T) {
 		code := run(append([]string{"audit", cmd, "--key-file", keyFile}, append(args, logPath)...), &stdout, &stderr)
 		return code, stdout.String() + stderr.String()
 	}
-	proven := []string{"--public-key", pub, "--checkpoints", witness}
+	proven := []string{"--public-key", pub, "--checkpoints", checkpointFile}
 	for _, cmd := range []string{"verify", "report"} {
 		if code, out := verify(cmd, append([]string{"--require-complete"}, proven...)...); code != 0 {
 			t.Errorf("%s --require-complete of a trail proven to its end: exit %d\n%s", cmd, code, out)
@@ -63,9 +63,9 @@ func TestVerifyRequireCompleteFailsUnlessEverySeriesIsProven(t *testing.T) {
 		}
 	}
 	// A record past the last checkpoint is not proven.
-	b, _ := os.ReadFile(witness)
+	b, _ := os.ReadFile(checkpointFile)
 	lines := strings.SplitAfter(strings.TrimSpace(string(b)), "\n")
-	os.WriteFile(witness, []byte(strings.Join(lines[:len(lines)-1], "")), 0o600)
+	os.WriteFile(checkpointFile, []byte(strings.Join(lines[:len(lines)-1], "")), 0o600)
 	if code, out := verify("verify", append([]string{"--require-complete"}, proven...)...); code != 3 {
 		t.Errorf("verify --require-complete with the last checkpoint gone: exit %d; want 3\n%s", code, out)
 	}

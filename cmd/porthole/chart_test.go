@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,7 +48,13 @@ func helmBin(t *testing.T) string {
 
 func helmTemplate(t *testing.T, set ...string) ([]map[string]any, string, error) {
 	t.Helper()
-	args := []string{"template", "demo", chartDir, "--set", "temporal.address=temporal:7233", "--set", "temporal.namespace=orders", "--set", "image.digest=" + testDigest}
+	return helmTemplateOf(t, chartDir, set...)
+}
+
+// helmTemplateOf renders the chart in dir as release demo.
+func helmTemplateOf(t *testing.T, dir string, set ...string) ([]map[string]any, string, error) {
+	t.Helper()
+	args := []string{"template", "demo", dir, "--set", "temporal.address=temporal:7233", "--set", "temporal.namespace=orders", "--set", "image.digest=" + testDigest}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -276,7 +283,8 @@ func TestChartMountsTheRosterReadOnly(t *testing.T) {
 func TestChartLints(t *testing.T) {
 	t.Parallel()
 	for name, set := range map[string][]string{
-		"claims": withAuditKeys(),
+		"claims":               withAuditKeys(),
+		"claims and an origin": withAuditKeys("audit.origin=porthole.example.com/audit"),
 		"emptyDirs and a shipper": withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true",
 			"audit.shipper.enabled=true", "audit.shipper.image=shipper@"+testDigest, "audit.shipper.configMap=shipper-config"),
 	} {
@@ -327,16 +335,18 @@ func TestToolVersionsAgreeWithTheMakefile(t *testing.T) {
 }
 
 // auditPaths are where the rendered container keeps its trail: the log
-// file, the witness file, and the mounts (volume names) they are under.
+// file, the checkpoint file, and the mounts (volume names) they are under.
+// The checkpoint file's volume is named audit-witness (the chart's
+// porthole.checkpointsVolume says why).
 type auditPaths struct {
-	log, witness               string
-	logVolume, witnessVolume   string
-	logMount, witnessMount     string
-	env                        map[string]string
-	mounts                     map[string]string
-	readOnly                   map[string]bool
-	claims                     map[string]any // volumeClaimTemplates by name
-	pod, statefulSet, porthole any
+	log, checkpoints             string
+	logVolume, checkpointsVolume string
+	logMount, checkpointsMount   string
+	env                          map[string]string
+	mounts                       map[string]string
+	readOnly                     map[string]bool
+	claims                       map[string]any // volumeClaimTemplates by name
+	pod, statefulSet, porthole   any
 }
 
 func auditPathsOf(t *testing.T, docs []map[string]any) auditPaths {
@@ -347,9 +357,9 @@ func auditPathsOf(t *testing.T, docs []map[string]any) auditPaths {
 	a.porthole = dig(a.pod, "containers", 0)
 	a.env = envOf(a.porthole)
 	a.mounts, a.readOnly = mountsOf(a.porthole)
-	a.log, a.witness = a.env["PORTHOLE_AUDIT_LOG"], a.env["PORTHOLE_AUDIT_CHECKPOINT_FILE"]
-	a.logMount, a.witnessMount = mountOf(a.mounts, a.log), mountOf(a.mounts, a.witness)
-	a.logVolume, a.witnessVolume = a.mounts[a.logMount], a.mounts[a.witnessMount]
+	a.log, a.checkpoints = a.env["PORTHOLE_AUDIT_LOG"], a.env["PORTHOLE_AUDIT_CHECKPOINT_FILE"]
+	a.logMount, a.checkpointsMount = mountOf(a.mounts, a.log), mountOf(a.mounts, a.checkpoints)
+	a.logVolume, a.checkpointsVolume = a.mounts[a.logMount], a.mounts[a.checkpointsMount]
 	a.claims = map[string]any{}
 	for _, c := range asList(dig(a.statefulSet, "spec", "volumeClaimTemplates")) {
 		a.claims[dig(c, "metadata", "name").(string)] = c
@@ -371,12 +381,13 @@ func mountOf(mounts map[string]string, file string) string {
 
 // TestChartGivesEachReplicaATrailOnVolumesOfItsOwn: the pods are a
 // StatefulSet whose claim templates give each replica a volume for its
-// audit log and another for its witness file; the log is a file there, not
-// the operations log; the keys are files from Secrets, mounted read-only.
+// audit log and another for its checkpoint file; the log is a file there,
+// not the operations log; the keys are files from Secrets, mounted
+// read-only.
 func TestChartGivesEachReplicaATrailOnVolumesOfItsOwn(t *testing.T) {
 	t.Parallel()
 	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.size=20Gi", "audit.storageClassName=audit-disks",
-		"audit.witness.size=2Gi", "audit.witness.storageClassName=witness-disks", "audit.maxBytes=52428800")...)
+		"audit.checkpoints.size=2Gi", "audit.checkpoints.storageClassName=checkpoint-disks", "audit.maxBytes=52428800")...)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr)
 	}
@@ -397,13 +408,13 @@ func TestChartGivesEachReplicaATrailOnVolumesOfItsOwn(t *testing.T) {
 	case "", "stderr", "stdout", "/dev/stderr", "/dev/stdout":
 		t.Fatalf("PORTHOLE_AUDIT_LOG = %q: the audit records would mix with the operations log", a.log)
 	}
-	if a.logVolume != "audit-log" || a.witnessVolume != "audit-witness" {
-		t.Fatalf("log %q on volume %q, witness %q on volume %q: want audit-log and audit-witness", a.log, a.logVolume, a.witness, a.witnessVolume)
+	if a.logVolume != "audit-log" || a.checkpointsVolume != "audit-witness" {
+		t.Fatalf("log %q on volume %q, checkpoint file %q on volume %q: want audit-log and audit-witness", a.log, a.logVolume, a.checkpoints, a.checkpointsVolume)
 	}
-	if strings.HasPrefix(a.logMount+"/", a.witnessMount+"/") || strings.HasPrefix(a.witnessMount+"/", a.logMount+"/") {
-		t.Errorf("the log's mount %s and the witness's %s nest: they would be one volume", a.logMount, a.witnessMount)
+	if strings.HasPrefix(a.logMount+"/", a.checkpointsMount+"/") || strings.HasPrefix(a.checkpointsMount+"/", a.logMount+"/") {
+		t.Errorf("the log's mount %s and the checkpoint file's %s nest: they would be one volume", a.logMount, a.checkpointsMount)
 	}
-	for name, want := range map[string][2]string{"audit-log": {"20Gi", "audit-disks"}, "audit-witness": {"2Gi", "witness-disks"}} {
+	for name, want := range map[string][2]string{"audit-log": {"20Gi", "audit-disks"}, "audit-witness": {"2Gi", "checkpoint-disks"}} {
 		c, ok := a.claims[name]
 		if !ok {
 			t.Errorf("no volumeClaimTemplate %s among %v", name, a.claims)
@@ -423,7 +434,7 @@ func TestChartGivesEachReplicaATrailOnVolumesOfItsOwn(t *testing.T) {
 		}
 	}
 	if _, ok := a.env["PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME"]; ok {
-		t.Error("PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME is set: the witness must be on a volume of its own")
+		t.Error("PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME is set: the checkpoint file must be on a volume of its own")
 	}
 
 	volumes := volumesOf(a.pod)
@@ -439,8 +450,8 @@ func TestChartGivesEachReplicaATrailOnVolumesOfItsOwn(t *testing.T) {
 
 // TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived: each missing
 // key stops the render with a sentence that says what would be lost;
-// audit.dangerouslyWithoutKeys renders without them, and then no witness is
-// configured (porthole refuses a witness without a signing key) while the
+// audit.dangerouslyWithoutKeys renders without them, and then no checkpoint
+// file is configured (porthole refuses one without a signing key) while the
 // log is still a file.
 func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
 	t.Parallel()
@@ -469,22 +480,23 @@ func TestChartRefusesToRenderWithoutTheAuditKeysUnlessWaived(t *testing.T) {
 		}
 	}
 	if a.logVolume != "audit-log" || a.claims["audit-log"] == nil || a.claims["audit-witness"] != nil {
-		t.Errorf("waived keys: log %q on %q, claims %v; want the log on its claim and no witness", a.log, a.logVolume, a.claims)
+		t.Errorf("waived keys: log %q on %q, claims %v; want the log on its claim and no checkpoint file", a.log, a.logVolume, a.claims)
 	}
 
 	docs, stderr, err = helmTemplate(t, "tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true")
 	if err != nil {
 		t.Fatalf("did not render with the signing key deliberately waived: %s", stderr)
 	}
-	if a := auditPathsOf(t, docs); a.env["PORTHOLE_AUDIT_KEY_FILE"] == "" || a.witness != "" {
-		t.Errorf("signing key waived: key file %q, witness %q; want the key and no witness", a.env["PORTHOLE_AUDIT_KEY_FILE"], a.witness)
+	if a := auditPathsOf(t, docs); a.env["PORTHOLE_AUDIT_KEY_FILE"] == "" || a.checkpoints != "" {
+		t.Errorf("signing key waived: key file %q, checkpoint file %q; want the key and none", a.env["PORTHOLE_AUDIT_KEY_FILE"], a.checkpoints)
 	}
 }
 
 // TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere: emptyDir
 // storage is refused until a value says the trail is shipped elsewhere;
-// then the log is on an emptyDir and the witness on a memory-backed one (a
-// file system of its own, as porthole requires), and no claim is made.
+// then the log is on an emptyDir and the checkpoint file on a memory-backed
+// one (a file system of its own, as porthole requires), and no claim is
+// made.
 func TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere(t *testing.T) {
 	t.Parallel()
 	_, stderr, err := helmTemplate(t, withAuditKeys("audit.storage=emptyDir")...)
@@ -508,11 +520,173 @@ func TestChartKeepsATrailOnEmptyDirsOnlyWhenItIsShippedElsewhere(t *testing.T) {
 	if got := dig(volumes[a.logVolume], "emptyDir", "sizeLimit"); a.logVolume != "audit-log" || got != "5Gi" {
 		t.Errorf("log %q on volume %q (sizeLimit %v), want an emptyDir audit-log of 5Gi", a.log, a.logVolume, got)
 	}
-	if got := dig(volumes[a.witnessVolume], "emptyDir", "medium"); a.witnessVolume != "audit-witness" || got != "Memory" {
-		t.Errorf("witness %q on volume %q (medium %v), want a memory-backed emptyDir audit-witness", a.witness, a.witnessVolume, got)
+	if got := dig(volumes[a.checkpointsVolume], "emptyDir", "medium"); a.checkpointsVolume != "audit-witness" || got != "Memory" {
+		t.Errorf("checkpoint file %q on volume %q (medium %v), want a memory-backed emptyDir audit-witness", a.checkpoints, a.checkpointsVolume, got)
 	}
 	if _, ok := a.env["PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME"]; ok {
 		t.Error("PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME is set with emptyDir storage")
+	}
+}
+
+// podEnv is the environment Kubernetes gives container c of the pod named
+// podName: the variables in order, a fieldRef to metadata.name being the
+// pod's name, and in each value $(NAME) of a variable defined before it
+// expanded, $$ read as $, and anything else kept as written.
+func podEnv(c any, podName string) map[string]string {
+	env := map[string]string{}
+	for _, e := range asList(dig(c, "env")) {
+		name, _ := dig(e, "name").(string)
+		if dig(e, "valueFrom", "fieldRef", "fieldPath") == "metadata.name" {
+			env[name] = podName
+			continue
+		}
+		value, _ := dig(e, "value").(string)
+		var b strings.Builder
+		for i := 0; i < len(value); i++ {
+			end := strings.IndexByte(value[i:], ')')
+			switch {
+			case strings.HasPrefix(value[i:], "$$"):
+				b.WriteByte('$')
+				i++
+				continue
+			case strings.HasPrefix(value[i:], "$(") && end > 0:
+				if v, ok := env[value[i+2:i+end]]; ok {
+					b.WriteString(v)
+					i += end
+					continue
+				}
+			}
+			b.WriteByte(value[i])
+		}
+		env[name] = b.String()
+	}
+	return env
+}
+
+// TestChartGivesEachReplicaAnOriginOfItsOwn: audit.origin is off by
+// default. Set, each pod's PORTHOLE_AUDIT_ORIGIN, as Kubernetes expands it,
+// is audit.origin and the pod's own name (a $ in audit.origin kept as
+// written), one per replica, which porthole takes. An origin porthole
+// would refuse, one without the signing key, one on emptyDirs (a
+// re-created pod would start again under it) and one with pruning are
+// refused.
+func TestChartGivesEachReplicaAnOriginOfItsOwn(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys()...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	if v, ok := envOf(auditPathsOf(t, docs).porthole)["PORTHOLE_AUDIT_ORIGIN"]; ok {
+		t.Errorf("PORTHOLE_AUDIT_ORIGIN = %q by default, want it unset (no tree)", v)
+	}
+	for _, origin := range []string{"porthole.example.com/audit", "porthole.example.com/$(POD_NAME)"} {
+		docs, stderr, err := helmTemplate(t, withAuditKeys("audit.origin="+origin, "replicaCount=3")...)
+		if err != nil {
+			t.Fatalf("helm template: %v\n%s", err, stderr)
+		}
+		porthole := auditPathsOf(t, docs).porthole
+		for n := range 3 {
+			pod := "demo-porthole-" + strconv.Itoa(n)
+			got := podEnv(porthole, pod)["PORTHOLE_AUDIT_ORIGIN"]
+			if got != origin+"/"+pod {
+				t.Errorf("audit.origin %s: pod %s has PORTHOLE_AUDIT_ORIGIN %q, want %q", origin, pod, got, origin+"/"+pod)
+			}
+			if err := checkOriginText(got); err != nil {
+				t.Errorf("porthole would refuse pod %s's origin %q: %v", pod, got, err)
+			}
+		}
+	}
+
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"an origin with a space", "without whitespace or +", withAuditKeys("audit.origin=porthole.example.com/my audit")},
+		{"an origin with a +", "without whitespace or +", withAuditKeys("audit.origin=porthole.example.com/audit+1")},
+		{"an origin past 255 bytes with the pod's name", "past the 255 bytes", withAuditKeys("audit.origin=" + strings.Repeat("a", 240))},
+		{"an origin without the signing key", "audit.origin needs auditSigningKeySecret.name", []string{"tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true", "audit.origin=porthole.example.com/audit"}},
+		{"an origin on emptyDirs", "audit.origin needs audit.storage: persistentVolumeClaim", withAuditKeys("audit.origin=porthole.example.com/audit", "audit.storage=emptyDir", "audit.shippedElsewhere=true")},
+		{"the origin through env", "env.PORTHOLE_AUDIT_ORIGIN is set", withAuditKeys("env.PORTHOLE_AUDIT_ORIGIN=porthole.example.com/audit")},
+	} {
+		if _, stderr, err := helmTemplate(t, tc.set...); err == nil || !strings.Contains(stderr, tc.refusal) {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
+	}
+}
+
+// helmNotes renders the chart's NOTES.txt, which helm template leaves out:
+// in a copy of the chart, the notes become a named template that a
+// manifest of kind Notes shows.
+func helmNotes(t *testing.T, set ...string) (string, string, error) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "porthole")
+	if err := os.CopyFS(dir, os.DirFS(chartDir)); err != nil {
+		t.Fatal(err)
+	}
+	templates := filepath.Join(dir, "templates")
+	notes, err := os.ReadFile(filepath.Join(templates, "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"NOTES.txt":  "",
+		"_notes.tpl": `{{- define "test.notes" -}}` + string(notes) + `{{- end -}}`,
+		"notes.yaml": "kind: Notes\ntext: {{ include \"test.notes\" . | toJson }}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(templates, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs, stderr, err := helmTemplateOf(t, dir, set...)
+	if err != nil {
+		return "", stderr, err
+	}
+	text, _ := dig(byKind(docs, "Notes"), "text").(string)
+	return text, stderr, nil
+}
+
+// TestChartStillTakesAuditWitnessAndSaysItIsDeprecated: audit.checkpoints
+// sizes the checkpoint file's volume; audit.witness, its former name, is
+// still taken (before audit.checkpoints, key by key), for claims and for
+// emptyDirs, and the notes helm prints then say it is deprecated. The
+// volume keeps the name audit-witness, which existing claims have.
+func TestChartStillTakesAuditWitnessAndSaysItIsDeprecated(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name            string
+		set             []string
+		size, class     string
+		deprecationSaid bool
+	}{
+		{"the defaults", nil, "1Gi", "", false},
+		{"audit.checkpoints", []string{"audit.checkpoints.size=3Gi", "audit.checkpoints.storageClassName=fast"}, "3Gi", "fast", false},
+		{"audit.witness", []string{"audit.witness.size=2Gi", "audit.witness.storageClassName=old"}, "2Gi", "old", true},
+		{"audit.witness for one key, audit.checkpoints for another", []string{"audit.witness.size=2Gi", "audit.checkpoints.size=3Gi", "audit.checkpoints.storageClassName=fast"}, "2Gi", "fast", true},
+	} {
+		docs, stderr, err := helmTemplate(t, withAuditKeys(tc.set...)...)
+		if err != nil {
+			t.Fatalf("%s: helm template: %v\n%s", tc.name, err, stderr)
+		}
+		c := auditPathsOf(t, docs).claims["audit-witness"]
+		size, _ := dig(c, "spec", "resources", "requests", "storage").(string)
+		class, _ := dig(c, "spec", "storageClassName").(string)
+		if size != tc.size || class != tc.class {
+			t.Errorf("%s: the audit-witness claim asks for %v of %v, want %s of %q", tc.name, size, class, tc.size, tc.class)
+		}
+		notes, stderr, err := helmNotes(t, withAuditKeys(tc.set...)...)
+		if err != nil || !strings.Contains(notes, "audit trail") {
+			t.Fatalf("%s: the notes did not render (%v): %s\n%s", tc.name, err, notes, stderr)
+		}
+		if said := strings.Contains(notes, "audit.witness is deprecated: use audit.checkpoints"); said != tc.deprecationSaid {
+			t.Errorf("%s: the notes say audit.witness is deprecated: %v, want %v:\n%s", tc.name, said, tc.deprecationSaid, notes)
+		}
+	}
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true", "audit.witness.emptyDirSizeLimit=64Mi")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	if got := dig(volumesOf(podOf(t, docs))["audit-witness"], "emptyDir", "sizeLimit"); got != "64Mi" {
+		t.Errorf("audit.witness.emptyDirSizeLimit=64Mi: the checkpoint file's emptyDir has sizeLimit %v", got)
 	}
 }
 
@@ -538,8 +712,8 @@ func TestChartRefusesEnvThatWouldMoveTheTrail(t *testing.T) {
 
 // TestChartRunsTheShipperBesideTheTrailReadOnly: the optional shipper is a
 // native sidecar that reads the log's volume and cannot write it, never
-// sees the witness, is locked down like porthole, and keeps its state on a
-// claim of its own.
+// sees the checkpoint file, is locked down like porthole, and keeps its
+// state on a claim of its own.
 func TestChartRunsTheShipperBesideTheTrailReadOnly(t *testing.T) {
 	t.Parallel()
 	if _, stderr, err := helmTemplate(t, withAuditKeys("audit.shipper.enabled=true")...); err == nil || !strings.Contains(stderr, "audit.shipper.image") {
@@ -561,7 +735,7 @@ func TestChartRunsTheShipperBesideTheTrailReadOnly(t *testing.T) {
 	}
 	for path, volume := range mounts {
 		if volume == "audit-witness" {
-			t.Errorf("the shipper mounts the witness at %s", path)
+			t.Errorf("the shipper mounts the checkpoint file's volume at %s", path)
 		}
 	}
 	if dig(s, "securityContext", "readOnlyRootFilesystem") != true || dig(s, "securityContext", "allowPrivilegeEscalation") != false ||

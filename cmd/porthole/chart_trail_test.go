@@ -19,7 +19,7 @@ import (
 // started with the rendered environment, its volume mounts laid out under a
 // directory of its own (each Secret item a file at the path the item names,
 // each claim an empty directory), and each replica's trail is verified as a
-// reviewer would, with the public key and its witness. No cluster runs
+// reviewer would, with the public key and its checkpoint file. No cluster runs
 // here: the kubelet, the claims' provisioner and the image are not tested.
 
 // secretFiles holds the test's Secrets: Secret name, then key, then the
@@ -30,10 +30,10 @@ type secretFiles map[string]map[string]string
 // under root, and the environment its container would get, with each path
 // moved under root.
 type replicaOnDisk struct {
-	root          string
-	env           []string
-	log, witness  string
-	operationsLog strings.Builder
+	root             string
+	env              []string
+	log, checkpoints string
+	operationsLog    strings.Builder
 }
 
 // layOut lays a replica's mounts out under a fresh directory and maps the
@@ -80,10 +80,10 @@ func layOut(t *testing.T, a auditPaths, secrets secretFiles) *replicaOnDisk {
 		env = append(env, name+"="+value)
 	}
 	slices.Sort(env)
-	r.log, r.witness = filepath.Join(r.root, a.log), filepath.Join(r.root, a.witness)
+	r.log, r.checkpoints = filepath.Join(r.root, a.log), filepath.Join(r.root, a.checkpoints)
 	// Here every directory is on one file system, so porthole's check that
-	// the witness is on another volume than the log is turned off for this
-	// test alone; in a pod the two are separate claims.
+	// the checkpoint file is on another volume than the log is turned off
+	// for this test alone; in a pod the two are separate claims.
 	r.env = temporalEnv(t, append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true")...)
 	return r
 }
@@ -113,15 +113,15 @@ func (r *replicaOnDisk) files(t *testing.T) []string {
 // TestChartDeployedReplicasEachWriteATrailThatVerifies: two replicas of
 // the rendered StatefulSet, one restarted, each write a rotated trail of
 // their own, and none of it to the operations log. A reviewer holding the
-// public key proves each trail complete with its witness, and with the
-// checkpoints its operations log carries; one replica's witness refuses
-// the other's trail. The trail's lines, as a log store may return them
-// (out of order, one twice), are put back in order as docs/deployment.md
-// says and verify the same way.
+// public key proves each trail complete with its checkpoint file, and with
+// the checkpoints its operations log carries; one replica's checkpoint file
+// refuses the other's trail. The trail's lines, as a log store may return
+// them (out of order, one twice), are put back in order as
+// docs/deployment.md says and verify the same way.
 func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 	t.Parallel()
 	// Small files and frequent checkpoints, so each trail rotates and is
-	// witnessed many times. (Rendered first: without helm, or under -short,
+	// checkpointed many times. (Rendered first: without helm, or under -short,
 	// nothing else is done.)
 	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.maxBytes=4096", "audit.maxAge=2s", "env.PORTHOLE_AUDIT_CHECKPOINT_EVERY=5")...)
 	if err != nil {
@@ -162,9 +162,9 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 		if len(files) < 2 {
 			t.Errorf("replica %d: the trail did not rotate (%d file)", i, len(files))
 		}
-		out, err := verify(append([]string{"--key-file", auditKey, "--checkpoints", r.witness}, files...)...)
+		out, err := verify(append([]string{"--key-file", auditKey, "--checkpoints", r.checkpoints}, files...)...)
 		if !proven(out, err) {
-			t.Errorf("replica %d: verify with its witness: %v\n%s", i, err, out)
+			t.Errorf("replica %d: verify with its checkpoint file: %v\n%s", i, err, out)
 		}
 		if i == 0 && !strings.Contains(out, "were pruned") {
 			t.Errorf("replica 0's restart past audit.maxAge pruned nothing:\n%s", out)
@@ -181,9 +181,10 @@ func TestChartDeployedReplicasEachWriteATrailThatVerifies(t *testing.T) {
 			t.Errorf("replica %d: verify what was put back in order from the store: %v\n%s", i, err, out)
 		}
 	}
-	out, err := verify(append([]string{"--checkpoints", replicas[1].witness}, replicas[0].files(t)...)...)
+	out, err := verify(append([]string{"--checkpoints", replicas[1].checkpoints}, replicas[0].files(t)...)...)
+	// "witness" here is verify's own wording for checkpoints of another chain.
 	if err == nil || !strings.Contains(out, "they witness other logs") {
-		t.Errorf("replica 0's trail with replica 1's witness: %v\n%s", err, out)
+		t.Errorf("replica 0's trail with replica 1's checkpoint file: %v\n%s", err, out)
 	}
 }
 

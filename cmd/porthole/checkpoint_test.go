@@ -49,27 +49,27 @@ func collectCheckpoints(t *testing.T, opsLog, out string) int {
 	return n
 }
 
-// TestAWitnessedTrailSurvivesRotationRestartsAndKeyRotation: porthole
+// TestACheckpointedTrailSurvivesRotationRestartsAndKeyRotation: porthole
 // serves with a small rotation size and a checkpoint every few records,
 // restarts, then restarts with both its keys rotated; a reviewer holding
 // only the public keys, and the checkpoints collected from the operations
 // log, proves the whole series complete to its last checkpoint. A head cut
 // and a lost newest file are then found.
-func TestAWitnessedTrailSurvivesRotationRestartsAndKeyRotation(t *testing.T) {
+func TestACheckpointedTrailSurvivesRotationRestartsAndKeyRotation(t *testing.T) {
 	t.Parallel()
 	keys := t.TempDir()
 	priv1, pub1 := keygen(t, keys, "signing-1")
 	priv2, pub2 := keygen(t, keys, "signing-2")
 	file, token := newToken(t, "auditor-test")
 	env, logPath, keyPath := auditEnv(t)
-	witness := filepath.Join(t.TempDir(), "checkpoints")
+	checkpointFile := filepath.Join(t.TempDir(), "checkpoints")
 	env = append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file, "PORTHOLE_AUDIT_MAX_BYTES=4096",
-		"PORTHOLE_AUDIT_CHECKPOINT_EVERY=5", "PORTHOLE_AUDIT_CHECKPOINT_FILE="+witness)
+		"PORTHOLE_AUDIT_CHECKPOINT_EVERY=5", "PORTHOLE_AUDIT_CHECKPOINT_FILE="+checkpointFile)
 
-	// The witness beside the log is refused unless that is allowed.
+	// The checkpoint file beside the log is refused unless that is allowed.
 	refused := execPorthole(t, temporalEnv(t, append(env, "PORTHOLE_AUDIT_SIGNING_KEY_FILE="+priv1)...), "serve")
 	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "on the audit log's own volume") {
-		t.Fatalf("serve with the witness on the log's volume: %v\n%s", err, out)
+		t.Fatalf("serve with the checkpoint file on the log's volume: %v\n%s", err, out)
 	}
 	env = append(env, "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true")
 
@@ -105,18 +105,18 @@ func TestAWitnessedTrailSurvivesRotationRestartsAndKeyRotation(t *testing.T) {
 		out, err := execPorthole(t, baseEnv(), append(append([]string{"audit", "verify", "--public-key", pub1, "--public-key", pub2}, args...), files...)...).CombinedOutput()
 		return string(out), err
 	}
-	for _, witnessFile := range []string{witness, collected} {
-		out, err := verify("--checkpoints", witnessFile)
+	for _, checkpoints := range []string{checkpointFile, collected} {
+		out, err := verify("--checkpoints", checkpoints)
 		if err != nil || !strings.Contains(out, "OK:") || !strings.Contains(out, "proven by") || strings.Contains(out, "NOT proven") {
-			t.Fatalf("verify with the public keys and %s: %v\n%s", witnessFile, err, out)
+			t.Fatalf("verify with the public keys and %s: %v\n%s", checkpoints, err, out)
 		}
 	}
-	if out, err := verify("--checkpoints", witness, "--key-file", oldKey, "--key-file", keyPath); err != nil || !strings.Contains(out, "HMACs checked") {
+	if out, err := verify("--checkpoints", checkpointFile, "--key-file", oldKey, "--key-file", keyPath); err != nil || !strings.Contains(out, "HMACs checked") {
 		t.Fatalf("verify with both HMAC keys: %v\n%s", err, out)
 	}
 
 	// The two newest files lost (the newest may hold only what followed
-	// the last checkpoint): the witness says records are missing.
+	// the last checkpoint): the checkpoint file says records are missing.
 	var rotated []string
 	for _, f := range files {
 		if f != logPath {
@@ -124,7 +124,7 @@ func TestAWitnessedTrailSurvivesRotationRestartsAndKeyRotation(t *testing.T) {
 		}
 	}
 	sort.Strings(rotated) // named by the time of rotation
-	out, err := execPorthole(t, baseEnv(), append([]string{"audit", "verify", "--public-key", pub1, "--public-key", pub2, "--checkpoints", witness}, rotated[:len(rotated)-1]...)...).CombinedOutput()
+	out, err := execPorthole(t, baseEnv(), append([]string{"audit", "verify", "--public-key", pub1, "--public-key", pub2, "--checkpoints", checkpointFile}, rotated[:len(rotated)-1]...)...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "are missing: the checkpoint") {
 		t.Fatalf("verify without the newest file: %v\n%s", err, out)
 	}
@@ -138,7 +138,7 @@ func TestAWitnessedTrailSurvivesRotationRestartsAndKeyRotation(t *testing.T) {
 		t.Fatalf("audit prune: %v\n%s", err, out)
 	}
 	files, _ = filepath.Glob(logPath + "*")
-	out2, err := verify("--checkpoints", witness)
+	out2, err := verify("--checkpoints", checkpointFile)
 	if err != nil || !strings.Contains(out2, "OK:") || !strings.Contains(out2, "were pruned") || len(files) != 1 {
 		t.Fatalf("verify after pruning to %v: %v\n%s", files, err, out2)
 	}

@@ -136,7 +136,6 @@ func TestAuditOriginsThatCannotStandAreRefused(t *testing.T) {
 		{"an origin of 256 bytes", []string{"--audit-origin", strings.Repeat("a", 256)}, signer, "at most 255"},
 		{"an origin without the signing key", []string{"--audit-origin", "example.com/porthole-0"}, nil, "PORTHOLE_AUDIT_SIGNING_KEY_FILE"},
 		{"an origin with the log on stderr", []string{"--audit-origin", "example.com/porthole-0", "--audit-log", "stderr"}, signer, "a file PORTHOLE_AUDIT_LOG"},
-		{"an origin with pruning", []string{"--audit-origin", "example.com/porthole-0", "--audit-max-age", "720h"}, signer, "PORTHOLE_AUDIT_MAX_AGE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var a auditSettings

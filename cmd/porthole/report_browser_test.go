@@ -267,7 +267,7 @@ const docsScreenshotEnv = "PORTHOLE_DOCS_SCREENSHOT"
 
 // TestTheReportPageForTheDocs draws the page of a synthetic week (five
 // principals, a burst of rate-limited calls, strangers' bad tokens),
-// signed and witnessed, verified with the key, the public key and the
+// signed and checkpointed, verified with the key, the public key and the
 // checkpoints, and keeps the top of it as docs/audit-report.png. It runs
 // only when asked to, with $PORTHOLE_DOCS_SCREENSHOT.
 func TestTheReportPageForTheDocs(t *testing.T) {
@@ -276,7 +276,7 @@ func TestTheReportPageForTheDocs(t *testing.T) {
 		t.Skipf("writes docs/audit-report.png when %s names it (make report-screenshot)", docsScreenshotEnv)
 	}
 	dir := t.TempDir()
-	logPath, keyPath, pubPath, witness := filepath.Join(dir, "audit.log"), filepath.Join(dir, "audit.key"), filepath.Join(dir, "signing.pub"), filepath.Join(dir, "checkpoints")
+	logPath, keyPath, pubPath, checkpointFile := filepath.Join(dir, "audit.log"), filepath.Join(dir, "audit.key"), filepath.Join(dir, "signing.pub"), filepath.Join(dir, "checkpoints")
 	key := []byte("0123456789abcdef0123456789abcdef")
 	privPEM, pubPEM, err := audit.GenerateSigningKey()
 	if err != nil {
@@ -292,7 +292,7 @@ func TestTheReportPageForTheDocs(t *testing.T) {
 		}
 	}
 	now := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
-	l, err := audit.Open(audit.Config{Path: logPath, Key: key, Signer: signer, CheckpointPath: witness, CheckpointEvery: 100, Now: func() time.Time { return now }})
+	l, err := audit.Open(audit.Config{Path: logPath, Key: key, Signer: signer, CheckpointPath: checkpointFile, CheckpointEvery: 100, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestTheReportPageForTheDocs(t *testing.T) {
 	}
 	// Run where the files are, so the page names them as a reviewer would.
 	report := execPorthole(t, baseEnv(), "audit", "report", "--key-file", filepath.Base(keyPath), "--public-key", filepath.Base(pubPath),
-		"--checkpoints", filepath.Base(witness), "--html", "report.html", filepath.Base(logPath))
+		"--checkpoints", filepath.Base(checkpointFile), "--html", "report.html", filepath.Base(logPath))
 	report.Dir = dir
 	if out, err := report.CombinedOutput(); err != nil {
 		t.Fatalf("report --html: %v\n%s", err, out)

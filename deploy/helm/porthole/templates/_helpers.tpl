@@ -23,7 +23,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/*
 The audit trail: a file on a volume of each replica's own, its keys from
-Secrets, its witness on another volume. Each refusal says what is lost.
+Secrets, its checkpoint file on another volume. Each refusal says what is
+lost.
 */}}
 {{- define "porthole.checkAudit" -}}
 {{- $a := .Values.audit -}}
@@ -45,6 +46,9 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 {{- if and $a.maxAge (not .Values.auditSigningKeySecret.name) -}}
 {{- fail "audit.maxAge needs auditSigningKeySecret.name: what remains after pruning verifies only from a signed pruned record" -}}
 {{- end -}}
+{{- with $a.origin -}}
+{{- include "porthole.checkOrigin" $ -}}
+{{- end -}}
 {{- if and $a.shipper.enabled (or (not $a.shipper.image) (not $a.shipper.configMap)) -}}
 {{- fail "audit.shipper.enabled needs audit.shipper.image and audit.shipper.configMap (an existing ConfigMap holding the shipper's configuration)" -}}
 {{- end -}}
@@ -63,15 +67,54 @@ Secrets, its witness on another volume. Each refusal says what is lost.
 {{- end -}}
 {{- end -}}
 
+{{/*
+audit.origin: each replica's PORTHOLE_AUDIT_ORIGIN is it and the pod's name.
+What porthole would refuse at start is refused here, and so is an origin
+on emptyDirs, which a re-created pod would start again from nothing.
+*/}}
+{{- define "porthole.checkOrigin" -}}
+{{- $a := .Values.audit -}}
+{{- $origin := toString $a.origin -}}
+{{- if not .Values.auditSigningKeySecret.name -}}
+{{- fail "audit.origin needs auditSigningKeySecret.name: each checkpoint's note is signed under the origin" -}}
+{{- end -}}
+{{- if not (regexMatch "^[!-*,-~]+$" $origin) -}}
+{{- fail (printf "audit.origin is %q: an origin is printable ASCII without whitespace or + (porthole refuses anything else at start)" $origin) -}}
+{{- end -}}
+{{- $podName := printf "%s-%d" (include "porthole.name" .) (sub (max (int .Values.replicaCount) 1) 1) -}}
+{{- if gt (add (len $origin) 1 (len $podName)) 255 -}}
+{{- fail (printf "audit.origin is %d bytes: with a slash and the pod's name (%s) it is past the 255 bytes porthole takes" (len $origin) $podName) -}}
+{{- end -}}
+{{- if ne $a.storage "persistentVolumeClaim" -}}
+{{- fail "audit.origin needs audit.storage: persistentVolumeClaim: on an emptyDir a trail is lost with its pod, and the pod made again under its name would start a new trail under the same origin, a fork" -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The variables the chart owns for the audit trail and the admin listener's token. */}}
 {{- define "porthole.auditEnvNames" -}}
-PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
+PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_AUDIT_ORIGIN PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
 {{- end -}}
 
 {{/* Where the audit volumes are mounted in the pod. */}}
 {{- define "porthole.auditLogDir" -}}/var/log/porthole{{- end -}}
-{{- define "porthole.witnessDir" -}}/var/lib/porthole/witness{{- end -}}
+{{/*
+The checkpoint file's directory keeps the path of the audit-witness claim
+it is on (see porthole.checkpointsVolume).
+*/}}
+{{- define "porthole.checkpointDir" -}}/var/lib/porthole/witness{{- end -}}
 {{- define "porthole.shipperStateDir" -}}/var/lib/audit-shipper{{- end -}}
+
+{{/*
+porthole.checkpointsVolume is audit.checkpoints as YAML, each key set under
+audit.witness (its deprecated name) taken before audit.checkpoints' own.
+The volume itself, a claim template or an emptyDir, is named audit-witness:
+a StatefulSet's volumeClaimTemplates cannot be changed, so a new name would
+make every upgrade of a release with claims fail.
+*/}}
+{{- define "porthole.checkpointsVolume" -}}
+{{- $a := .Values.audit -}}
+{{- toYaml (merge (dict) (deepCopy ($a.witness | default dict)) (deepCopy ($a.checkpoints | default dict))) -}}
+{{- end -}}
 
 {{/* The locked-down security context of every container. */}}
 {{- define "porthole.containerSecurityContext" -}}
