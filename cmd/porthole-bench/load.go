@@ -27,7 +27,7 @@ func measureAt(ctx context.Context, modes []mode, n int, o options) ([]result, e
 				switch modes[i].name {
 				case "porthole":
 					profileTo = o.profile
-				case "oauth", "traced", "redis", "profiled", "pseudonymised":
+				case "oauth", "traced", "redis", "profiled", "pseudonymised", "signed", "merkle":
 					profileTo = strings.TrimSuffix(o.profile, ".prof") + "." + modes[i].name + ".prof"
 				}
 			}

@@ -131,13 +131,13 @@ func (o options) samplerName() string {
 // names the server each calls ("" for none started by the bench), so that
 // -modes starts only what its modes need (no Jaeger without traced, no
 // oidc-provider without oauth, no Redis without redis).
-var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "profiled", "pseudonymised", "porthole-aa", "echo"}
+var modeNames = []string{"sdk", "hop", "bare", "porthole", "porthole-2026", "cached", "oauth", "redis", "redis-rtt", "traced", "profiled", "pseudonymised", "signed", "merkle", "porthole-aa", "echo"}
 
 var modeServer = map[string]string{
 	"hop": "bare", "bare": "bare", "echo": "bare",
 	"porthole": "porthole", "porthole-2026": "porthole",
 	"cached": "cached", "oauth": "oauth", "redis": "redis", "redis-rtt": "redis",
-	"traced": "traced", "profiled": "profiled", "pseudonymised": "pseudonymised", "porthole-aa": "porthole-aa",
+	"traced": "traced", "profiled": "profiled", "pseudonymised": "pseudonymised", "signed": "signed", "merkle": "merkle", "porthole-aa": "porthole-aa",
 }
 
 // runs says whether mode is among those asked for (every one by default).
@@ -179,7 +179,7 @@ func (o options) checkModes() error {
 func parseOptions() (options, error) {
 	var o options
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "how long each mode runs at each concurrency")
-	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and of the oauth, redis, traced, profiled and pseudonymised modes beside it, as .oauth.prof and so on)")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the porthole process, taken while it serves the lowest concurrency's first round, to this file (and of the oauth, redis, traced, profiled, pseudonymised, signed and merkle modes beside it, as .oauth.prof and so on)")
 	flag.StringVar(&o.only, "modes", "", "run only these modes (comma-separated), for a closer look; the report holds only them")
 	flag.IntVar(&o.rounds, "rounds", 5, "how many turns the modes take at each concurrency, sharing the duration")
 	levels := flag.String("concurrency", "1,8,32,64", "comma-separated concurrency levels")
@@ -254,7 +254,7 @@ func (r *rig) start(ctx context.Context, o options) (modes []mode, coalesce mode
 
 // servers are the servers the modes call, and the tokens they take.
 type servers struct {
-	bare, porthole, cached, oauth, redis, traced, profiled, pseudonymised, aa *server
+	bare, porthole, cached, oauth, redis, traced, profiled, pseudonymised, signed, merkle, aa *server
 	// pseudonym is the running workflow's id as the pseudonymised mode's
 	// caller knows it.
 	token, oauthToken, pseudonym string
@@ -302,7 +302,7 @@ func (r *rig) startServers(ctx context.Context, o options, srv *temporaltest.Dev
 
 // startOtherPortholes starts the portholes the modes asked for that need
 // more than a porthole: an authorization server, Redis, Jaeger, a policy
-// file.
+// file, a signing key.
 func (r *rig) startOtherPortholes(ctx context.Context, o options, sv *servers, dir, namespace string, env func(name, cache string) []string) (err error) {
 	if o.needs("oauth") {
 		if sv.oauth, sv.oauthToken, err = r.startOAuthPorthole(ctx, o.bin, dir, env); err != nil {
@@ -327,6 +327,16 @@ func (r *rig) startOtherPortholes(ctx context.Context, o options, sv *servers, d
 	if o.needs("pseudonymised") {
 		if sv.pseudonymised, sv.pseudonym, err = r.startPseudonymisedPorthole(ctx, o.bin, dir, namespace, env); err != nil {
 			return err
+		}
+	}
+	for _, p := range []struct {
+		name, origin string
+		srv          **server
+	}{{"signed", "", &sv.signed}, {"merkle", merkleOrigin, &sv.merkle}} {
+		if o.needs(p.name) {
+			if *p.srv, err = r.startSigningPorthole(ctx, o.bin, dir, p.name, p.origin, env); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -371,6 +381,8 @@ func (sv *servers) modes(c client.Client, srv *temporaltest.DevServer) []mode {
 	add("traced", sv.traced, with(describe, token))
 	add("profiled", sv.profiled, with(describe, token))
 	add("pseudonymised", sv.pseudonymised, with(describeBody(sv.pseudonym), token))
+	add("signed", sv.signed, with(describe, token))
+	add("merkle", sv.merkle, with(describe, token))
 	add("porthole-aa", sv.aa, with(describe, token))
 	add("echo", sv.bare, with(echo, ""))
 	return modes

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/gateway/limit"
 	"github.com/porthole-dev/porthole/gateway/limit/redislimit"
 	"github.com/porthole-dev/porthole/gateway/limit/redislimit/redistest"
@@ -176,4 +177,40 @@ func (r *rig) startPseudonymisedPorthole(ctx context.Context, bin, dir, namespac
 	}
 	s, err := r.startServer(ctx, bin, []string{"serve"}, append(env("pseudonymised", "0"), "PORTHOLE_POLICY_FILE="+policy, "PORTHOLE_SECRET_KEY_FILE="+secretFile), "serving MCP")
 	return s, m.Make("vendor", "workflow-id", namespace, temporaltest.RunningWorkflowID), err
+}
+
+// merkleOrigin is the origin of the merkle mode's audit tree.
+const merkleOrigin = "bench.porthole.example/audit/merkle"
+
+// startSigningPorthole runs a porthole like the porthole mode's that signs
+// checkpoints of its audit log at the default cadence, with a signing key
+// of the bench's, appending each to a checkpoint file beside the log (on
+// its volume, as PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME allows), and, given
+// an origin, keeps the log's records as a Merkle tree under it, each
+// checkpoint carrying the tree's signed note.
+func (r *rig) startSigningPorthole(ctx context.Context, bin, dir, name, origin string, env func(name, cache string) []string) (*server, error) {
+	priv, _, err := audit.GenerateSigningKey()
+	if err != nil {
+		return nil, err
+	}
+	keyFile := filepath.Join(dir, name+"-signing-key.pem")
+	if err := os.WriteFile(keyFile, priv, 0o600); err != nil {
+		return nil, err
+	}
+	e := append(env(name, "0"), "PORTHOLE_AUDIT_SIGNING_KEY_FILE="+keyFile,
+		"PORTHOLE_AUDIT_CHECKPOINT_FILE="+filepath.Join(dir, name+".checkpoints"), "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true")
+	if origin != "" {
+		e = append(e, "PORTHOLE_AUDIT_ORIGIN="+origin)
+	}
+	s, err := r.startServer(ctx, bin, []string{"serve"}, e, "serving MCP")
+	if err != nil {
+		return nil, err
+	}
+	// A porthole that kept no tree would be measured as one that did.
+	if origin != "" {
+		if _, err := os.Stat(filepath.Join(dir, name+".audit.log"+audit.TreeSuffix)); err != nil {
+			return nil, fmt.Errorf("the %s mode's porthole keeps no audit tree: %w", name, err)
+		}
+	}
+	return s, nil
 }

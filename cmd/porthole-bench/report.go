@@ -91,26 +91,39 @@ call (redislimit's script, with its client) made from the bench's process;
 disclosure profile that withholds worker identities and runs the e-mail
 detector on the free text it keeps; **pseudonymised** is the porthole mode
 with a profile that shows workflow ids, run ids and worker identities as
-pseudonyms, asked for the workflow by its pseudonym;
+pseudonyms, asked for the workflow by its pseudonym; **signed** is the
+porthole mode with an audit signing key: at the default cadence (every
+1,000 records, and a minute after the last when records were written
+since) it signs a checkpoint (Ed25519), writes it to the log and appends
+it, synced, to a checkpoint file beside the log; **merkle**
+is the signed mode keeping its audit log as a Merkle tree too
+(`+"`PORTHOLE_AUDIT_ORIGIN`"+`): each record a leaf, the tree's hashes in
+`+"`<log>.tree`"+`, each checkpoint carrying the tree's signed C2SP note, so
+merkle beside porthole is the tree and the checkpoints beside neither,
+and merkle beside signed the tree alone;
 **porthole-aa** is a second porthole exactly like the porthole mode's, the
 A/A pair that shows what two runs of one mode differ by here; **echo** is the
 bare server's echo tool, which reads nothing. HTTP modes use one keep-alive client posting
 tools/call.
 
-porthole answers a plain tools/call of its own tools (and, in the forms
-before 2026-07-28, its upstreams') itself, through the MCP library's
-middleware and handler interfaces but without its stateless
-transport, which builds a server session for every request and decodes the
-body about ten times, each with a fresh 32 KiB buffer (gateway/fastpath;
-`+"`porthole_direct_calls_total`"+` counts them). That is most of the
-difference in CPU and garbage per call between porthole and bare below.
-
+%s
 ![latency and throughput](%s)
 
 | mode | concurrency | calls | errors | p50 ms | p90 ms | p99 ms | calls/s | server CPU/call | server alloc/call | RSS MiB | heap MiB |
 |---|---|---|---|---|---|---|---|---|---|---|---|
-`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(), d, rounds, sampler, filepath.Base(svgPath))
+`, time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(rev)), runtime.NumCPU(), cpuModel(), runtime.Version(), d, rounds, sampler, directCallsNote, filepath.Base(svgPath))
 }
+
+// directCallsNote says what most of the difference between porthole and
+// bare is, for the report's opening.
+const directCallsNote = `porthole answers a plain tools/call of its own tools (and, in the forms
+before 2026-07-28, its upstreams') itself, through the MCP library's
+middleware and handler interfaces but without its stateless
+transport, which builds a server session for every request and decodes the
+body about ten times, each with a fresh 32 KiB buffer (gateway/fastpath;
+` + "`porthole_direct_calls_total`" + ` counts them). That is most of the
+difference in CPU and garbage per call between porthole and bare below.
+`
 
 // reportTable is the table of every mode at every concurrency.
 func reportTable(b *strings.Builder, rs []result) {
@@ -165,6 +178,7 @@ func reportTargetsShared(b *strings.Builder, rs []result, conc []int, coalesced 
 	reportRedisTargets(b, rs)
 	reportTracingTargets(b, rs)
 	reportProfileTargets(b, rs)
+	reportTreeTargets(b, rs, conc)
 	reportFloorTargets(b, rs, conc, coalesced)
 }
 
@@ -206,6 +220,26 @@ func reportProfileTargets(b *strings.Builder, rs []result) {
 				100*(float64(ps.cpuPerCall)/float64(p.cpuPerCall)-1), ps.cpuPerCall.Round(time.Microsecond), p.cpuPerCall.Round(time.Microsecond),
 				float64((ps.p50-p.p50).Microseconds())/1000, 100*(float64(aa.cpuPerCall)/float64(p.cpuPerCall)-1))
 		}
+	}
+}
+
+// reportTreeTargets are the audit log kept as a Merkle tree, with its
+// checkpoints, beside an audit log with neither, with the A/A pair, and
+// beside checkpoints alone where the signed mode ran.
+func reportTreeTargets(b *strings.Builder, rs []result, conc []int) {
+	for _, c := range conc {
+		p, m, aa := find(rs, "porthole", c), find(rs, "merkle", c), find(rs, "porthole-aa", c)
+		if p == nil || m == nil || aa == nil {
+			continue
+		}
+		alone := ""
+		if s := find(rs, "signed", c); s != nil {
+			alone = fmt.Sprintf("; the tree alone (merkle vs signed): CPU %+.1f%% (%s vs %s)", 100*(float64(m.cpuPerCall)/float64(s.cpuPerCall)-1),
+				m.cpuPerCall.Round(time.Microsecond), s.cpuPerCall.Round(time.Microsecond))
+		}
+		fmt.Fprintf(b, "| the audit log as a Merkle tree: porthole's CPU per call at most +5%%; concurrency %d (merkle also signs a checkpoint per 1,000 records: the tree and its checkpoints beside neither) | CPU %+.1f%% (%s vs %s), p50 %+.2f ms%s; A/A (two portholes, neither): CPU %+.1f%% |\n", c,
+			100*(float64(m.cpuPerCall)/float64(p.cpuPerCall)-1), m.cpuPerCall.Round(time.Microsecond), p.cpuPerCall.Round(time.Microsecond),
+			float64((m.p50-p.p50).Microseconds())/1000, alone, 100*(float64(aa.cpuPerCall)/float64(p.cpuPerCall)-1))
 	}
 }
 

@@ -49,3 +49,33 @@ func TestTheChartDrawsABarForEveryModeAndConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestTheTreeRowsCompareMerkleWithPortholeAtEachConcurrency: the Merkle
+// tree's row at each concurrency sets merkle beside porthole with the A/A
+// pair, and the tree alone (merkle beside signed) only where signed ran.
+func TestTheTreeRowsCompareMerkleWithPortholeAtEachConcurrency(t *testing.T) {
+	conc := []int{1, 32}
+	var rs []result
+	for _, c := range conc {
+		rs = append(rs, result{mode: "porthole", concurrency: c, cpuPerCall: 100 * time.Microsecond},
+			result{mode: "porthole-aa", concurrency: c, cpuPerCall: 101 * time.Microsecond},
+			result{mode: "merkle", concurrency: c, cpuPerCall: 104 * time.Microsecond})
+	}
+	rs = append(rs, result{mode: "signed", concurrency: 32, cpuPerCall: 102 * time.Microsecond})
+	var b strings.Builder
+	reportTreeTargets(&b, rs, conc)
+	rows := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(rows) != len(conc) {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(conc), b.String())
+	}
+	for i, want := range []string{"concurrency 1 ", "concurrency 32 "} {
+		for _, part := range []string{want, "CPU +4.0% (104µs vs 100µs)", "A/A (two portholes, neither): CPU +1.0%"} {
+			if !strings.Contains(rows[i], part) {
+				t.Errorf("row %d lacks %q: %s", i, part, rows[i])
+			}
+		}
+	}
+	if strings.Contains(rows[0], "the tree alone") || !strings.Contains(rows[1], "the tree alone (merkle vs signed): CPU +2.0%") {
+		t.Errorf("the tree alone is not where signed ran:\n%s", b.String())
+	}
+}

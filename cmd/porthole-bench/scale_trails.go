@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,10 +20,16 @@ import (
 // trailPoint is the audit curve at one trail size.
 type trailPoint struct {
 	mb             int
-	bytes          int64
+	bytes          int64 // the plain trail's size
 	verify, report timing
+	// treeBytes is the size of the trail kept as a Merkle tree, and
+	// verifyTree verify with the public key over it.
+	treeBytes  int64
+	verifyTree timing
 	// The baseline's, where measured.
 	verifyBefore, reportBefore timing
+	// turns is how many times each verify ran.
+	turns int
 }
 
 type timing struct {
@@ -30,57 +39,170 @@ type timing struct {
 
 func (r timing) mbPerSecond(bytes int64) float64 { return float64(bytes) / 1e6 / r.took.Seconds() }
 
-// trailCurve writes an audit trail of each size with porthole's own writer
-// (one unrotated file, about 1 KB a record) and times porthole audit verify
-// and report over it, reading their peak memory from the kernel.
+// trailOrigin is the origin of the trail curve's trees.
+const trailOrigin = "bench.porthole.example/audit/trail"
+
+// trailKeys are the keys the trails are written under, and the files a
+// verifier is given them in.
+type trailKeys struct {
+	hmac                 []byte
+	signer               ed25519.PrivateKey
+	hmacFile, publicFile string
+}
+
+// newTrailKeys makes an HMAC key and a signing key pair, and writes the
+// HMAC key and the public key to files in dir.
+func newTrailKeys(dir string) (trailKeys, error) {
+	k := trailKeys{hmac: []byte(strings.Repeat("k", 64)), hmacFile: filepath.Join(dir, "trail.key"), publicFile: filepath.Join(dir, "trail-signing.pub")}
+	priv, pub, err := audit.GenerateSigningKey()
+	if err != nil {
+		return k, err
+	}
+	if k.signer, err = audit.ParseSigningKey(priv); err != nil {
+		return k, err
+	}
+	if err := os.WriteFile(k.hmacFile, k.hmac, 0o600); err != nil {
+		return k, err
+	}
+	return k, os.WriteFile(k.publicFile, pub, 0o644)
+}
+
+// trailCurve writes two audit trails of each size with porthole's own
+// writer (one unrotated file each, about 1 KB a record): a plain one, and
+// one kept as a Merkle tree with signed checkpoints at the default
+// cadence. It times porthole audit verify over the plain trail with the
+// HMAC key, and over the tree trail with the public key too (which
+// recomputes each checkpoint's tree from the records), in turns, and
+// porthole audit report over the plain trail, reading their peak memory
+// from the kernel.
 func trailCurve(o scaleOptions, sz scaleSizes, dir string) ([]trailPoint, error) {
-	key := filepath.Join(dir, "trail.key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 64)), 0o600); err != nil {
+	k, err := newTrailKeys(dir)
+	if err != nil {
 		return nil, err
 	}
 	var pts []trailPoint
 	for _, mb := range sz.trailMB {
-		path := filepath.Join(dir, fmt.Sprintf("trail-%d.log", mb))
-		n, err := writeTrail(path, []byte(strings.Repeat("k", 64)), int64(mb)*1e6)
+		p, err := trailAt(o, k, dir, mb)
 		if err != nil {
 			return nil, err
 		}
-		p := trailPoint{mb: mb, bytes: n}
-		if p.verify, err = timed(o.bin, "audit", "verify", "--key-file", key, path); err != nil {
-			return nil, err
-		}
-		if p.report, err = timed(o.bin, "audit", "report", "--key-file", key, path); err != nil {
-			return nil, err
-		}
-		if o.baseline != "" {
-			if p.verifyBefore, err = timed(o.baseline, "audit", "verify", "--key-file", key, path); err != nil {
-				return nil, err
-			}
-			if p.reportBefore, err = timed(o.baseline, "audit", "report", "--key-file", key, path); err != nil {
-				return nil, err
-			}
-			fmt.Printf("trail %5d MB: the baseline's verify %s (%.0f MB/s, peak %.0f MiB), report %s (%.0f MB/s, peak %.0f MiB)\n", mb,
-				p.verifyBefore.took.Round(time.Millisecond), p.verifyBefore.mbPerSecond(n), p.verifyBefore.peakMiB,
-				p.reportBefore.took.Round(time.Millisecond), p.reportBefore.mbPerSecond(n), p.reportBefore.peakMiB)
-		}
-		os.Remove(path)
-		fmt.Printf("trail %5d MB: verify %s (%.0f MB/s, peak %.0f MiB), report %s (%.0f MB/s, peak %.0f MiB)\n", mb,
-			p.verify.took.Round(time.Millisecond), p.verify.mbPerSecond(n), p.verify.peakMiB,
-			p.report.took.Round(time.Millisecond), p.report.mbPerSecond(n), p.report.peakMiB)
 		pts = append(pts, p)
 	}
 	return pts, nil
 }
 
-// timed runs porthole with args and returns its wall time and peak RSS.
+// trailAt is the trail curve's point of mb MB. Its trails, and the tree
+// trail's tree file, are removed when it is measured.
+func trailAt(o scaleOptions, k trailKeys, dir string, mb int) (trailPoint, error) {
+	plain, tree := filepath.Join(dir, fmt.Sprintf("trail-%d.log", mb)), filepath.Join(dir, fmt.Sprintf("trail-%d-tree.log", mb))
+	defer func() {
+		for _, f := range []string{plain, tree, tree + audit.TreeSuffix} {
+			os.Remove(f)
+		}
+	}()
+	p := trailPoint{mb: mb}
+	var err error
+	if p.bytes, err = writeTrail(audit.Config{Path: plain, Key: k.hmac}, int64(mb)*1e6); err != nil {
+		return p, err
+	}
+	if p.treeBytes, err = writeTrail(audit.Config{Path: tree, Key: k.hmac, Signer: k.signer, Origin: trailOrigin}, int64(mb)*1e6); err != nil {
+		return p, err
+	}
+	if err := p.verifyInTurns(o, k, plain, tree); err != nil {
+		return p, err
+	}
+	if p.report, err = timed(io.Discard, o.bin, "audit", "report", "--key-file", k.hmacFile, plain); err != nil {
+		return p, err
+	}
+	if o.baseline != "" {
+		if p.reportBefore, err = timed(io.Discard, o.baseline, "audit", "report", "--key-file", k.hmacFile, plain); err != nil {
+			return p, err
+		}
+	}
+	p.print(o.baseline != "")
+	return p, nil
+}
+
+// treeRecomputed is what verify says when it recomputed a tree trail's
+// signed notes from its records: the tree trail's verify must say it, or
+// the tree was not what it timed.
+const treeRecomputed = "recomputed from the records"
+
+// verifyInTurns times verify over the plain trail, verify with the public
+// key over the tree trail, and the baseline's verify over the plain trail
+// where set, taking turns (a different one first each turn), so that a
+// slow spell of the shared machine falls on each alike: at least o.rounds
+// turns, and more until each has verified for o.duration in all, so that
+// a small trail's ratio rests on more than one short run. Each timing's
+// took is its mean over the turns, its peak the highest.
+func (p *trailPoint) verifyInTurns(o scaleOptions, k trailKeys, plain, tree string) error {
+	type side struct {
+		t     *timing
+		bin   string
+		args  []string
+		want  string // what its output must hold
+		total time.Duration
+	}
+	sides := []*side{
+		{t: &p.verify, bin: o.bin, args: []string{"audit", "verify", "--key-file", k.hmacFile, plain}},
+		{t: &p.verifyTree, bin: o.bin, args: []string{"audit", "verify", "--key-file", k.hmacFile, "--public-key", k.publicFile, tree}, want: treeRecomputed},
+	}
+	if o.baseline != "" {
+		sides = append(sides, &side{t: &p.verifyBefore, bin: o.baseline, args: []string{"audit", "verify", "--key-file", k.hmacFile, plain}})
+	}
+	least := func() time.Duration {
+		return slices.MinFunc(sides, func(a, b *side) int { return cmp.Compare(a.total, b.total) }).total
+	}
+	for p.turns = 0; p.turns < o.rounds || least() < o.duration; p.turns++ {
+		for i := range sides {
+			s := sides[(p.turns+i)%len(sides)]
+			var out strings.Builder
+			t, err := timed(&out, s.bin, s.args...)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(out.String(), s.want) {
+				return fmt.Errorf("porthole %s did not say %q: %.500s", strings.Join(s.args, " "), s.want, out.String())
+			}
+			s.total += t.took
+			s.t.peakMiB = max(s.t.peakMiB, t.peakMiB)
+		}
+	}
+	for _, s := range sides {
+		s.t.took = s.total / time.Duration(p.turns)
+	}
+	return nil
+}
+
+// print writes the point's line to the run's output.
+func (p trailPoint) print(baseline bool) {
+	if baseline {
+		fmt.Printf("trail %5d MB: the baseline's verify %s (%.0f MB/s, peak %.0f MiB), report %s (%.0f MB/s, peak %.0f MiB)\n", p.mb,
+			p.verifyBefore.took.Round(time.Millisecond), p.verifyBefore.mbPerSecond(p.bytes), p.verifyBefore.peakMiB,
+			p.reportBefore.took.Round(time.Millisecond), p.reportBefore.mbPerSecond(p.bytes), p.reportBefore.peakMiB)
+	}
+	fmt.Printf("trail %5d MB: verify %s (%.0f MB/s, peak %.0f MiB), as a tree %s (%.0f MB/s, peak %.0f MiB, %s plain's MB/s), %d turns; report %s (%.0f MB/s, peak %.0f MiB)\n", p.mb,
+		p.verify.took.Round(time.Millisecond), p.verify.mbPerSecond(p.bytes), p.verify.peakMiB,
+		p.verifyTree.took.Round(time.Millisecond), p.verifyTree.mbPerSecond(p.treeBytes), p.verifyTree.peakMiB, p.treeRatio(), p.turns,
+		p.report.took.Round(time.Millisecond), p.report.mbPerSecond(p.bytes), p.report.peakMiB)
+}
+
+// treeRatio is verify's throughput over the tree trail against its
+// throughput over the plain trail, each in MB/s of its own trail.
+func (p trailPoint) treeRatio() string {
+	return ratio(p.verifyTree.mbPerSecond(p.treeBytes), p.verify.mbPerSecond(p.bytes))
+}
+
+// timed runs porthole with args, its output to stdout, and returns its
+// wall time and peak RSS.
 // The peak is the process's VmHWM, read from /proc while it runs: the
 // kernel's rusage of a child counts the RSS of this process too (the
 // child shares its memory until it execs).
-func timed(bin string, args ...string) (timing, error) {
+func timed(stdout io.Writer, bin string, args ...string) (timing, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = ownEnviron()
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = io.Discard, &out
+	cmd.Stdout, cmd.Stderr = stdout, &out
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return timing{}, err
@@ -102,11 +224,13 @@ func timed(bin string, args ...string) (timing, error) {
 	}
 }
 
-// writeTrail writes an audit log of about size bytes with porthole's
-// writer: calls and their results from 50 principals over the read tools,
-// with the arguments agents send, and a denial every 50 calls.
-func writeTrail(path string, key []byte, size int64) (int64, error) {
-	l, err := audit.Open(audit.Config{Path: path, Key: key})
+// writeTrail writes an audit log of about size bytes at cfg.Path with
+// porthole's writer, configured by cfg: calls and their results from 50
+// principals over the read tools, with the arguments agents send, and a
+// denial every 50 calls.
+func writeTrail(cfg audit.Config, size int64) (int64, error) {
+	path := cfg.Path
+	l, err := audit.Open(cfg)
 	if err != nil {
 		return 0, err
 	}
