@@ -1,13 +1,19 @@
 package audit
 
-import "sync"
+import (
+	"sync"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
 
 // A CheckedLine is what a line is, read on its own: its record (or why it
-// is none: it does not parse, or its HMAC does not verify) and its hash.
+// is none: it does not parse, or its HMAC does not verify) and its hash;
+// with a parser that hashes leaves, its Merkle tree leaf hash too.
 type CheckedLine struct {
 	Entry Entry
 	Err   error
 	Hash  string
+	Leaf  tlog.Hash
 }
 
 // A lineBatch is consecutive lines of a file, read ahead of the walk and
@@ -24,7 +30,11 @@ type lineBatch struct {
 // Check is what line is, read on its own.
 func (p *LineParser) Check(line []byte) CheckedLine {
 	e, err := p.parse(line)
-	return CheckedLine{e, err, LineHash(line)}
+	c := CheckedLine{Entry: e, Err: err, Hash: LineHash(line)}
+	if p.Leaves {
+		c.Leaf = tlog.RecordHash(line)
+	}
+	return c
 }
 
 func (b *lineBatch) line(i int) []byte {

@@ -116,6 +116,9 @@ var (
 type LineParser struct {
 	ring *Keyring
 	macs map[string]hash.Hash // by key id
+	// Leaves makes Check hash each line as a Merkle tree's leaf too, on
+	// the walk's other goroutines.
+	Leaves bool
 }
 
 func NewLineParser(ring *Keyring) *LineParser {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -361,6 +362,9 @@ func openWitness(cfg Config, st *resumed) (*os.File, error) {
 		return nil, fmt.Errorf("reading the audit checkpoint file: %w", err)
 	}
 	st.settleChain(cp)
+	if cp != nil && cp.Note != "" {
+		st.noteOrigin, _, _ = strings.Cut(cp.Note, "\n")
+	}
 	// A witness write cut short leaves a torn line: end it, so the next
 	// checkpoint is a line of its own.
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
@@ -421,9 +425,11 @@ func newLog(cfg Config, s sink, rotatable bool, seq uint64, prev string) *Log {
 type resumed struct {
 	seq                 uint64
 	prev, reason, chain string
-	// last is the file's last complete line, which the Merkle tree is
-	// held to (see openTree).
+	// last is the file's last complete line that has a record's shape,
+	// which the Merkle tree is held to (see openTree); noteOrigin is the
+	// origin of the checkpoint file's latest tree note, if any.
 	last                   []byte
+	noteOrigin             string
 	partial                bool // the file ends in a torn line
 	missingFrom, missingTo uint64
 }
@@ -517,7 +523,7 @@ func resumeFile(path string, key []byte) (st resumed, found bool, err error) {
 		last = lines[len(lines)-2]
 	}
 	st.continueFrom(last, lines, key)
-	st.last = last
+	st.last = lastRecordLine(lines, st.partial)
 	return st, true, nil
 }
 
@@ -584,6 +590,20 @@ func findChain(f *os.File, tail [][]byte) string {
 		}
 	}
 	return ""
+}
+
+// lastRecordLine is the last of the complete lines that has a record's
+// shape, or nil.
+func lastRecordLine(lines [][]byte, partial bool) []byte {
+	if partial {
+		lines = lines[:len(lines)-1]
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if _, err := ParseLineKey(lines[i], nil); err == nil {
+			return lines[i]
+		}
+	}
+	return nil
 }
 
 // lastSeq is the largest sequence number among lines that have a record's
@@ -847,14 +867,22 @@ func (l *Log) encodeRotating(rec *Record) ([]byte, error) {
 		l.writeFailure(fmt.Errorf("rotating: %w", err))
 		return nil, fmt.Errorf("%w: rotating: %v", ErrUnavailable, err)
 	}
+	if rec.Kind == KindChainStart {
+		// The rotation wrote an anchor (and perhaps a chain-start) first:
+		// the tree this record follows grew.
+		rec.Tree = l.treeEdge()
+	}
 	return l.encode(rec), nil
 }
 
 // syncAfterWrite syncs the sink after each record with FsyncAlways, and
 // otherwise marks it to be synced on the interval.
 func (l *Log) syncAfterWrite() error {
-	if l.cfg.Fsync != FsyncAlways {
+	if l.cfg.Fsync != FsyncAlways || l.tree != nil {
+		// The tree is synced on the interval whatever the log's fsync.
 		l.dirty = true
+	}
+	if l.cfg.Fsync != FsyncAlways {
 		return nil
 	}
 	if err := l.sink.Sync(); err != nil {
@@ -890,6 +918,12 @@ func (l *Log) checkpoint() error {
 	if l.cfg.Signer == nil || l.seq == 0 {
 		return nil
 	}
+	// A chain-start owed for a failed write or fsync goes before the
+	// checkpoint is made, so that the checkpoint (and its tree's note)
+	// names the record just before its own.
+	if err := l.sayWhatWasLost(); err != nil {
+		return err
+	}
 	now := l.cfg.Now()
 	cp := Checkpoint{Chain: l.chain, Seq: l.seq, Hash: l.prev, Time: now.UTC(), Note: l.treeNote()}
 	cp.sign(l.cfg.Signer)
@@ -901,21 +935,31 @@ func (l *Log) checkpoint() error {
 	if l.witness != nil {
 		werr = l.witnessWrite(cp)
 	}
+	if errors.Is(werr, errUnsynced) {
+		// Security: a note leaves the process only once the records it
+		// names are on disk. One of records a power loss then took would
+		// be signed again, of other records, at the restart: a fork.
+		cp.Note = ""
+	}
 	if l.cfg.OnCheckpoint != nil {
 		l.cfg.OnCheckpoint(cp, werr)
 	}
 	return nil
 }
 
+// errUnsynced is a checkpoint file write refused because the log or its
+// tree could not be synced first.
+var errUnsynced = errors.New("not synced")
+
 // witnessWrite appends cp to the witness file, once the records it names
 // are on stable storage: a witness ahead of its log would, after a power
 // loss, make the restart claim records missing that were never lost.
 func (l *Log) witnessWrite(cp Checkpoint) error {
 	if err := l.sink.Sync(); err != nil {
-		return fmt.Errorf("syncing the audit log before its checkpoint: %w", err)
+		return fmt.Errorf("%w: syncing the audit log before its checkpoint: %v", errUnsynced, err)
 	}
 	if err := l.syncTree(); err != nil {
-		return fmt.Errorf("syncing the audit tree before its checkpoint: %w", err)
+		return fmt.Errorf("%w: syncing the audit tree before its checkpoint: %v", errUnsynced, err)
 	}
 	line := cp.MarshalLine()
 	if l.witnessTorn {

@@ -28,9 +28,16 @@ type TreeEdge struct {
 // Frontier is the edge as a merkle.Frontier a reader goes on from; an
 // edge whose hashes are not hex or do not fit its size is an error.
 func (t *TreeEdge) Frontier() (merkle.Frontier, error) {
+	if len(t.Edges) > 64 {
+		return merkle.Frontier{}, fmt.Errorf("the tree edge holds %d hashes; a tree's holds at most 64", len(t.Edges))
+	}
 	hs := make([]tlog.Hash, len(t.Edges))
 	for i, e := range t.Edges {
-		if n, err := hex.Decode(hs[i][:], []byte(e)); err != nil || n != len(hs[i]) || len(e) != 2*len(hs[i]) {
+		// The length first: hex.Decode writes as much as it is given.
+		if len(e) != 2*len(hs[i]) {
+			return merkle.Frontier{}, fmt.Errorf("the tree edge's hash %d is not 64 hex digits", i+1)
+		}
+		if _, err := hex.Decode(hs[i][:], []byte(e)); err != nil {
 			return merkle.Frontier{}, fmt.Errorf("the tree edge's hash %d is not 64 hex digits", i+1)
 		}
 	}
@@ -52,8 +59,15 @@ func (t *TreeEdge) appendJSON(b []byte) []byte {
 
 // OpenNote opens a C2SP checkpoint note signed by one of the ring's
 // public keys under the origin the note names, and reads the checkpoint.
+// Security: the origin is the note's, and reaches errors and a terminal;
+// one that merkle.CheckOrigin refuses is refused before anything else,
+// so that no error quotes it raw (note's errors quote key names as they
+// are).
 func (r *Keyring) OpenNote(text string) (merkle.Checkpoint, error) {
 	origin, _, _ := bytes.Cut([]byte(text), []byte("\n"))
+	if err := merkle.CheckOrigin(string(origin)); err != nil {
+		return merkle.Checkpoint{}, fmt.Errorf("the note's origin: %v", err)
+	}
 	var vs []note.Verifier
 	for _, pub := range r.signing {
 		vkey, err := merkle.VerifierKey(string(origin), pub)
@@ -88,10 +102,23 @@ func openTree(cfg Config, rotatable bool, st *resumed) (*merkle.Tree, error) {
 		return nil, fmt.Errorf("a Merkle tree (an origin) needs an audit log that is a file, not %s", cfg.Path)
 	case cfg.Signer == nil:
 		return nil, errors.New("a Merkle tree (an origin) needs the checkpoint signing key: its checkpoints are signed notes")
+	case cfg.CheckpointPath == "":
+		// Security: the file a restart reads the latest checkpoint from,
+		// and synced before any note leaves the process: without it a
+		// cut log's tree would be signed again, of other records.
+		return nil, errors.New("a Merkle tree (an origin) needs a checkpoint file (PORTHOLE_AUDIT_CHECKPOINT_FILE)")
+	case st.noteOrigin != "" && st.noteOrigin != cfg.Origin:
+		return nil, fmt.Errorf("the checkpoint file's latest note is of origin %s, not %s: a trail keeps its origin; to start a trail under another, retire this one (docs/audit.md)", strconv.QuoteToASCII(st.noteOrigin), cfg.Origin)
 	case st.missingTo != 0:
 		return nil, fmt.Errorf("the audit log lost records %d to %d, which its checkpoint file names: the tree of origin %s cannot go on with a hole; restore the log, or retire this origin and start the log under a new one (docs/audit.md)", st.missingFrom, st.missingTo, cfg.Origin)
 	}
 	tree, err := merkle.OpenTree(cfg.Path + TreeSuffix)
+	if errors.Is(err, merkle.ErrTorn) {
+		// A crash or a full disk in the middle of an append.
+		if err = merkle.CutTorn(cfg.Path + TreeSuffix); err == nil {
+			tree, err = merkle.OpenTree(cfg.Path + TreeSuffix)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit tree: %w", err)
 	}
@@ -110,16 +137,18 @@ func openTree(cfg Config, rotatable bool, st *resumed) (*merkle.Tree, error) {
 // signed only of what was synced). The tree's leaf where the two meet must
 // be the log's very line, or the tree is another's.
 func reconcileTree(tree *merkle.Tree, st *resumed, cfg Config) error {
+	if st.last == nil && tree.Size() > 0 {
+		// The current file holds no whole record (a torn first line):
+		// the newest rotated file's last is the log's.
+		st.last = lastLineRotated(cfg.Path)
+	}
 	if st.last == nil {
 		if tree.Size() == 0 {
 			return nil
 		}
 		return fmt.Errorf("the audit tree holds %d records and the log none: the log was lost; restore it, or retire origin %s and start the log under a new one (docs/audit.md)", tree.Size(), cfg.Origin)
 	}
-	e, err := ParseLineKey(st.last, nil)
-	if err != nil {
-		return fmt.Errorf("the audit log's last line is no record, so the tree of origin %s cannot be held to it: %v", cfg.Origin, err)
-	}
+	e, _ := ParseLineKey(st.last, nil) // a line lastRecordLine took
 	n := int64(e.Seq)
 	if tree.Size() >= n {
 		if leaf, err := tree.LeafHash(n - 1); err != nil || leaf != tlog.RecordHash(st.last) {
@@ -193,6 +222,29 @@ func linesFrom(path string, from int64) ([][]byte, error) {
 	return lines, nil
 }
 
+// lastLineRotated is the last line with a record's shape of the newest
+// file rotated aside from path, or nil.
+func lastLineRotated(path string) []byte {
+	files, _, err := rotatedFiles(path)
+	if err != nil || len(files) == 0 {
+		return nil
+	}
+	f, err := os.Open(files[len(files)-1])
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return nil
+	}
+	lines, partial, err := tailLines(f, fi.Size())
+	if err != nil {
+		return nil
+	}
+	return lastRecordLine(lines, partial)
+}
+
 // isGenesis reports whether line is a new log's first record.
 func isGenesis(line []byte) bool {
 	e, err := ParseLineKey(line, nil)
@@ -201,8 +253,9 @@ func isGenesis(line []byte) bool {
 
 // appendToTree adds a written line to the tree. A tree that cannot take it
 // stops taking records: the log goes on (its records are written), but no
-// checkpoint carries a note from then on, the problem is reported (so the
-// gateway is not ready), and the next start refuses the tree.
+// checkpoint carries a note from then on, and the problem is reported (so
+// the gateway is not ready); the next start adds the records it lacks,
+// when the current and newest rotated files still hold them.
 func (l *Log) appendToTree(line []byte) {
 	if l.tree == nil || l.treeErr != nil {
 		return

@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	flog "github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/note"
@@ -23,7 +26,7 @@ const testOrigin = "porthole.example.com/audit/porthole-0"
 // checkpointing every three records.
 func treeLog(t *testing.T, path string, priv ed25519.PrivateKey) (*Log, error) {
 	t.Helper()
-	return Open(Config{Path: path, Key: bytes.Repeat([]byte("k"), 32), Signer: priv, Origin: testOrigin, CheckpointEvery: 3})
+	return Open(Config{Path: path, Key: bytes.Repeat([]byte("k"), 32), Signer: priv, Origin: testOrigin, CheckpointEvery: 3, CheckpointPath: path + ".checkpoints"})
 }
 
 func writeCalls(t *testing.T, l *Log, n int) {
@@ -123,8 +126,13 @@ func TestATreeLogsCheckpointsAreNotesOfItsRecords(t *testing.T) {
 		l.Close()
 		checkNotes(t, path, pub)
 	}
+	// A power loss takes the log's last writes, and the checkpoints
+	// appended after them, which are only appended once the log is synced.
 	lines := bytes.SplitAfter(must(os.ReadFile(path)), []byte("\n"))
 	if err := os.WriteFile(path, bytes.Join(lines[:len(lines)-3], nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".checkpoints", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if l, err = treeLog(t, path, priv); err != nil {
@@ -184,5 +192,144 @@ func TestALogCutBelowItsCheckpointFileCannotGoOnUnderItsOrigin(t *testing.T) {
 	}
 	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), "cannot go on with a hole") {
 		t.Fatalf("a log cut below its checkpoint file: %v", err)
+	}
+}
+
+// checkNoteLines holds every tree note among lines to the tree of the
+// records before it, as verify does: a line that is no record (a torn
+// write) is no leaf, and a note's size is its checkpoint's seq.
+func checkNoteLines(t *testing.T, lines [][]byte, pub ed25519.PublicKey) int {
+	t.Helper()
+	ring := NewKeyring(nil, []ed25519.PublicKey{pub})
+	var f merkle.Frontier
+	var beforeAnchor *merkle.Checkpoint
+	notes := 0
+	for _, line := range lines {
+		e, err := ParseLineKey(line, nil)
+		if err != nil {
+			continue
+		}
+		if c := e.Checkpoint; c != nil && c.Note != "" {
+			cp, err := ring.OpenNote(c.Note)
+			atAnchor := beforeAnchor != nil && cp.Size == beforeAnchor.Size && cp.Root == beforeAnchor.Root
+			if err != nil || cp.Size != int64(c.Seq) || !atAnchor && (cp.Size != f.Size() || cp.Root != f.Root()) {
+				t.Fatalf("the note of checkpoint %d (tree of %d): %v; the records before it: %d", c.Seq, cp.Size, err, f.Size())
+			}
+			notes++
+		}
+		if e.Tree != nil {
+			edge, err := e.Tree.Frontier()
+			if err != nil || edge.Size() != f.Size() || edge.Root() != f.Root() {
+				t.Fatalf("the tree edge of record %d (%d records): %v; the records before it: %d", e.Seq, edge.Size(), err, f.Size())
+			}
+		}
+		beforeAnchor = nil
+		if e.Kind == KindAnchor {
+			beforeAnchor = &merkle.Checkpoint{Size: f.Size(), Root: f.Root()}
+		}
+		f.Append(line)
+	}
+	return notes
+}
+
+// TestATreesNotesHoldThroughFailedWritesAndFsyncs: writes that fail (one
+// leaving a torn line) and an fsync that failed make chain-starts, one of
+// them owed when a checkpoint falls due; every note still names the tree
+// of exactly the records before it, and its checkpoint's seq. The test
+// calls what the loop calls, in the loop's stead.
+func TestATreesNotesHoldThroughFailedWritesAndFsyncs(t *testing.T) {
+	t.Parallel()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	tree, err := merkle.OpenTree(filepath.Join(t.TempDir(), "audit.log.tree"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &memSink{tear: 20}
+	l := newLog(Config{Key: testKey, Signer: priv, Origin: testOrigin, CheckpointEvery: 4}, s, false, 0, "")
+	l.tree = tree
+	write := func(n int) {
+		for i := 0; i < n; i++ {
+			l.write(callRecord("alice", "list_workflows"))
+		}
+	}
+	write(5)
+	s.fail(syscall.EIO) // a torn write, then refusals
+	write(2)
+	s.fail(nil)
+	write(3)
+	l.syncLost = true // an interval fsync failed; the chain-start is owed
+	if err := l.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	write(6)
+	if err := l.finish(); err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	for _, line := range s.lines() {
+		lines = append(lines, []byte(line))
+	}
+	if n := checkNoteLines(t, lines, pub); n != 2 {
+		t.Fatalf("%d notes", n)
+	}
+	if !strings.Contains(strings.Join(s.lines(), "\n"), "an fsync of the audit sink failed") {
+		t.Fatal("no fsync failed")
+	}
+}
+
+// TestATreesNotesHoldThroughARotationTriedAgain: a rotation that fails is
+// tried again at the next record, after a chain-start; the records of
+// every file still build the tree every note names.
+func TestATreesNotesHoldThroughARotationTriedAgain(t *testing.T) {
+	t.Parallel()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	frozen := true // until the rotation may succeed: its file name is taken
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if !frozen {
+			at = at.Add(time.Millisecond) // a name of its own for each rotation
+		}
+		return at
+	}
+	l, err := Open(Config{Path: path, Key: testKey, MaxBytes: 1500, Now: now, Signer: priv, Origin: testOrigin, CheckpointEvery: 3, CheckpointPath: filepath.Join(t.TempDir(), "checkpoints")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocker := path + "." + at.Format(rotatedAtLayout)
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	failed := false
+	for i := 0; i < 10; i++ {
+		failed = l.Write(context.Background(), callRecord("alice", "list_workflows")) != nil || failed
+	}
+	if !failed {
+		t.Fatal("the rotation onto a directory did not fail")
+	}
+	os.RemoveAll(blocker)
+	mu.Lock()
+	frozen = false
+	mu.Unlock()
+	for i := 0; i < 12; i++ {
+		if err := l.Write(context.Background(), callRecord("alice", "list_workflows")); err != nil {
+			t.Fatalf("after the cause was gone: %v", err)
+		}
+	}
+	l.Close()
+	files, _, err := rotatedFiles(path)
+	if err != nil || len(files) < 2 {
+		t.Fatalf("%d rotated files: %v", len(files), err)
+	}
+	var lines [][]byte
+	for _, f := range append(files, path) {
+		lines = append(lines, bytes.Split(bytes.TrimSuffix(must(os.ReadFile(f)), []byte("\n")), []byte("\n"))...)
+	}
+	if n := checkNoteLines(t, lines, pub); n < 4 {
+		t.Fatalf("%d notes", n)
 	}
 }

@@ -30,6 +30,27 @@ type Checkpoint struct {
 	Root   tlog.Hash
 }
 
+// MaxOriginBytes bounds an origin: it is the first line of every
+// checkpoint note and the name of the key that signs it.
+const MaxOriginBytes = 255
+
+// CheckOrigin refuses what porthole does not take for an origin: more than
+// MaxOriginBytes, or anything but printable ASCII without spaces or +
+// (the origin is also a note key's name, which may hold no +). Every
+// origin a reader prints has passed it, so none can carry a terminal
+// escape or a bidi override.
+func CheckOrigin(origin string) error {
+	if origin == "" || len(origin) > MaxOriginBytes {
+		return fmt.Errorf("it is %d bytes long; an origin has 1 to %d", len(origin), MaxOriginBytes)
+	}
+	for _, r := range origin {
+		if r <= ' ' || r > '~' || r == '+' {
+			return fmt.Errorf("it holds %s; an origin is printable ASCII without spaces or + (such as example.com/porthole/audit-0)", strconv.QuoteToASCII(string(r)))
+		}
+	}
+	return nil
+}
+
 // Text is the checkpoint's note text.
 func (c Checkpoint) Text() string {
 	return c.Origin + "\n" + strconv.FormatInt(c.Size, 10) + "\n" + base64.StdEncoding.EncodeToString(c.Root[:]) + "\n"
@@ -43,13 +64,16 @@ func ParseText(text string) (Checkpoint, error) {
 		return Checkpoint{}, errors.New("a checkpoint is three lines: origin, size and root")
 	}
 	origin, sizeText, rootText := strings.TrimSuffix(lines[0], "\n"), strings.TrimSuffix(lines[1], "\n"), strings.TrimSuffix(lines[2], "\n")
+	if err := CheckOrigin(origin); err != nil {
+		return Checkpoint{}, fmt.Errorf("a checkpoint's origin: %v", err)
+	}
 	size, err := strconv.ParseInt(sizeText, 10, 64)
-	if origin == "" || err != nil || size < 0 || strconv.FormatInt(size, 10) != sizeText {
-		return Checkpoint{}, fmt.Errorf("a checkpoint's origin %q or size %q is malformed", origin, sizeText)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != sizeText {
+		return Checkpoint{}, fmt.Errorf("a checkpoint's size %s is malformed", strconv.QuoteToASCII(sizeText))
 	}
 	root, err := base64.StdEncoding.DecodeString(rootText)
 	if err != nil || len(root) != len(tlog.Hash{}) {
-		return Checkpoint{}, fmt.Errorf("a checkpoint's root %q is not a base64 SHA-256", rootText)
+		return Checkpoint{}, fmt.Errorf("a checkpoint's root %s is not a base64 SHA-256", strconv.QuoteToASCII(rootText))
 	}
 	c := Checkpoint{Origin: origin, Size: size}
 	copy(c.Root[:], root)

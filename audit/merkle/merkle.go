@@ -66,6 +66,18 @@ func openTree(path string, flag int) (*Tree, error) {
 	return &Tree{f: f, n: n, hashes: tlog.StoredHashCount(n)}, nil
 }
 
+// CutTorn cuts a tree file whose last record's hashes were written only in
+// part (ErrTorn) back to its whole records: that record's append never
+// ended, so nothing was signed of it.
+func CutTorn(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	n, _ := records(fi.Size())
+	return os.Truncate(path, 32*tlog.StoredHashCount(n))
+}
+
 // records is how many records a tree file of size bytes holds, and
 // whether the file holds exactly their hashes.
 func records(size int64) (n int64, whole bool) {

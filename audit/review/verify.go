@@ -309,7 +309,11 @@ type chainWalk struct {
 }
 
 // newParser is a parser of the walk's lines, for one goroutine.
-func (w *chainWalk) newParser() *audit.LineParser { return audit.NewLineParser(w.ring) }
+func (w *chainWalk) newParser() *audit.LineParser {
+	p := audit.NewLineParser(w.ring)
+	p.Leaves = w.ring.HasSigning() // the tree is kept only when notes can be checked
+	return p
+}
 
 // seriesChain is the chain identity the first record naming one names, or
 // "" (a log written before version 2).
@@ -488,7 +492,7 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *audit.CheckedLi
 		return p
 	}
 	w.accept(path, n, e, hash)
-	w.treeLeaf(line, e.Kind)
+	w.treeLeaf(c.Leaf, e.Kind)
 	return w.witnessedNote(e.Seq)
 }
 

@@ -51,8 +51,9 @@ func (w *chainWalk) treeEdge(path string, n int, e audit.Entry) *Problem {
 	return nil
 }
 
-// treeLeaf adds an accepted record's line to the tree.
-func (w *chainWalk) treeLeaf(line []byte, kind audit.Kind) {
+// treeLeaf adds an accepted record's leaf hash (CheckedLine.Leaf) to the
+// tree.
+func (w *chainWalk) treeLeaf(leaf tlog.Hash, kind audit.Kind) {
 	if w.tree.edge == nil {
 		return
 	}
@@ -60,7 +61,7 @@ func (w *chainWalk) treeLeaf(line []byte, kind audit.Kind) {
 	if kind == audit.KindAnchor {
 		w.tree.beforeAnchor = &merkle.Checkpoint{Size: w.tree.edge.Size(), Root: w.tree.edge.Root()}
 	}
-	w.tree.edge.Append(line)
+	w.tree.edge.AppendHash(leaf)
 }
 
 // isTreeBefore reports whether cp is the tree of the records accepted so

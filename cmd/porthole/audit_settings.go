@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/merkle"
 )
 
 // auditSettings are the audit log's settings, shared by serve and stdio.
@@ -106,10 +107,6 @@ func (a *auditSettings) checkCheckpointFile(log *zap.Logger, signer ed25519.Priv
 	return nil
 }
 
-// maxOriginBytes bounds an origin: it is the first line of every
-// checkpoint note and the name of the key that signs it.
-const maxOriginBytes = 255
-
 // checkOrigin refuses an origin the tree cannot be kept under: one without
 // the signing key (its checkpoints are signed notes) or a file log (the
 // tree is a file beside it), and one that is no C2SP tlog-checkpoint
@@ -121,22 +118,8 @@ func (a *auditSettings) checkOrigin(signer ed25519.PrivateKey) error {
 	if signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" {
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (each checkpoint is a note signed under the origin) and a file PORTHOLE_AUDIT_LOG (the tree is kept beside it)", errUsage)
 	}
-	if err := checkOriginText(a.origin); err != nil {
+	if err := merkle.CheckOrigin(a.origin); err != nil {
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN=%s: %v", errUsage, strconv.QuoteToASCII(a.origin), err)
-	}
-	return nil
-}
-
-// checkOriginText refuses what cannot be a checkpoint's origin line and
-// the name of the note key that signs it.
-func checkOriginText(origin string) error {
-	if len(origin) > maxOriginBytes {
-		return fmt.Errorf("it is %d bytes long; an origin has at most %d", len(origin), maxOriginBytes)
-	}
-	for _, r := range origin {
-		if r <= ' ' || r > '~' || r == '+' {
-			return fmt.Errorf("it holds %s; an origin is printable ASCII without spaces or + (such as example.com/porthole/audit-0)", strconv.QuoteToASCII(string(r)))
-		}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/porthole-dev/porthole/audit/merkle"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -591,7 +592,7 @@ func TestChartGivesEachReplicaAnOriginOfItsOwn(t *testing.T) {
 			if got != origin+"/"+pod {
 				t.Errorf("audit.origin %s: pod %s has PORTHOLE_AUDIT_ORIGIN %q, want %q", origin, pod, got, origin+"/"+pod)
 			}
-			if err := checkOriginText(got); err != nil {
+			if err := merkle.CheckOrigin(got); err != nil {
 				t.Errorf("porthole would refuse pod %s's origin %q: %v", pod, got, err)
 			}
 		}
