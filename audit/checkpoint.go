@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // A Checkpoint is porthole's signed statement that the record of sequence
@@ -18,10 +20,10 @@ import (
 // the checkpoint and the public key, a verifier can prove that a log holds
 // every record up to Seq unchanged, and nobody without the private key can
 // make one. porthole writes each checkpoint three times: as a record of the
-// log, to a witness file on another volume, and as a line of the operations
+// log, to a checkpoint file on another volume, and as a line of the operations
 // log, which a cluster's log collection keeps out of the pod's reach.
 //
-// The JSON form, one object per line, is the witness file's format and the
+// The JSON form, one object per line, is the checkpoint file's format and the
 // operations log's "checkpoint" field:
 //
 //	{"chain":"…","seq":120,"hash":"…","time":"2026-12-01T10:00:00Z","kid":"…","sig":"…"}
@@ -90,16 +92,28 @@ func (c *Checkpoint) CheckAs(label string, ring *Keyring) error {
 	return nil
 }
 
-// MarshalLine is the checkpoint as one line of its JSON form.
+// MarshalLine is the checkpoint as one line of its JSON form, in ASCII:
+// a note's signature lines begin with an em dash, which is escaped, so
+// that a checkpoint record stays a line of printable ASCII.
 func (c *Checkpoint) MarshalLine() []byte {
 	b, _ := json.Marshal(c)
-	return append(b, '\n')
+	out := make([]byte, 0, len(b)+8)
+	for _, r := range string(b) {
+		if r < utf8.RuneSelf {
+			out = append(out, byte(r))
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			out = fmt.Appendf(out, `\u%04x`, u)
+		}
+	}
+	return append(out, '\n')
 }
 
 // ReadCheckpoints reads a checkpoints file: one JSON checkpoint per line,
-// as the witness file holds them or as a reviewer collected them from the
+// as the checkpoint file holds them or as a reviewer collected them from the
 // operations log. Blank lines are skipped; so is any other line that is not
-// a checkpoint (a witness write cut short leaves one), and skipped holds
+// a checkpoint (a checkpoint file write cut short leaves one), and skipped holds
 // its line number, so a reviewer knows what was not read. Nothing in a line
 // is trusted until its signature is checked.
 func ReadCheckpoints(path string) (cps []Checkpoint, skipped []int, err error) {
@@ -129,13 +143,13 @@ func ReadCheckpoints(path string) (cps []Checkpoint, skipped []int, err error) {
 	return cps, skipped, sc.Err()
 }
 
-// ErrWitnessOfSeveralChains is a witness file that holds checkpoints of
+// ErrWitnessOfSeveralChains is a checkpoint file that holds checkpoints of
 // more than one chain, read for a log that names none: it is shared with
 // another replica's log, and porthole cannot tell which is its own.
-var ErrWitnessOfSeveralChains = errors.New("the checkpoint file holds checkpoints of several chains: each replica needs a witness file of its own")
+var ErrWitnessOfSeveralChains = errors.New("the checkpoint file holds checkpoints of several chains: each replica needs a checkpoint file of its own")
 
 // witnessedLatest is the checkpoint of the largest sequence number in a
-// witness file of the given chain (of its only chain when chain is ""), or
+// checkpoint file of the given chain (of its only chain when chain is ""), or
 // nil when there is none or no file. porthole reads it at a restart only to
 // continue after it: it is porthole's own file, and its signatures are not
 // checked here (one signed by a signing key since rotated counts too), so

@@ -250,6 +250,21 @@ func lastTime(path string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%s holds no audit record", path)
 }
 
+// RotatedFrom is the path of the log a rotated file was rotated from
+// (audit.log for audit.log.<time>), or path itself when it is no rotated
+// file's.
+func RotatedFrom(path string) string {
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] != '.' {
+			continue
+		}
+		if _, err := time.Parse(rotatedAtLayout, path[i+1:]); err == nil {
+			return path[:i]
+		}
+	}
+	return path
+}
+
 // ErrPruneNotWhole is a prune of files that are not the whole series: the
 // pruned record would be written into a file the series has gone on from,
 // and break its chain.
@@ -267,16 +282,7 @@ func noSuccessor(files []string) error {
 		abs, _ := filepath.Abs(f)
 		given[abs] = true
 	}
-	base := newest
-	for i := len(newest) - 1; i > 0; i-- {
-		if newest[i] != '.' {
-			continue
-		}
-		if _, err := time.Parse(rotatedAtLayout, newest[i+1:]); err == nil {
-			base = newest[:i]
-			break
-		}
-	}
+	base := RotatedFrom(newest)
 	candidates := []string{base}
 	rotated, _, err := rotatedFiles(base)
 	if err != nil {

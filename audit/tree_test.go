@@ -92,6 +92,13 @@ func TestATreeLogsCheckpointsAreNotesOfItsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := checkNotes(t, path, pub)
+	// A note's signature line begins with an em dash: escaped, so that a
+	// checkpoint record is printable ASCII as every record is.
+	for i, c := range must(os.ReadFile(path)) {
+		if (c < 0x20 || c > 0x7e) && c != '\n' {
+			t.Fatalf("byte %d of the log is %#x", i, c)
+		}
+	}
 	if l, err = treeLog(t, path, priv); err != nil {
 		t.Fatalf("a restart: %v", err)
 	}

@@ -92,6 +92,9 @@ func (p *RecordProof) Check(ring *audit.Keyring) (merkle.Checkpoint, audit.Entry
 	if err != nil {
 		return cp, e, fmt.Errorf("the proven leaf is no audit record: %w", err)
 	}
+	if int64(e.Seq) != p.Index+1 {
+		return cp, e, fmt.Errorf("the proven leaf %d holds a record of seq %d: record n of a trail is leaf n-1", p.Index, e.Seq)
+	}
 	return cp, e, nil
 }
 

@@ -142,6 +142,9 @@ type VerifyOptions struct {
 	// verification begins; records before it are not checked. When 0 the
 	// series must begin at its chain's genesis, a new log's first record.
 	FromCheckpoint uint64
+	// Origin, when set, is the origin every tree note must name: the
+	// trail the reviewer means (one signing key may sign several).
+	Origin string
 	// TreeFile, when not nil, is the series' tree file (<log>.tree), which
 	// `audit prove` makes proofs from: it is held to every tree note that
 	// checks out, by its root and a consistency proof from the note before.
@@ -187,7 +190,7 @@ func verifyFiles(files []*audit.LogFile, problem *Problem, opts VerifyOptions, c
 	if !v.Keyed {
 		v.Notes = append(v.Notes, "no key was given: the HMACs were not checked, so an editor of the files could have rewritten the whole chain")
 	}
-	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count, tree: treeWalk{file: opts.TreeFile}}
+	w := &chainWalk{v: v, ring: opts.Keys, from: opts.FromCheckpoint, recent: map[uint64]string{}, matched: map[uint64]bool{}, count: count, tree: treeWalk{file: opts.TreeFile, want: opts.Origin}}
 	if problem != nil {
 		v.Problem = problem
 		return v, w.countOnly(files)

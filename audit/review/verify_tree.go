@@ -19,6 +19,7 @@ type treeWalk struct {
 	// that carries the tree's edge gives where the tree stands.
 	edge   *merkle.Frontier
 	origin string
+	want   string // VerifyOptions.Origin
 	// file is the tree file (VerifyOptions.TreeFile), or nil; last is the
 	// latest note that checked out (a checkpoint's note is met twice: in
 	// the log and among the checkpoints given).
@@ -82,9 +83,11 @@ func (t *treeWalk) isTreeBefore(cp merkle.Checkpoint) bool {
 func (w *chainWalk) checkNote(path string, n int, text string) *Problem {
 	cp, err := w.ring.OpenNote(text)
 	if err != nil {
-		return &Problem{path, n, fmt.Sprintf("the checkpoint's tree note is not genuine: %v", err)}
+		return &Problem{path, n, "the checkpoint's tree note is not genuine: " + safe(err.Error())}
 	}
 	switch {
+	case w.tree.want != "" && cp.Origin != w.tree.want:
+		return &Problem{path, n, fmt.Sprintf("the checkpoint's tree note is of origin %s, not %s (--origin): another trail's", cp.Origin, safe(w.tree.want))}
 	case w.tree.origin == "":
 		w.tree.origin, w.v.Origin = cp.Origin, safe(cp.Origin)
 	case cp.Origin != w.tree.origin:

@@ -96,7 +96,7 @@ func trailCurve(o scaleOptions, sz scaleSizes, dir string) ([]trailPoint, error)
 func trailAt(o scaleOptions, k trailKeys, dir string, mb int) (trailPoint, error) {
 	plain, tree := filepath.Join(dir, fmt.Sprintf("trail-%d.log", mb)), filepath.Join(dir, fmt.Sprintf("trail-%d-tree.log", mb))
 	defer func() {
-		for _, f := range []string{plain, tree, tree + audit.TreeSuffix} {
+		for _, f := range []string{plain, tree, tree + audit.TreeSuffix, tree + ".checkpoints"} {
 			os.Remove(f)
 		}
 	}()
@@ -105,7 +105,7 @@ func trailAt(o scaleOptions, k trailKeys, dir string, mb int) (trailPoint, error
 	if p.bytes, err = writeTrail(audit.Config{Path: plain, Key: k.hmac}, int64(mb)*1e6); err != nil {
 		return p, err
 	}
-	if p.treeBytes, err = writeTrail(audit.Config{Path: tree, Key: k.hmac, Signer: k.signer, Origin: trailOrigin}, int64(mb)*1e6); err != nil {
+	if p.treeBytes, err = writeTrail(audit.Config{Path: tree, Key: k.hmac, Signer: k.signer, Origin: trailOrigin, CheckpointPath: tree + ".checkpoints"}, int64(mb)*1e6); err != nil {
 		return p, err
 	}
 	if err := p.verifyInTurns(o, k, plain, tree); err != nil {

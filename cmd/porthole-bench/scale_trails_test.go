@@ -23,7 +23,7 @@ func TestTheTreeTrailIsATreeWhoseNotesVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "trail-tree.log")
-	n, err := writeTrail(audit.Config{Path: path, Key: k.hmac, Signer: k.signer, Origin: trailOrigin}, 3e6)
+	n, err := writeTrail(audit.Config{Path: path, Key: k.hmac, Signer: k.signer, Origin: trailOrigin, CheckpointPath: path + ".checkpoints"}, 3e6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,13 @@ func takeTreeFile(files []string, named string) (logs []string, tree string, err
 	return logs, tree, nil
 }
 
+// withoutTreeFiles is files without the tree files among them (those
+// ending in audit.TreeSuffix, as a glob of audit.log* names them): for the
+// commands that read the records alone.
+func withoutTreeFiles(files []string) []string {
+	return slices.DeleteFunc(slices.Clone(files), func(f string) bool { return strings.HasSuffix(f, audit.TreeSuffix) })
+}
+
 func runAuditProve(args []string, stdout, stderr io.Writer) error {
 	var seq uint64
 	var requestID, kind, treePath, out string
@@ -41,7 +49,7 @@ func runAuditProve(args []string, stdout, stderr io.Writer) error {
 	s.fs.Uint64Var(&seq, "seq", 0, "the sequence number of the record to prove")
 	s.fs.StringVar(&requestID, "request-id", "", "prove the record of this request id (its call record, or --kind's)")
 	s.fs.StringVar(&kind, "kind", "call", "with --request-id, the kind of record to prove: call or result")
-	s.fs.StringVar(&treePath, "tree", "", "the tree file (default: the newest log file's name with "+audit.TreeSuffix+")")
+	s.fs.StringVar(&treePath, "tree", "", "the tree file (default: the log's name with "+audit.TreeSuffix+", beside the last file given, the name a rotated file was rotated from)")
 	s.fs.StringVar(&out, "o", "", "write the proof to this file (default: standard output)")
 	files, err := parseInterspersed(s.fs, args)
 	if err != nil {
@@ -59,7 +67,9 @@ func runAuditProve(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --kind %s: call or result", errUsage, strconv.QuoteToASCII(kind))
 	}
 	if treePath == "" {
-		treePath = logs[len(logs)-1] + audit.TreeSuffix
+		// The tree file is the log's, beside the file porthole writes,
+		// which a rotated file's name leads to.
+		treePath = audit.RotatedFrom(logs[len(logs)-1]) + audit.TreeSuffix
 	}
 	tree, err := merkle.ReadTree(treePath)
 	if err != nil {
@@ -82,13 +92,13 @@ func runAuditCheckProof(args []string, stdout, stderr io.Writer) error {
 	var origin string
 	s := newSettings("audit check-proof", "Check a record's proof (from porthole audit prove) with the log's public key alone.", stderr)
 	s.fs.Var(&publicKeys, "public-key", "a public key (from porthole audit keygen) of a key that signs the log's checkpoints; once per key")
-	s.fs.StringVar(&origin, "origin", "", "the origin the log's checkpoints must name; without it the proof's is shown")
+	s.fs.StringVar(&origin, "origin", "", "the origin the log's checkpoints name (PORTHOLE_AUDIT_ORIGIN): the proof must be of that trail, since one key may sign several")
 	files, err := parseInterspersed(s.fs, args)
 	if err != nil {
 		return err
 	}
-	if len(files) != 1 || len(publicKeys) == 0 {
-		return fmt.Errorf("%w: audit check-proof --public-key FILE [--origin ORIGIN] PROOF", errUsage)
+	if len(files) != 1 || len(publicKeys) == 0 || origin == "" {
+		return fmt.Errorf("%w: audit check-proof --public-key FILE --origin ORIGIN PROOF", errUsage)
 	}
 	opts, _, err := verifyOptions(nil, publicKeys, nil, "", stdout)
 	if err != nil {
@@ -100,15 +110,17 @@ func runAuditCheckProof(args []string, stdout, stderr io.Writer) error {
 	}
 	p, err := review.ParseRecordProof(b)
 	if err != nil {
-		fmt.Fprintf(stdout, "REFUSED: %v\n", err)
+		fmt.Fprintf(stdout, "REFUSED: %s\n", printable(err.Error()))
 		return errProofRefused
 	}
 	cp, e, err := p.Check(opts.Keys)
-	if err == nil && origin != "" && cp.Origin != origin {
+	if err == nil && cp.Origin != origin {
 		err = fmt.Errorf("the checkpoint is of origin %s, not %s", strconv.QuoteToASCII(cp.Origin), strconv.QuoteToASCII(origin))
 	}
 	if err != nil {
-		fmt.Fprintf(stdout, "REFUSED: %v\n", err)
+		// Security: what the error quotes of the proof passed
+		// merkle.CheckOrigin or is quoted; QuoteToASCII holds the rest.
+		fmt.Fprintf(stdout, "REFUSED: %s\n", printable(err.Error()))
 		return errProofRefused
 	}
 	// Security: the record's fields are the trail's, which whoever made
@@ -144,4 +156,14 @@ func runAuditNoteKey(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = fmt.Fprintln(stdout, vkey)
 	return err
+}
+
+// printable is s when it is printable ASCII, and else s quoted.
+func printable(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return strconv.QuoteToASCII(s)
+		}
+	}
+	return s
 }

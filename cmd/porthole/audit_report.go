@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/audit/review"
 	"github.com/porthole-dev/porthole/policy"
 )
@@ -36,7 +34,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	}
 	// A glob of audit.log* names the tree file too: the report reads the
 	// records, and verify holds the tree file to them.
-	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, audit.TreeSuffix) })
+	files = withoutTreeFiles(files)
 	if err := checkReportOut(files, asJSON, htmlOut); err != nil {
 		return err
 	}

@@ -115,8 +115,8 @@ func (a *auditSettings) checkOrigin(signer ed25519.PrivateKey) error {
 	if a.origin == "" {
 		return nil
 	}
-	if signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" {
-		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (each checkpoint is a note signed under the origin) and a file PORTHOLE_AUDIT_LOG (the tree is kept beside it)", errUsage)
+	if signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" || a.checkpointFile == "" {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (each checkpoint is a note signed under the origin), a file PORTHOLE_AUDIT_LOG (the tree is kept beside it) and PORTHOLE_AUDIT_CHECKPOINT_FILE (a restart holds the trail to it, and no note leaves before the records it names are synced)", errUsage)
 	}
 	if err := merkle.CheckOrigin(a.origin); err != nil {
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_ORIGIN=%s: %v", errUsage, strconv.QuoteToASCII(a.origin), err)
@@ -216,7 +216,7 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 const auditUsage = `Usage:
   porthole audit verify [--key-file FILE]... [--public-key FILE]...
                         [--checkpoints FILE]... [--from-checkpoint SEQ]
-                        [--tree FILE] LOG...
+                        [--tree FILE] [--origin ORIGIN] LOG...
       check a log, or a rotated series in any order, from its genesis (or
       the checkpoint named); exit 1 at the first record that was edited,
       deleted, reordered, inserted or truncated, or when the series does
@@ -226,7 +226,7 @@ const auditUsage = `Usage:
       print a record of a trail kept as a Merkle tree (PORTHOLE_AUDIT_ORIGIN)
       with its inclusion proof against the latest signed checkpoint, as a
       C2SP tlog-proof whose extra data is the record's line
-  porthole audit check-proof --public-key FILE... [--origin ORIGIN] PROOF
+  porthole audit check-proof --public-key FILE... --origin ORIGIN PROOF
       check such a proof with the public key alone, without the trail;
       exit 1 when it does not check
   porthole audit note-key --public-key FILE --origin ORIGIN

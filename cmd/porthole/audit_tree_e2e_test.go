@@ -98,7 +98,7 @@ func TestATrailKeptAsATreeProvesOneRecordToAnyoneWithThePublicKey(t *testing.T) 
 	}
 	for what, args := range map[string][]string{
 		"another origin": {"--public-key", pub, "--origin", "porthole.test/audit/porthole-1"},
-		"another key":    {"--public-key", otherPub},
+		"another key":    {"--public-key", otherPub, "--origin", e2eOrigin},
 	} {
 		if out, err := check(proofFile, args...); err == nil || !strings.Contains(out, "REFUSED") {
 			t.Fatalf("check-proof with %s: %v\n%s", what, err, out)
@@ -111,7 +111,7 @@ func TestATrailKeptAsATreeProvesOneRecordToAnyoneWithThePublicKey(t *testing.T) 
 	edited := filepath.Join(t.TempDir(), "edited.proof")
 	forged := base64.StdEncoding.EncodeToString(bytes.Replace(line, []byte("auditor-test"), []byte("someone-else"), 1))
 	os.WriteFile(edited, []byte(strings.Replace(head, lineB64, forged, 1)+"\nindex "+rest), 0o600)
-	if out, err := check(edited, "--public-key", pub); err == nil || !strings.Contains(out, "REFUSED") {
+	if out, err := check(edited, "--public-key", pub, "--origin", e2eOrigin); err == nil || !strings.Contains(out, "REFUSED") {
 		t.Fatalf("check-proof of an edited record: %v\n%s", err, out)
 	}
 	if out, err := run(append([]string{"audit", "prove", "--seq", "3"}, files...)...); err != nil || !strings.HasPrefix(out, "c2sp.org/tlog-proof@v1\n") {

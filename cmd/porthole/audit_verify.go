@@ -42,7 +42,7 @@ type verifyFlags struct {
 func (v *verifyFlags) register(s *settings) {
 	s.fs.Var(&v.keyFiles, "key-file", "an HMAC key the log was written under; once per key across rotations ($PORTHOLE_AUDIT_KEY_FILE when none is given); without any, only the links are checked")
 	s.fs.Var(&v.publicKeys, "public-key", "a public key (from porthole audit keygen) of a key that signed checkpoints; once per key")
-	s.fs.Var(&v.checkpointFiles, "checkpoints", "a file of witnessed checkpoints (the witness file, or lines collected from the operations log); the series must reach the latest")
+	s.fs.Var(&v.checkpointFiles, "checkpoints", "a file of signed checkpoints (the checkpoint file, or lines collected from the operations log); the series must reach the latest")
 	s.fs.StringVar(&v.from, "from-checkpoint", "", "verify from the record a signed checkpoint of this sequence number names, not from the log's genesis")
 	s.fs.BoolVar(&v.requireComplete, "require-complete", false, "exit 3 unless every series is proven complete to its last record by a signed checkpoint (--public-key, --checkpoints): for a scheduled check that nothing was cut from the end")
 }
@@ -68,7 +68,8 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	var vf verifyFlags
 	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
 	vf.register(s)
-	var treePath string
+	var treePath, origin string
+	s.fs.StringVar(&origin, "origin", "", "the origin every signed tree checkpoint must name (PORTHOLE_AUDIT_ORIGIN): the trail meant, since one key may sign several")
 	s.fs.StringVar(&treePath, "tree", "", "the series' tree file (<log>"+audit.TreeSuffix+"), held to each signed tree checkpoint; a file named so among the logs is taken as it")
 	files, err := parseInterspersed(s.fs, args)
 	if err != nil {
@@ -85,6 +86,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opts.Origin = origin
 	if treePath != "" {
 		if opts.TreeFile, err = merkle.ReadTree(treePath); err != nil {
 			return fmt.Errorf("reading the tree file: %w", err)
@@ -149,9 +151,9 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 		if err != nil {
 			return opts, nil, fmt.Errorf("reading --checkpoints: %w", err)
 		}
-		evidence = append(evidence, "witnessed checkpoints file "+f)
+		evidence = append(evidence, "checkpoints file "+f)
 		for _, n := range skipped {
-			fmt.Fprintf(stdout, "note: %s:%d is not a checkpoint (a witness write cut short, or not one of porthole's lines); it was not read\n", f, n)
+			fmt.Fprintf(stdout, "note: %s:%d is not a checkpoint (a checkpoint file write cut short, or not one of porthole's lines); it was not read\n", f, n)
 		}
 		opts.Checkpoints = append(opts.Checkpoints, cps...)
 	}
@@ -237,6 +239,9 @@ func runAuditPrune(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	key, _ := readAuditKey(keyFiles[0])
+	// A glob of audit.log* names the tree file too; pruning keeps it
+	// whole (docs/audit.md).
+	files = withoutTreeFiles(files)
 	removed, err := review.Prune(files, when, opts, key, signer, time.Now())
 	if err != nil {
 		return err

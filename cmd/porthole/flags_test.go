@@ -114,14 +114,15 @@ func TestTLSSettingsThatCannotStandAreRefused(t *testing.T) {
 
 // TestAuditOriginsThatCannotStandAreRefused: an origin that is no C2SP
 // tlog-checkpoint origin, one without the signing key its notes are signed
-// with, one with a stream for a log, and one with pruning are each refused
-// at start, before the log is opened; a good one keeps the tree.
+// with, one with a stream for a log, and one without a checkpoint file are
+// each refused at start, before the log is opened; a good one keeps the
+// tree.
 func TestAuditOriginsThatCannotStandAreRefused(t *testing.T) {
 	_, signer, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(t.TempDir(), "audit.log")
+	logPath, checkpoints := filepath.Join(t.TempDir(), "audit.log"), filepath.Join(t.TempDir(), "checkpoints")
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -133,15 +134,16 @@ func TestAuditOriginsThatCannotStandAreRefused(t *testing.T) {
 		{"an origin with a tab", []string{"--audit-origin", "example.com/\tporthole"}, signer, `holds "\t"`},
 		{"an origin with a +, which no note key name may hold", []string{"--audit-origin", "example.com/porthole+0"}, signer, `holds "+"`},
 		{"an origin past ASCII", []string{"--audit-origin", "example.com/portholé-0"}, signer, `holds "\u00e9"`},
-		{"an origin of 256 bytes", []string{"--audit-origin", strings.Repeat("a", 256)}, signer, "at most 255"},
-		{"an origin without the signing key", []string{"--audit-origin", "example.com/porthole-0"}, nil, "PORTHOLE_AUDIT_SIGNING_KEY_FILE"},
-		{"an origin with the log on stderr", []string{"--audit-origin", "example.com/porthole-0", "--audit-log", "stderr"}, signer, "a file PORTHOLE_AUDIT_LOG"},
+		{"an origin of 256 bytes", []string{"--audit-origin", strings.Repeat("a", 256)}, signer, "1 to 255"},
+		{"an origin without the signing key", []string{"--audit-origin", "example.com/porthole-0", "--audit-checkpoint-file", ""}, nil, "PORTHOLE_AUDIT_SIGNING_KEY_FILE"},
+		{"an origin with the log on stderr", []string{"--audit-origin", "example.com/porthole-0", "--audit-log", "stderr", "--audit-checkpoint-file", ""}, signer, "a file PORTHOLE_AUDIT_LOG"},
+		{"an origin without a checkpoint file", []string{"--audit-origin", "example.com/porthole-0", "--audit-checkpoint-file", ""}, signer, "PORTHOLE_AUDIT_CHECKPOINT_FILE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var a auditSettings
 			s := newSettings("serve", "", io.Discard)
 			a.register(s)
-			if err := s.parse(append([]string{"--audit-log", logPath}, tc.args...)); err != nil {
+			if err := s.parse(append([]string{"--audit-log", logPath, "--audit-checkpoint-file", checkpoints, "--audit-checkpoint-same-volume"}, tc.args...)); err != nil {
 				t.Fatal(err)
 			}
 			l, err := a.open(zap.NewNop(), zap.NewNop(), nil, tc.signer)
@@ -159,7 +161,7 @@ func TestAuditOriginsThatCannotStandAreRefused(t *testing.T) {
 	var a auditSettings
 	s := newSettings("serve", "", io.Discard)
 	a.register(s)
-	if err := s.parse([]string{"--audit-log", logPath, "--audit-origin", "example.com/porthole/audit-0"}); err != nil {
+	if err := s.parse([]string{"--audit-log", logPath, "--audit-checkpoint-file", checkpoints, "--audit-checkpoint-same-volume", "--audit-origin", "example.com/porthole/audit-0"}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := a.open(zap.NewNop(), zap.NewNop(), nil, signer)
