@@ -340,3 +340,18 @@ func TestATreesNotesHoldThroughARotationTriedAgain(t *testing.T) {
 		t.Fatalf("%d notes", n)
 	}
 }
+
+// FuzzATreeEdgeDecodesOrIsRefused: a tree edge as a record holds it (any
+// size, any strings) is a Frontier of that size, or refused; never a
+// panic.
+func FuzzATreeEdgeDecodesOrIsRefused(f *testing.F) {
+	f.Add(uint64(3), strings.Repeat("ab", 32), strings.Repeat("cd", 32))
+	f.Add(uint64(1), strings.Repeat("ab", 40), "")
+	f.Fuzz(func(t *testing.T, size uint64, a, b string) {
+		e := TreeEdge{Size: size, Edges: []string{a, b}}
+		fr, err := e.Frontier()
+		if err == nil && uint64(fr.Size()) != size {
+			t.Fatalf("an edge of %d records read as one of %d", size, fr.Size())
+		}
+	})
+}

@@ -72,7 +72,9 @@ func ParseText(text string) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("a checkpoint's size %s is malformed", strconv.QuoteToASCII(sizeText))
 	}
 	root, err := base64.StdEncoding.DecodeString(rootText)
-	if err != nil || len(root) != len(tlog.Hash{}) {
+	// Canonical only: a root written two ways would make one checkpoint
+	// two texts.
+	if err != nil || len(root) != len(tlog.Hash{}) || base64.StdEncoding.EncodeToString(root) != rootText {
 		return Checkpoint{}, fmt.Errorf("a checkpoint's root %s is not a base64 SHA-256", strconv.QuoteToASCII(rootText))
 	}
 	c := Checkpoint{Origin: origin, Size: size}

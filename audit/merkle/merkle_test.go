@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	flog "github.com/transparency-dev/formats/log"
@@ -246,4 +247,22 @@ func popcount(n int64) int {
 		c++
 	}
 	return c
+}
+
+// FuzzParseTextIsTextsInverse: a checkpoint text ParseText reads is the
+// text of what it read, byte for byte, and its origin passed CheckOrigin;
+// anything else is refused, never a panic.
+func FuzzParseTextIsTextsInverse(f *testing.F) {
+	f.Add("porthole.example.com/audit/porthole-0\n12\n" + strings.Repeat("A", 43) + "=\n")
+	f.Add("o\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n")
+	f.Add("o\n-1\nx\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := ParseText(text)
+		if err != nil {
+			return
+		}
+		if c.Text() != text || CheckOrigin(c.Origin) != nil {
+			t.Fatalf("%q read as %+v", text, c)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/audit/merkle"
 )
 
@@ -64,4 +65,26 @@ func TestATreeFileIsHeldToEachNoteByAConsistencyProof(t *testing.T) {
 	if p := check(); p == nil || !strings.Contains(p.What, "no consistency proof") {
 		t.Fatalf("a hash only the consistency proof reads, changed: %v", p)
 	}
+}
+
+// FuzzARecordProofReadsAsItIsWritten: a proof ParseRecordProof reads is
+// written back by Marshal as it was read, and Check refuses it (no key
+// signed it) without a panic; anything else is refused.
+func FuzzARecordProofReadsAsItIsWritten(f *testing.F) {
+	p := RecordProof{Line: []byte(`{"seq":1}`), Index: 0, Hashes: []tlog.Hash{{1}}, Note: "o\n1\n" + strings.Repeat("A", 43) + "=\n\n— o AAAA\n"}
+	f.Add(p.Marshal())
+	f.Add([]byte("c2sp.org/tlog-proof@v1\nindex 3\n\n"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		p, err := ParseRecordProof(text)
+		if err != nil {
+			return
+		}
+		again, err := ParseRecordProof(p.Marshal())
+		if err != nil || string(again.Marshal()) != string(p.Marshal()) || again.Index != p.Index {
+			t.Fatalf("%q read back as %+v: %v", text, again, err)
+		}
+		if _, _, err := p.Check(audit.NewKeyring(nil, nil)); err == nil {
+			t.Fatal("a proof checked with no key")
+		}
+	})
 }
