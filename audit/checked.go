@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"encoding/hex"
 	"sync"
+
+	"github.com/porthole-dev/porthole/audit/merkle"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -30,9 +33,10 @@ type lineBatch struct {
 // Check is what line is, read on its own.
 func (p *LineParser) Check(line []byte) CheckedLine {
 	e, err := p.parse(line)
-	c := CheckedLine{Entry: e, Err: err, Hash: LineHash(line)}
+	digest := lineDigest(line)
+	c := CheckedLine{Entry: e, Err: err, Hash: hex.EncodeToString(digest[:])}
 	if p.Leaves {
-		c.Leaf = tlog.RecordHash(line)
+		c.Leaf = merkle.DigestLeafHash(digest)
 	}
 	return c
 }

@@ -32,9 +32,13 @@ func seal(mac hash.Hash, body []byte) []byte {
 // LineHash is what the next record's prev names: the SHA-256 of a whole line
 // without its newline.
 func LineHash(line []byte) string {
-	sum := sha256.Sum256(bytes.TrimSuffix(line, []byte("\n")))
+	sum := lineDigest(line)
 	return hex.EncodeToString(sum[:])
 }
+
+// lineDigest is the SHA-256 of a line without its newline: LineHash, and
+// the line's leaf in the log's Merkle tree (merkle.DigestLeafHash).
+func lineDigest(line []byte) [32]byte { return sha256.Sum256(bytes.TrimSuffix(line, []byte("\n"))) }
 
 // EntryArg is an argument as a record holds it: name and value quoted.
 type EntryArg = struct {

@@ -827,8 +827,9 @@ func (l *Log) write(rec Record) error {
 	l.writeFailed = false
 	l.health.clear(problemWrite)
 	l.seq++
-	l.prev = LineHash(line)
-	l.appendToTree(line)
+	digest := lineDigest(line)
+	l.prev = hex.EncodeToString(digest[:])
+	l.appendToTree(digest)
 	if rec.Kind != KindCheckpoint {
 		l.sinceCheckpoint++
 	}

@@ -151,7 +151,7 @@ func reconcileTree(tree *merkle.Tree, st *resumed, cfg Config) error {
 	e, _ := ParseLineKey(st.last, nil) // a line lastRecordLine took
 	n := int64(e.Seq)
 	if tree.Size() >= n {
-		if leaf, err := tree.LeafHash(n - 1); err != nil || leaf != tlog.RecordHash(st.last) {
+		if leaf, err := tree.Leaf(n - 1); err != nil || leaf != merkle.LeafHash(st.last) {
 			return errNotItsTree(tree, cfg)
 		}
 		return tree.Truncate(n)
@@ -171,8 +171,8 @@ func reconcileTree(tree *merkle.Tree, st *resumed, cfg Config) error {
 // genesis, for an empty tree), in order.
 func catchUp(tree *merkle.Tree, lines [][]byte, n int64, cfg Config) error {
 	if tree.Size() > 0 {
-		leaf, err := tree.LeafHash(tree.Size() - 1)
-		if err != nil || len(lines) == 0 || leaf != tlog.RecordHash(lines[0]) {
+		leaf, err := tree.Leaf(tree.Size() - 1)
+		if err != nil || len(lines) == 0 || leaf != merkle.LeafHash(lines[0]) {
 			return errNotItsTree(tree, cfg)
 		}
 		lines = lines[1:]
@@ -256,11 +256,11 @@ func isGenesis(line []byte) bool {
 // checkpoint carries a note from then on, and the problem is reported (so
 // the gateway is not ready); the next start adds the records it lacks,
 // when the current and newest rotated files still hold them.
-func (l *Log) appendToTree(line []byte) {
+func (l *Log) appendToTree(digest [32]byte) {
 	if l.tree == nil || l.treeErr != nil {
 		return
 	}
-	if err := l.tree.Append(line[:len(line)-1]); err != nil {
+	if err := l.tree.AppendDigest(digest); err != nil {
 		l.treeFailed(err)
 	}
 }

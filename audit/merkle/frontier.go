@@ -40,9 +40,9 @@ func (f *Frontier) Edge() []tlog.Hash { return slices.Clone(f.edges) }
 func (f *Frontier) Size() int64 { return f.size }
 
 // Append adds a record's line (without its newline) as the next leaf.
-func (f *Frontier) Append(line []byte) { f.AppendHash(tlog.RecordHash(line)) }
+func (f *Frontier) Append(line []byte) { f.AppendHash(LeafHash(line)) }
 
-// AppendHash adds a leaf by its hash (tlog.RecordHash).
+// AppendHash adds a leaf by its leaf hash (LeafHash).
 func (f *Frontier) AppendHash(h tlog.Hash) {
 	// A leaf is a perfect subtree of one; where the sizes' low bits are
 	// set, it completes subtrees of two, four, ... with the last edges.

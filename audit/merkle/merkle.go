@@ -16,10 +16,15 @@
 // (a write cut short) is refused at open, with the size it can be cut
 // back to.
 //
-// A leaf is a record's line as the trail holds it, without its newline.
+// A leaf is the SHA-256 of a record's line as the trail holds it, without
+// its newline (the hash the next record's "prev" names): its leaf hash is
+// RFC 6962's of those 32 bytes (LeafHash). A reader that hashes each line
+// anyway, as verify and the writer do, adds one hash of 33 bytes a record,
+// not a second pass over the record's bytes.
 package merkle
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -92,10 +97,19 @@ func records(size int64) (n int64, whole bool) {
 // Size is the number of records the tree holds.
 func (t *Tree) Size() int64 { return t.n }
 
+// LeafHash is the leaf hash of a record's line (without its newline).
+func LeafHash(line []byte) tlog.Hash { return DigestLeafHash(sha256.Sum256(line)) }
+
+// DigestLeafHash is the leaf hash of a line whose SHA-256 is digest.
+func DigestLeafHash(digest [32]byte) tlog.Hash { return tlog.RecordHash(digest[:]) }
+
 // Append adds a record's line (without its newline) as the next leaf.
 // The hashes are written, not synced: Sync makes them durable.
-func (t *Tree) Append(line []byte) error {
-	hashes, err := tlog.StoredHashes(t.n, line, t)
+func (t *Tree) Append(line []byte) error { return t.AppendDigest(sha256.Sum256(line)) }
+
+// AppendDigest is Append of a line whose SHA-256 is digest.
+func (t *Tree) AppendDigest(digest [32]byte) error {
+	hashes, err := tlog.StoredHashes(t.n, digest[:], t)
 	if err != nil {
 		return err
 	}
@@ -162,8 +176,8 @@ func (t *Tree) Edge(size int64) ([]tlog.Hash, error) {
 	return t.ReadHashes(indexes)
 }
 
-// LeafHash is the hash of record n (from 0), tlog.RecordHash of its line.
-func (t *Tree) LeafHash(n int64) (tlog.Hash, error) {
+// Leaf is the leaf hash of record n (from 0): LeafHash of its line.
+func (t *Tree) Leaf(n int64) (tlog.Hash, error) {
 	if n < 0 || n >= t.n {
 		return tlog.Hash{}, fmt.Errorf("record %d of a tree of %d", n, t.n)
 	}

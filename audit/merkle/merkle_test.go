@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,8 @@ func inMemory(t *testing.T, n int64) tlog.Hash {
 		return out, nil
 	})
 	for i := int64(0); i < n; i++ {
-		hs, err := tlog.StoredHashes(i, line(i), r)
+		digest := sha256.Sum256(line(i))
+		hs, err := tlog.StoredHashes(i, digest[:], r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,10 +80,10 @@ func TestATreeFileHoldsTheTreeAcrossAReopen(t *testing.T) {
 	root100, _ := tree.Root(100)
 	root37, _ := tree.Root(37)
 	p, err := tree.ProveRecord(12, 100)
-	if err != nil || tlog.CheckRecord(p, 100, root100, 12, tlog.RecordHash(line(12))) != nil {
+	if err != nil || tlog.CheckRecord(p, 100, root100, 12, LeafHash(line(12))) != nil {
 		t.Fatalf("record 12's proof: %v", err)
 	}
-	if tlog.CheckRecord(p, 100, root100, 12, tlog.RecordHash(line(13))) == nil {
+	if tlog.CheckRecord(p, 100, root100, 12, LeafHash(line(13))) == nil {
 		t.Error("another record checked against record 12's proof")
 	}
 	tp, err := tree.ProveTree(100, 37)
@@ -229,8 +231,8 @@ func TestAFrontierTakenUpFromATreesEdgeGoesOnAsTheTree(t *testing.T) {
 			if want, _ := tree.Root(n); f.Root() != want {
 				t.Fatalf("taken up at %d: the root at %d differs", at, n)
 			}
-			leaf, err := tree.LeafHash(n)
-			if err != nil || leaf != tlog.RecordHash(line(n)) {
+			leaf, err := tree.Leaf(n)
+			if err != nil || leaf != LeafHash(line(n)) {
 				t.Fatalf("leaf %d: %v", n, err)
 			}
 			f.Append(line(n))

@@ -85,7 +85,7 @@ func (p *RecordProof) Check(ring *audit.Keyring) (merkle.Checkpoint, audit.Entry
 	if p.Index >= cp.Size {
 		return cp, audit.Entry{}, fmt.Errorf("record %d is beyond the tree of %d records the note names", p.Index, cp.Size)
 	}
-	if err := tlog.CheckRecord(p.Hashes, cp.Size, cp.Root, p.Index, tlog.RecordHash(p.Line)); err != nil {
+	if err := tlog.CheckRecord(p.Hashes, cp.Size, cp.Root, p.Index, merkle.LeafHash(p.Line)); err != nil {
 		return cp, audit.Entry{}, fmt.Errorf("the record is not leaf %d of the signed tree of %d records: %w", p.Index, cp.Size, err)
 	}
 	e, err := audit.ParseLineKey(p.Line, nil)
@@ -133,7 +133,7 @@ func Prove(paths []string, tree *merkle.Tree, pick Pick) (*RecordProof, error) {
 		return nil, err
 	}
 	index := int64(seq) - 1
-	if leaf, err := tree.LeafHash(index); err != nil || leaf != tlog.RecordHash(line) {
+	if leaf, err := tree.Leaf(index); err != nil || leaf != merkle.LeafHash(line) {
 		return nil, fmt.Errorf("leaf %d of the tree file is not the record of seq %d (%v): the tree file is of another log, or the log was not kept as a tree from its genesis", index, seq, err)
 	}
 	note, cp, err := latestNote(files, index)
