@@ -192,6 +192,7 @@ var leafImports = map[string][]string{
 	module + "/audit":         {module + "/audit/merkle", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/merkle":  {"golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/review":  {module + "/audit", module + "/audit/merkle", "golang.org/x/mod/sumdb/tlog"},
+	module + "/audit/witness": {module + "/audit/merkle", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/temporal/read": {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
 		"golang.org/x/sync/semaphore", "golang.org/x/time/rate", module + "/gateway/tlsclient", module + "/policy", module + "/redact/quote"},

@@ -31,6 +31,7 @@ Usage:
                                list the principals of FILE and when their tokens expire
   porthole audit verify LOG... check the audit log's hash chain and HMACs
   porthole audit report LOG... verify the audit log, then say who asked what
+  porthole witness serve       cosign audit logs' checkpoints (porthole witness --help)
   porthole roster check|pin    check the roster of upstream MCP servers; pin their reviewed tools
   porthole policy check        check the policy file; say what callers of several profiles get
   porthole disclosure          print every field of every answer, kept or withheld (--profile NAME)
@@ -63,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runToken(args[1:], stdout, stderr)
 	case "audit":
 		err = runAudit(args[1:], stdout, stderr)
+	case "witness":
+		err = runWitness(args[1:], stdout, stderr)
 	case "roster":
 		err = runRoster(args[1:], stdout, stderr)
 	case "policy":
