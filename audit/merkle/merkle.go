@@ -94,6 +94,9 @@ func records(size int64) (n int64, whole bool) {
 	return n, size%32 == 0 && tlog.StoredHashCount(n) == count
 }
 
+// Path is the tree file's path.
+func (t *Tree) Path() string { return t.f.Name() }
+
 // Size is the number of records the tree holds.
 func (t *Tree) Size() int64 { return t.n }
 
@@ -212,4 +215,19 @@ func (t *Tree) ProveTree(newSize, oldSize int64) (tlog.TreeProof, error) {
 		return nil, fmt.Errorf("a tree of %d records, of a tree of %d", newSize, t.n)
 	}
 	return tlog.ProveTree(newSize, oldSize, t)
+}
+
+// Grow takes in records another writer appended to the tree's file since
+// it was opened (ReadTree): the tree then holds n records, when the file
+// holds their hashes.
+func (t *Tree) Grow(n int64) error {
+	fi, err := t.f.Stat()
+	if err != nil {
+		return err
+	}
+	if hashes := tlog.StoredHashCount(n); n >= t.n && 32*hashes <= fi.Size() {
+		t.n, t.hashes = n, hashes
+		return nil
+	}
+	return fmt.Errorf("the tree file holds %d bytes, not the hashes of %d records", fi.Size(), n)
 }
