@@ -91,6 +91,8 @@ const (
 	problemHungSync
 	// problemTree: the Merkle tree stopped taking records (Config.Origin).
 	problemTree
+	// problemWitnesses: too few witnesses keep up (Config.WitnessMaxLag).
+	problemWitnesses
 	numProblems
 )
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
 )
 
 // ErrUnavailable means a record could not be written in time. The gateway
@@ -80,7 +82,18 @@ type Config struct {
 	// tlog-checkpoint note of the tree under this origin (Checkpoint.Note):
 	// the name of this series of this trail, known before it starts and
 	// never made anew at a restart.
-	Origin             string
+	Origin string
+	// Witnesses, with an Origin, are sent each checkpoint's note once the
+	// checkpoint file holds it (audit/witness.Sender), and their
+	// cosignatures are kept in Path+".cosignatures". With
+	// WitnessMaxLag, call records are refused (ErrUnavailable) while
+	// fewer than WitnessQuorum witnesses have cosigned every checkpoint
+	// sent more than WitnessMaxLag ago. WitnessClient is their HTTP
+	// client.
+	Witnesses          []witness.Witness
+	WitnessQuorum      int
+	WitnessMaxLag      time.Duration
+	WitnessClient      *http.Client
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	OnCheckpoint       func(c Checkpoint, witnessErr error)
@@ -195,6 +208,8 @@ type Log struct {
 	// checkpoints carry no note, and Problem says so.
 	tree    *merkle.Tree
 	treeErr error
+	// sender sends checkpoints to the witnesses; nil without any.
+	sender *witness.Sender
 }
 
 type request struct {
@@ -289,6 +304,10 @@ func Open(cfg Config) (*Log, error) {
 	}
 	l := newLog(cfg, s, rotatable, st.seq, st.prev)
 	l.chain, l.witness, l.tree = st.chain, witness, tree
+	if l.sender, err = openSender(cfg); err != nil {
+		l.closeFiles()
+		return nil, err
+	}
 	if st.reason != "" {
 		rec := Record{Kind: KindChainStart, Reason: st.reason, MissingFrom: st.missingFrom, MissingTo: st.missingTo}
 		if err := l.write(rec); err != nil {
@@ -325,6 +344,9 @@ func openLocked(path string, flag int) (*os.File, error) {
 // closeFiles closes the sink and the witness file.
 func (l *Log) closeFiles() error {
 	err := l.sink.Close()
+	if l.sender != nil {
+		l.sender.Close()
+	}
 	if l.tree != nil {
 		if terr := l.tree.Close(); err == nil {
 			err = terr
@@ -633,6 +655,9 @@ func (l *Log) Write(ctx context.Context, rec Record) error {
 		l.stats.lowSpace.Add(1)
 		return errLowSpaceRefusal
 	}
+	if rec.Kind == KindCall && l.health.has(problemWitnesses) {
+		return errNoQuorum
+	}
 	timer := time.NewTimer(l.cfg.Timeout)
 	defer timer.Stop()
 	reply := make(chan error, 1)
@@ -741,6 +766,7 @@ func (l *Log) tick() {
 	if l.cfg.Signer != nil && l.sinceCheckpoint > 0 && l.cfg.Now().Sub(l.lastCheckpoint) >= l.cfg.CheckpointInterval {
 		l.checkpoint()
 	}
+	l.checkQuorum()
 	if l.syncFailed.Swap(false) {
 		// Linux may drop the pages a failed fsync could not write
 		// and report the next fsync clean: retrying is not enough.
@@ -941,6 +967,9 @@ func (l *Log) checkpoint() error {
 		// names are on disk. One of records a power loss then took would
 		// be signed again, of other records, at the restart: a fork.
 		cp.Note = ""
+	}
+	if werr == nil && cp.Note != "" && l.sender != nil {
+		l.sender.Send([]byte(cp.Note), int64(cp.Seq), now)
 	}
 	if l.cfg.OnCheckpoint != nil {
 		l.cfg.OnCheckpoint(cp, werr)

@@ -5,13 +5,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
 )
 
 // TreeSuffix names the tree file beside the log: <log>.tree.
@@ -312,4 +316,63 @@ func (l *Log) syncTree() error {
 		return nil
 	}
 	return l.tree.Sync()
+}
+
+// CosignaturesSuffix names the file beside the log that keeps the
+// witnesses' cosignatures: <log>.cosignatures.
+const CosignaturesSuffix = ".cosignatures"
+
+// errNoQuorum refuses a call record while too few witnesses keep up.
+var errNoQuorum = fmt.Errorf("%w: too few witnesses have cosigned the audit trail's checkpoints in time", ErrUnavailable)
+
+// openSender starts sending checkpoints to the witnesses, when there are
+// any; they witness a tree, and so need an origin.
+func openSender(cfg Config) (*witness.Sender, error) {
+	if len(cfg.Witnesses) == 0 {
+		return nil, nil
+	}
+	if cfg.Origin == "" {
+		return nil, errors.New("witnesses cosign a log kept as a Merkle tree: set an origin")
+	}
+	if cfg.WitnessQuorum < 0 || cfg.WitnessQuorum > len(cfg.Witnesses) {
+		return nil, fmt.Errorf("a quorum of %d of %d witnesses", cfg.WitnessQuorum, len(cfg.Witnesses))
+	}
+	client := cfg.WitnessClient
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	return witness.NewSender(cfg.Witnesses, cfg.Path+TreeSuffix, cfg.Path+CosignaturesSuffix, client)
+}
+
+// checkQuorum raises, with WitnessMaxLag, the problem that refuses calls
+// while fewer than WitnessQuorum witnesses have cosigned every checkpoint
+// sent more than WitnessMaxLag ago, and clears it once they have.
+func (l *Log) checkQuorum() {
+	if l.sender == nil || l.cfg.WitnessMaxLag <= 0 {
+		return
+	}
+	now := l.cfg.Now()
+	keeping := 0
+	var behind []string
+	for _, s := range l.sender.Statuses() {
+		if s.Behind == 0 || now.Sub(s.BehindSince) < l.cfg.WitnessMaxLag {
+			keeping++
+			continue
+		}
+		behind = append(behind, fmt.Sprintf("%s (cosigned %d records; behind since %s: %s)", s.Name, s.Size, s.BehindSince.UTC().Format(time.RFC3339), s.Err))
+	}
+	if keeping >= l.cfg.WitnessQuorum {
+		l.health.clear(problemWitnesses)
+		return
+	}
+	l.health.raise(problemWitnesses, fmt.Sprintf("%d of the %d witnesses needed have cosigned the audit trail's checkpoints within %s: calls are refused; behind: %s", keeping, l.cfg.WitnessQuorum, l.cfg.WitnessMaxLag, strings.Join(behind, "; ")))
+}
+
+// Witnesses is how far each witness has cosigned the trail; nil without
+// witnesses.
+func (l *Log) Witnesses() []witness.Status {
+	if l.sender == nil {
+		return nil
+	}
+	return l.sender.Statuses()
 }

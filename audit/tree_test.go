@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
 )
 
 const testOrigin = "porthole.example.com/audit/porthole-0"
@@ -354,4 +357,80 @@ func FuzzATreeEdgeDecodesOrIsRefused(f *testing.F) {
 			t.Fatalf("an edge of %d records read as one of %d", size, fr.Size())
 		}
 	})
+}
+
+// TestWitnessesCosignTheTreesCheckpointsAndAQuorumIsHeld: a log kept as a
+// tree sends each checkpoint to its witnesses, which cosign it; with a
+// quorum of two and a maximum lag, calls go on while two keep up (one of
+// three is down), and are refused once a second one stops, with the
+// problem said; every cosignature is kept.
+func TestWitnessesCosignTheTreesCheckpointsAndAQuorumIsHeld(t *testing.T) {
+	t.Parallel()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	vkey, _ := merkle.VerifierKey(testOrigin, pub)
+	var ws []witness.Witness
+	var servers []*httptest.Server
+	for i, name := range []string{"w.example/1", "w.example/2", "w.example/down"} {
+		skey, wkey, err := witness.GenerateKey(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := witness.NewVerifier(wkey)
+		url := "http://127.0.0.1:1"
+		if i < 2 {
+			c, _ := witness.NewCosigner(skey, nil)
+			s, err := witness.NewServer(c, []string{vkey}, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(s.Handler())
+			t.Cleanup(srv.Close)
+			servers, url = append(servers, srv), srv.URL
+		}
+		ws = append(ws, witness.Witness{URL: url, Verifier: v})
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := Open(Config{Path: path, Key: testKey, Signer: priv, Origin: testOrigin, CheckpointEvery: 2, CheckpointPath: path + ".checkpoints",
+		Witnesses: ws, WitnessQuorum: 2, WitnessMaxLag: 300 * time.Millisecond, SyncInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	caughtUp := func() int {
+		got := 0
+		for _, s := range l.Witnesses() {
+			if s.Size > 0 && s.Behind == 0 {
+				got++
+			}
+		}
+		return got
+	}
+	writeCalls(t, l, 5)
+	waitFor(t, "two witnesses cosign every checkpoint", func() bool { return caughtUp() == 2 })
+	time.Sleep(400 * time.Millisecond)
+	writeCalls(t, l, 2) // the one down lags, the quorum holds
+
+	servers[1].Close()
+	l.Write(context.Background(), callRecord("alice", "list_workflows"))
+	waitFor(t, "calls refused", func() bool {
+		return errors.Is(l.Write(context.Background(), callRecord("alice", "list_workflows")), ErrUnavailable)
+	})
+	if p := l.Problem(); !strings.Contains(p, "1 of the 2 witnesses needed") || !strings.Contains(p, "w.example/2") {
+		t.Fatalf("the problem: %q", p)
+	}
+	lines := bytes.Count(must(os.ReadFile(path+CosignaturesSuffix)), []byte("\n"))
+	if lines < 4 {
+		t.Fatalf("%d cosignatures kept", lines)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 5s: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

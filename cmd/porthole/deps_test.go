@@ -189,7 +189,7 @@ var leafImports = map[string][]string{
 	// policy's disclosure profiles name the classes of temporal/read's
 	// fields and redact's personal-data detectors.
 	module + "/policy":        {"github.com/temporalio/sqlparser", module + "/temporal/read", module + "/redact"},
-	module + "/audit":         {module + "/audit/merkle", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
+	module + "/audit":         {module + "/audit/merkle", module + "/audit/witness", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/merkle":  {"golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/review":  {module + "/audit", module + "/audit/merkle", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/witness": {module + "/audit/merkle", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
