@@ -164,6 +164,7 @@ func UnconfiguredAdminHandler(reason string) http.Handler {
 // tools and how its tool list is kept fresh.
 func (g *Server) writeUpstreamStatus(w io.Writer) {
 	g.writeSharedStatus(w)
+	g.writeWitnessStatus(w)
 	if g.upstreams == nil {
 		return
 	}
@@ -223,4 +224,26 @@ func (g *Server) requireAdminToken(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeWitnessStatus writes a line for each witness the audit log sends its
+// checkpoints to: how many records it cosigned, and since when it is
+// behind. The reason of a failed try can hold the witness's own words:
+// redacted, cut and quoted, as an upstream's are.
+func (g *Server) writeWitnessStatus(w io.Writer) {
+	h, ok := g.auditHealth.(witnessHealth)
+	if !ok {
+		return
+	}
+	for _, s := range h.Witnesses() {
+		line := fmt.Sprintf("witness %s: cosigned %d records", s.Name, s.Size)
+		if s.Behind > 0 {
+			line += fmt.Sprintf("; behind (the tree of %d records) for %s", s.Behind, time.Since(s.BehindSince).Round(time.Second))
+		}
+		if s.Err != "" {
+			reason, _ := g.redactor.String(s.Err)
+			line += "; last try failed: " + strconv.QuoteToASCII(g.quote.EscapeIdentifier(reason))
+		}
+		_, _ = io.WriteString(w, line+"\n")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/witness"
 	"github.com/porthole-dev/porthole/gateway/upstream"
 	"github.com/porthole-dev/porthole/policy"
 	"github.com/porthole-dev/porthole/temporal/read"
@@ -264,6 +265,14 @@ type auditHealth interface {
 
 var _ auditHealth = (*audit.Log)(nil)
 
+// witnessHealth is what an Auditor that sends its checkpoints to witnesses
+// tells of them; audit.Log does.
+type witnessHealth interface {
+	Witnesses() []witness.Status
+}
+
+var _ witnessHealth = (*audit.Log)(nil)
+
 // watchAudit adds the audit sink's series, read from the log at scrape
 // time: nothing is counted twice on the path of a record.
 func (m *metrics) watchAudit(h auditHealth) {
@@ -279,12 +288,16 @@ var (
 		"Bytes the audit sink took.", nil, nil)
 	auditOKDesc = prometheus.NewDesc("porthole_audit_sink_ok",
 		"1 while the audit sink takes records; 0 while it fails, and /readyz says why.", nil, nil)
+	witnessCosignedDesc = prometheus.NewDesc("porthole_audit_witness_cosigned_records",
+		"The tree size of the latest audit checkpoint each witness cosigned (PORTHOLE_AUDIT_WITNESSES).", []string{"witness"}, nil)
+	witnessBehindDesc = prometheus.NewDesc("porthole_audit_witness_behind_seconds",
+		"How long since each witness was sent the oldest audit checkpoint it has not cosigned; 0 while it has cosigned the latest.", []string{"witness"}, nil)
 	auditFreeDesc = prometheus.NewDesc("porthole_audit_free_bytes",
 		"Free space of the audit log's file system at the last check (every second); absent for a stream.", nil, nil)
 )
 
 func (c auditCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{auditFailuresDesc, auditBytesDesc, auditOKDesc, auditFreeDesc} {
+	for _, d := range []*prometheus.Desc{auditFailuresDesc, auditBytesDesc, auditOKDesc, auditFreeDesc, witnessCosignedDesc, witnessBehindDesc} {
 		ch <- d
 	}
 }
@@ -305,6 +318,16 @@ func (c auditCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(auditOKDesc, prometheus.GaugeValue, ok)
 	if s.FreeBytes >= 0 {
 		ch <- prometheus.MustNewConstMetric(auditFreeDesc, prometheus.GaugeValue, float64(s.FreeBytes))
+	}
+	if wh, ok := c.h.(witnessHealth); ok {
+		for _, w := range wh.Witnesses() {
+			behind := 0.0
+			if w.Behind > 0 {
+				behind = time.Since(w.BehindSince).Seconds()
+			}
+			ch <- prometheus.MustNewConstMetric(witnessCosignedDesc, prometheus.GaugeValue, float64(w.Size), w.Name)
+			ch <- prometheus.MustNewConstMetric(witnessBehindDesc, prometheus.GaugeValue, behind, w.Name)
+		}
 	}
 }
 

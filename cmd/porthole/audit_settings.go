@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/ed25519"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/porthole-dev/porthole/audit"
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
+	"github.com/porthole-dev/porthole/gateway/tlsclient"
 )
 
 // auditSettings are the audit log's settings, shared by serve and stdio.
@@ -34,8 +37,14 @@ type auditSettings struct {
 	checkpointInterval   time.Duration
 	checkpointSameVolume bool
 	origin               string
-	maxAge               time.Duration
-	minFreeBytes         int64
+	// The witnesses (audit.Config.Witnesses and the rest).
+	witnesses     string
+	witnessQuorum int
+	witnessMaxLag time.Duration
+	// parsedWitnesses are the witnesses check read.
+	parsedWitnesses []witness.Witness
+	maxAge          time.Duration
+	minFreeBytes    int64
 }
 
 // defaultAuditMinFreeBytes is the free space kept on the audit log's file
@@ -62,6 +71,9 @@ func (a *auditSettings) register(s *settings) {
 	numeric(s, &a.checkpointInterval, "audit-checkpoint-interval", "PORTHOLE_AUDIT_CHECKPOINT_INTERVAL", audit.DefaultCheckpointInterval, false, "sign a checkpoint this long after the last, when records were written since")
 	numeric(s, &a.maxAge, "audit-max-age", "PORTHOLE_AUDIT_MAX_AGE", 0, true, "remove rotated audit files rotated longer ago than this, after a signed pruned record (needs the signing key); 0 keeps them")
 	numeric(s, &a.minFreeBytes, "audit-min-free-bytes", "PORTHOLE_AUDIT_MIN_FREE_BYTES", defaultAuditMinFreeBytes, true, "refuse calls while the audit log's file system has less free space than this, keeping it for the records of calls already made; 0 never refuses (a file log only: a stream has no free space to check)")
+	s.string(&a.witnesses, "audit-witnesses", "PORTHOLE_AUDIT_WITNESSES", "", "the witnesses each checkpoint of the tree is sent to (needs an origin): entries separated by commas, each a witness's URL and its cosignature/v1 verifier key separated by a space (from porthole witness keygen); their cosignatures are kept in <audit log>.cosignatures")
+	numeric(s, &a.witnessQuorum, "audit-witness-quorum", "PORTHOLE_AUDIT_WITNESS_QUORUM", 1, true, "with PORTHOLE_AUDIT_WITNESS_MAX_LAG, how many witnesses must keep up for calls to be made")
+	numeric(s, &a.witnessMaxLag, "audit-witness-max-lag", "PORTHOLE_AUDIT_WITNESS_MAX_LAG", 0, true, "refuse calls while fewer than PORTHOLE_AUDIT_WITNESS_QUORUM witnesses have cosigned every checkpoint sent longer ago than this; 0 never refuses (a witness down is only reported)")
 	s.string(&a.origin, "audit-origin", "PORTHOLE_AUDIT_ORIGIN", "", "the origin of this audit log's Merkle tree: the name of this series of this trail (stable, known before it starts, one per replica, never used again once the trail is lost; docs/audit.md), under which each signed checkpoint carries a C2SP tlog-checkpoint note; the records are kept as a tree in <audit log>.tree; printable ASCII without spaces or +, at most 255 bytes; needs the signing key and a file audit log; empty keeps no tree")
 	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut the checkpoint file too)")
 }
@@ -124,6 +136,35 @@ func (a *auditSettings) checkOrigin(signer ed25519.PrivateKey) error {
 	return nil
 }
 
+// checkWitnesses refuses witnesses without an origin (they cosign a
+// tree), a list that does not parse, and a quorum no list can meet.
+func (a *auditSettings) checkWitnesses() error {
+	if a.witnesses == "" {
+		if a.witnessMaxLag > 0 {
+			return fmt.Errorf("%w: PORTHOLE_AUDIT_WITNESS_MAX_LAG is set without PORTHOLE_AUDIT_WITNESSES", errUsage)
+		}
+		return nil
+	}
+	if a.origin == "" {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_WITNESSES needs PORTHOLE_AUDIT_ORIGIN: witnesses cosign the checkpoints of a trail kept as a Merkle tree", errUsage)
+	}
+	ws, err := witness.ParseWitnesses(a.witnesses)
+	if err != nil {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_WITNESSES: %v", errUsage, err)
+	}
+	if a.witnessQuorum < 1 || a.witnessQuorum > len(ws) {
+		return fmt.Errorf("%w: PORTHOLE_AUDIT_WITNESS_QUORUM=%d: between 1 and the %d witnesses given", errUsage, a.witnessQuorum, len(ws))
+	}
+	a.parsedWitnesses = ws
+	return nil
+}
+
+// witnessClient is the HTTP client of the witnesses: porthole's TLS
+// settings, and a timeout.
+func witnessClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsclient.Config(), Proxy: http.ProxyFromEnvironment}}
+}
+
 // sameVolume reports whether two directories are on one file system.
 func sameVolume(a, b string) (bool, error) {
 	var sa, sb syscall.Stat_t
@@ -159,6 +200,9 @@ func (a *auditSettings) check(log *zap.Logger, signer ed25519.PrivateKey) error 
 	if err := a.checkOrigin(signer); err != nil {
 		return err
 	}
+	if err := a.checkWitnesses(); err != nil {
+		return err
+	}
 	if a.maxAge > 0 && (signer == nil || a.path == "" || a.path == "stderr" || a.path == "stdout" || a.maxBytes == 0) {
 		return fmt.Errorf("%w: PORTHOLE_AUDIT_MAX_AGE needs PORTHOLE_AUDIT_SIGNING_KEY_FILE (what remains verifies from a signed pruned record), a file PORTHOLE_AUDIT_LOG and a PORTHOLE_AUDIT_MAX_BYTES that rotates it (only rotated files are pruned)", errUsage)
 	}
@@ -174,6 +218,7 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 	cfg := audit.Config{Path: a.path, Fsync: audit.FsyncPolicy(a.fsync), Timeout: a.timeout, MaxBytes: a.maxBytes,
 		Signer: signer, CheckpointPath: a.checkpointFile, CheckpointEvery: a.checkpointEvery, CheckpointInterval: a.checkpointInterval,
 		Origin: a.origin, MaxAge: a.maxAge, MinFreeBytes: a.minFreeBytes,
+		WitnessQuorum: a.witnessQuorum, WitnessMaxLag: a.witnessMaxLag, WitnessClient: witnessClient(),
 		OnProblem: func(problem string, recovered bool) {
 			// Once per episode: docs/audit.md, Health.
 			if recovered {
@@ -201,6 +246,7 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 	if err := a.check(log, signer); err != nil {
 		return nil, err
 	}
+	cfg.Witnesses = a.parsedWitnesses
 	cfg.Key = key
 	if cfg.Key == nil {
 		cfg.Key = audit.NewKey()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/porthole-dev/porthole/audit/witness"
 )
 
 func TestNumericSettings(t *testing.T) {
@@ -171,5 +173,54 @@ func TestAuditOriginsThatCannotStandAreRefused(t *testing.T) {
 	defer l.Close()
 	if _, err := os.Stat(logPath + ".tree"); err != nil {
 		t.Errorf("a good origin keeps no tree beside the log: %v", err)
+	}
+}
+
+// TestAuditWitnessSettingsThatCannotStandAreRefused: witnesses without an
+// origin (they cosign a tree), a list that does not parse, a quorum no
+// list of them meets, and a maximum lag without witnesses are each refused
+// at start, before the log is opened.
+func TestAuditWitnessSettingsThatCannotStandAreRefused(t *testing.T) {
+	_, signer, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, vkey, err := witness.GenerateKey("witness.example/w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := "http://127.0.0.1:7380 " + vkey
+	logPath, checkpoints := filepath.Join(t.TempDir(), "audit.log"), filepath.Join(t.TempDir(), "checkpoints")
+	base := []string{"--audit-log", logPath, "--audit-checkpoint-file", checkpoints, "--audit-checkpoint-same-volume", "--audit-origin", "example.com/porthole-0"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"witnesses without an origin", []string{"--audit-origin", "", "--audit-witnesses", one}, "needs PORTHOLE_AUDIT_ORIGIN"},
+		{"a witness without its key", []string{"--audit-witnesses", "http://127.0.0.1:7380"}, "URL and verifier key"},
+		{"a witness's key that is not one", []string{"--audit-witnesses", "http://127.0.0.1:7380 witness+00000000+AAAA"}, "verifier key"},
+		{"one witness named twice", []string{"--audit-witnesses", one + "," + one}, "named twice"},
+		{"a quorum of two of one", []string{"--audit-witnesses", one, "--audit-witness-quorum", "2"}, "PORTHOLE_AUDIT_WITNESS_QUORUM"},
+		{"a maximum lag without witnesses", []string{"--audit-witness-max-lag", "1m"}, "without PORTHOLE_AUDIT_WITNESSES"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a auditSettings
+			s := newSettings("serve", "", io.Discard)
+			a.register(s)
+			if err := s.parse(append(append([]string{}, base...), tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			l, err := a.open(zap.NewNop(), zap.NewNop(), nil, signer)
+			if err == nil {
+				l.Close()
+			}
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("open = %v, want a usage error saying %q", err, tc.want)
+			}
+			if _, err := os.Stat(logPath); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the audit log was created before the setting was refused (%v)", err)
+			}
+		})
 	}
 }
