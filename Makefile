@@ -37,6 +37,12 @@ COSIGN_VERSION := v2.6.5
 COSIGN := $(CACHE_DIR)/cosign-$(COSIGN_VERSION)/cosign
 export PORTHOLE_COSIGN := $(COSIGN)
 
+# The omniwitness (transparency-dev/witness), which cosigns porthole's
+# audit checkpoints in the witness tests beside porthole's own witness.
+OMNIWITNESS_VERSION := v0.0.0-20260720115447-2e1c6971d19e
+OMNIWITNESS := $(CACHE_DIR)/omniwitness-2e1c6971d19e/omniwitness
+export PORTHOLE_OMNIWITNESS := $(OMNIWITNESS)
+
 # porthole-release builds, pushes and checks the release image (a module
 # of its own: go-containerregistry stays out of porthole's).
 RELEASE_TOOL := bin/porthole-release
@@ -96,7 +102,7 @@ export PORTHOLE_CHROMIUM := $(CHROMIUM)
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build binary cross release release-tool cosign cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-gitleaks bench-links soak clean
+.PHONY: build binary cross release release-tool cosign omniwitness cyclonedx ssh-keygen chromium report-screenshot reproducible demo test unit check vulncheck govulncheck vulndb staticcheck clients oidc-provider helm temporal-cli redis-server jaeger fuzz bench bench-scale bench-scale-smallest bench-gitleaks bench-links soak clean
 
 ## build: the porthole binary, as the Dockerfile builds it but with symbols (the image strips them), into BUILD_OUT (default bin/porthole)
 BUILD_OUT ?= bin/porthole
@@ -131,6 +137,12 @@ $(COSIGN):
 	mkdir -p $(dir $(COSIGN))
 	cd $(dir $(COSIGN)) && GOBIN=$(dir $(COSIGN)) GOFLAGS=-mod=mod $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
 
+## omniwitness: transparency-dev's witness, built once into the cache, which the witness tests run beside porthole's
+omniwitness: $(OMNIWITNESS)
+$(OMNIWITNESS):
+	mkdir -p $(dir $(OMNIWITNESS))
+	cd $(dir $(OMNIWITNESS)) && GOBIN=$(dir $(OMNIWITNESS)) GOFLAGS=-mod=mod $(GO) install github.com/transparency-dev/witness/cmd/omniwitness@$(OMNIWITNESS_VERSION)
+
 ## cyclonedx: the SBOM generator a release uses, built once into the cache
 cyclonedx: $(CYCLONEDX)
 $(CYCLONEDX):
@@ -147,7 +159,7 @@ demo: $(TEMPORAL_CLI) build
 	./bin/porthole-demo
 
 ## test: formatting, vet, and every test with the race detector
-test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen chromium $(JAEGER) $(HELM) $(CYCLONEDX) $(COSIGN) release-tool check
+test: $(TEMPORAL_CLI) clients oidc-provider redis-server ssh-keygen chromium $(JAEGER) $(HELM) $(CYCLONEDX) $(COSIGN) $(OMNIWITNESS) release-tool check
 	$(GO) test -race -count=1 ./...
 
 ## unit: every test that needs no Temporal dev server, npm clients, oidc-provider, Redis, Jaeger, Chromium or helm, with the race detector; -short skips the rest, naming what each needs
