@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,13 +29,14 @@ import (
 	"github.com/porthole-dev/porthole/audit/audittest"
 	"github.com/porthole-dev/porthole/audit/merkle"
 	"github.com/porthole-dev/porthole/audit/review"
+	"github.com/porthole-dev/porthole/audit/witness"
 )
 
 // files are the trail's log files in chain order, oldest first.
 func trailFiles(t *testing.T, tr audittest.Trail) []string {
 	t.Helper()
 	paths, _ := filepath.Glob(tr.Log + "*")
-	paths = slices.DeleteFunc(paths, func(p string) bool { return strings.HasSuffix(p, audit.TreeSuffix) })
+	paths = slices.DeleteFunc(paths, audit.BesideTheLog)
 	v, err := review.Verify(paths, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -907,4 +911,147 @@ func TestARecordsProofIsCheckedWithThePublicKeyAlone(t *testing.T) {
 	if _, err := review.Prove(trailFiles(t, tr), otherTree, review.Pick{Seq: 17}); err == nil || !strings.Contains(err.Error(), "is not the record") {
 		t.Fatalf("a proof from another trail's tree file: %v", err)
 	}
+}
+
+// witnessPair starts two witnesses of the log of origin signed by s, and
+// returns them as a log's Config takes them and as verify does.
+func witnessPair(t *testing.T, s audittest.Signer, origin string, names ...string) ([]witness.Witness, []*witness.Verifier, []string) {
+	t.Helper()
+	vkey, err := merkle.VerifierKey(origin, s.Pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws []witness.Witness
+	var vs []*witness.Verifier
+	var urls []string
+	for _, name := range names {
+		skey, wkey, err := witness.GenerateKey(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := witness.NewCosigner(skey, nil)
+		srv, err := witness.NewServer(c, []string{vkey}, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(hs.Close)
+		v, _ := witness.NewVerifier(wkey)
+		ws, vs, urls = append(ws, witness.Witness{URL: hs.URL, Verifier: v}), append(vs, v), append(urls, hs.URL)
+	}
+	return ws, vs, urls
+}
+
+// runWitnessed writes n call and result pairs to a tree trail sent to ws,
+// and closes it once every witness has cosigned its latest checkpoint.
+func runWitnessed(t *testing.T, tr audittest.Trail, s audittest.Signer, ws []witness.Witness, n int) {
+	t.Helper()
+	l, err := audit.Open(audit.Config{Path: tr.Log, Key: audittest.Key, Signer: s.Priv, CheckpointPath: tr.Witness, CheckpointEvery: 7, MaxBytes: tr.MaxBytes, Origin: tr.Origin, Witnesses: ws, WitnessQuorum: len(ws)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := l.Write(context.Background(), audittest.CallRecord("alice", "list_workflows")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	audittest.Eventually(t, "every witness cosigns the latest checkpoint", func() bool {
+		for _, st := range l.Witnesses() {
+			if st.Size == 0 || st.Behind != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// latestCosigned asks each witness for the latest checkpoint it cosigned.
+func latestCosigned(t *testing.T, urls []string, origin string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, u := range urls {
+		resp, err := http.Get(u + "/checkpoint?origin=" + origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("the witness at %s: %d %s", u, resp.StatusCode, b)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestWitnessesProveASeriesAgainstEveryKeyInThePod: with the witnesses'
+// cosigned checkpoints, verify proves a tree trail to the largest tree a
+// quorum cosigned, and says when they cosigned it. A trail written again
+// from the start by someone holding every key in the pod, a trail cut
+// with its cosignatures deleted (the witnesses asked for their latest),
+// and a fork shown to one witness while the other saw the trail are each
+// reported, though each verifies with porthole's keys alone.
+func TestWitnessesProveASeriesAgainstEveryKeyInThePod(t *testing.T) {
+	t.Parallel()
+	origin := origins[1]
+	s := audittest.NewSigner(t)
+	ws, vs, urls := witnessPair(t, s, origin, "w.example/1", "w.example/2")
+	tr := audittest.NewTrail(t)
+	tr.Origin = origin
+	runWitnessed(t, tr, s, ws, 30)
+	keys := audittest.Ring([][]byte{audittest.Key}, s)
+	cosigned := func() [][]byte {
+		var out [][]byte
+		for _, line := range bytes.Split(bytes.TrimSpace(readAll(t, tr.Log+audit.CosignaturesSuffix)), []byte("\n")) {
+			var c witness.Cosigned
+			if err := json.Unmarshal(line, &c); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, []byte(c.Checkpoint))
+		}
+		return out
+	}
+	opts := func(cps [][]byte) review.VerifyOptions {
+		return review.VerifyOptions{Keys: keys, Origin: origin, Witnessing: &review.Witnessing{Keys: vs, Quorum: 2, Cosigned: cps}}
+	}
+	v := verifyTrail(t, trailFiles(t, tr), opts(cosigned()))
+	if !v.OK() || v.WitnessedTo < 30 || v.WitnessedBy != 2 || v.WitnessedAt.IsZero() || !strings.Contains(strings.Join(v.Basis(), "\n"), "witnessed: seq 1 to") {
+		t.Fatalf("a witnessed trail: %+v", v)
+	}
+
+	// Every key in the pod: the HMAC key, the signing key and the origin.
+	rewritten := audittest.NewTrail(t)
+	rewritten.Origin = origin
+	rewritten.Run(t, audittest.Key, s, 15, 7)
+	if v := verifyTrail(t, trailFiles(t, rewritten), review.VerifyOptions{Keys: keys, Origin: origin, Checkpoints: rewritten.Checkpoints(t)}); !v.OK() {
+		t.Fatalf("the rewritten trail does not verify with porthole's keys: %+v", v.Problem)
+	}
+	wantProblem(t, verifyTrail(t, trailFiles(t, rewritten), opts(cosigned())), "rewritten after that witness saw them")
+
+	// The tail cut and the cosignatures file gone: the witnesses hold
+	// what they cosigned last.
+	files := trailFiles(t, tr)
+	wantProblem(t, verifyTrail(t, files[:len(files)-2], opts(latestCosigned(t, urls, origin))), "the end of the trail was cut")
+
+	// A fork, written with every key, shown to a witness that never saw
+	// the trail; the first witness saw the trail.
+	fws, fvs, furls := witnessPair(t, s, origin, "w.example/3")
+	fork := audittest.NewTrail(t)
+	fork.Origin = origin
+	runWitnessed(t, fork, s, fws, 30)
+	both := review.VerifyOptions{Keys: keys, Origin: origin, Witnessing: &review.Witnessing{Keys: []*witness.Verifier{vs[0], fvs[0]}, Quorum: 1,
+		Cosigned: append(latestCosigned(t, urls[:1], origin), latestCosigned(t, furls, origin)...)}}
+	wantProblem(t, verifyTrail(t, trailFiles(t, tr), both), "forked")
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -322,6 +322,13 @@ func (l *Log) syncTree() error {
 // witnesses' cosignatures: <log>.cosignatures.
 const CosignaturesSuffix = ".cosignatures"
 
+// BesideTheLog reports whether path names a file porthole keeps beside a
+// log that is not one of its files (its tree, its cosignatures), which a
+// glob of audit.log* names too.
+func BesideTheLog(path string) bool {
+	return strings.HasSuffix(path, TreeSuffix) || strings.HasSuffix(path, CosignaturesSuffix)
+}
+
 // errNoQuorum refuses a call record while too few witnesses keep up.
 var errNoQuorum = fmt.Errorf("%w: too few witnesses have cosigned the audit trail's checkpoints in time", ErrUnavailable)
 

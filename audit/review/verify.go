@@ -54,6 +54,13 @@ type Verification struct {
 	TreeCheckpoints int    `json:"treeCheckpoints"`
 	TreeSize        int64  `json:"treeSize"`
 	TreeUnchecked   int    `json:"treeUnchecked"`
+	// WitnessedTo is the size of the largest tree a quorum of the
+	// witnesses given cosigned, which the series' records make: records 1
+	// to WitnessedTo are proven by WitnessedBy witnesses, the first at
+	// WitnessedAt, which they were written before. 0 without one.
+	WitnessedTo int64     `json:"witnessedTo"`
+	WitnessedBy int       `json:"witnessedBy"`
+	WitnessedAt time.Time `json:"witnessedAt,omitzero"`
 	// Notes are chain events a reviewer should know of: chain starts and
 	// their reasons, torn writes porthole acknowledged, a missing close,
 	// and what could not be proven.
@@ -145,6 +152,9 @@ type VerifyOptions struct {
 	// Origin, when set, is the origin every tree note must name: the
 	// trail the reviewer means (one signing key may sign several).
 	Origin string
+	// Witnessing, when not nil, holds the series' tree to the trees its
+	// witnesses cosigned.
+	Witnessing *Witnessing
 	// TreeFile, when not nil, is the series' tree file (<log>.tree), which
 	// `audit prove` makes proofs from: it is held to every tree note that
 	// checks out, by its root and a consistency proof from the note before.
@@ -207,12 +217,19 @@ func verifyFiles(files []*audit.LogFile, problem *Problem, opts VerifyOptions, c
 		v.Problem = p
 		return v, w.countOnly(files)
 	}
+	if p := w.indexCosigned(opts.Witnessing); p != nil {
+		v.Problem = p
+		return v, w.countOnly(files)
+	}
 	if v.Problem, err = w.walk(files); err != nil {
 		return nil, err
 	}
 	v.LastRecord = w.lastSubstantiveSeq
 	if v.Problem == nil {
 		v.Problem = w.finish()
+	}
+	if v.Problem == nil {
+		v.Problem = w.finishWitnessed()
 	}
 	return v, nil
 }
@@ -309,6 +326,7 @@ type chainWalk struct {
 	indexedChain     string
 	checkpointsGiven bool
 	tree             treeWalk
+	wit              *witnessWalk // nil without Witnessing
 }
 
 // newParser is a parser of the walk's lines, for one goroutine.
@@ -496,6 +514,9 @@ func (w *chainWalk) line(path string, i, fi int, line []byte, c *audit.CheckedLi
 	}
 	w.accept(path, n, e, hash)
 	w.treeLeaf(c.Leaf, e.Kind)
+	if p := w.checkCosigned(path, n); p != nil {
+		return p
+	}
 	return w.witnessedNote(e.Seq)
 }
 

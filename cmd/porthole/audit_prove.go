@@ -24,6 +24,8 @@ func takeTreeFile(files []string, named string) (logs []string, tree string, err
 	tree = named
 	for _, f := range files {
 		switch {
+		case strings.HasSuffix(f, audit.CosignaturesSuffix):
+			// The witnesses' cosignatures: --cosigned reads them.
 		case !strings.HasSuffix(f, audit.TreeSuffix):
 			logs = append(logs, f)
 		case tree != "" && tree != f:
@@ -35,11 +37,11 @@ func takeTreeFile(files []string, named string) (logs []string, tree string, err
 	return logs, tree, nil
 }
 
-// withoutTreeFiles is files without the tree files among them (those
-// ending in audit.TreeSuffix, as a glob of audit.log* names them): for the
-// commands that read the records alone.
+// withoutTreeFiles is files without those porthole keeps beside a log
+// (its tree, its cosignatures), as a glob of audit.log* names them: for
+// the commands that read the records alone.
 func withoutTreeFiles(files []string) []string {
-	return slices.DeleteFunc(slices.Clone(files), func(f string) bool { return strings.HasSuffix(f, audit.TreeSuffix) })
+	return slices.DeleteFunc(slices.Clone(files), audit.BesideTheLog)
 }
 
 func runAuditProve(args []string, stdout, stderr io.Writer) error {

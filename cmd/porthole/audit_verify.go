@@ -69,6 +69,8 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
 	vf.register(s)
 	var treePath, origin string
+	var wf witnessFlags
+	wf.register(s)
 	s.fs.StringVar(&origin, "origin", "", "the origin every signed tree checkpoint must name (PORTHOLE_AUDIT_ORIGIN): the trail meant, since one key may sign several")
 	s.fs.StringVar(&treePath, "tree", "", "the series' tree file (<log>"+audit.TreeSuffix+"), held to each signed tree checkpoint; a file named so among the logs is taken as it")
 	files, err := parseInterspersed(s.fs, args)
@@ -87,6 +89,9 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.Origin = origin
+	if opts.Witnessing, err = wf.witnessing(origin, &vf.evidence); err != nil {
+		return err
+	}
 	if treePath != "" {
 		if opts.TreeFile, err = merkle.ReadTree(treePath); err != nil {
 			return fmt.Errorf("reading the tree file: %w", err)
