@@ -139,6 +139,19 @@ func TestTamperingWithAWitnessedTrailIsFound(t *testing.T) {
 		{"the first rotated file deleted", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			return files[1:]
 		}, "not at its genesis", ""},
+		{"a record deleted", func(t *testing.T, tr audittest.Trail, files []string) []string {
+			b, _ := os.ReadFile(files[1])
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			os.WriteFile(files[1], bytes.Join(append(lines[:2:2], lines[3:]...), nil), 0o600)
+			return files
+		}, "missing: they were deleted", ""},
+		{"two records swapped", func(t *testing.T, tr audittest.Trail, files []string) []string {
+			b, _ := os.ReadFile(files[1])
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			lines[1], lines[2] = lines[2], lines[1]
+			os.WriteFile(files[1], bytes.Join(lines, nil), 0o600)
+			return files
+		}, "are missing", ""},
 		{"the newest file deleted", func(t *testing.T, tr audittest.Trail, files []string) []string {
 			return files[:len(files)-1]
 		}, "are missing: the checkpoint", ""},
