@@ -262,11 +262,15 @@ func (a *auditSettings) open(log, evidence *zap.Logger, key []byte, signer ed255
 const auditUsage = `Usage:
   porthole audit verify [--key-file FILE]... [--public-key FILE]...
                         [--checkpoints FILE]... [--from-checkpoint SEQ]
-                        [--tree FILE] [--origin ORIGIN] LOG...
+                        [--tree FILE] [--origin ORIGIN]
+                        [--witness-key VKEY... [--witness-quorum N]
+                         [--witness URL]... [--cosigned FILE]...] LOG...
       check a log, or a rotated series in any order, from its genesis (or
       the checkpoint named); exit 1 at the first record that was edited,
       deleted, reordered, inserted or truncated, or when the series does
-      not reach the latest checkpoint given with --checkpoints
+      not reach the latest checkpoint given with --checkpoints; with the
+      witnesses' keys, also when the series is not the tree they cosigned,
+      or ends before the largest tree a quorum of them cosigned
   porthole audit prove (--seq SEQ | --request-id ID [--kind call|result])
                        [--tree FILE] [-o OUT] LOG...
       print a record of a trail kept as a Merkle tree (PORTHOLE_AUDIT_ORIGIN)

@@ -52,8 +52,10 @@ func (f *witnessFlags) witnessing(origin string, evidence *[]string) (*review.Wi
 	if f.quorum < 1 || f.quorum > len(o.Keys) {
 		return nil, fmt.Errorf("%w: --witness-quorum %d: between 1 and the %d witnesses given", errUsage, f.quorum, len(o.Keys))
 	}
-	if len(f.urls) > 0 && origin == "" {
-		return nil, fmt.Errorf("%w: --witness needs --origin: a witness is asked for one log's checkpoint", errUsage)
+	if origin == "" {
+		// One signing key may sign every replica's trail: the cosigned
+		// checkpoints are those of the origin named.
+		return nil, fmt.Errorf("%w: --witness-key needs --origin: witnesses cosign one trail's checkpoints", errUsage)
 	}
 	for _, u := range f.urls {
 		cp, err := fetchCosigned(u, origin)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +18,10 @@ import (
 
 	fnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/porthole-dev/porthole/audit"
+	"github.com/porthole-dev/porthole/audit/merkle"
 	"github.com/porthole-dev/porthole/audit/witness"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
@@ -131,7 +134,11 @@ func cosignedSizes(t *testing.T, path, logKey string, vkeys map[string]string) m
 // cosignatures kept beside the trail verify with transparency-dev/formats.
 // A witness stopped falls behind, as /readyz says, while calls go on; it
 // catches up once restarted on its state; and after porthole restarts,
-// every witness takes its checkpoints again.
+// every witness takes its checkpoints again. verify, given the witnesses'
+// keys and what they cosigned, proves the trail to the tree all three
+// cosigned; with the trail's end cut and its cosignatures deleted, the
+// two porthole witnesses, asked, show the cut; and a forked checkpoint,
+// signed with porthole's own key, is refused by a witness and logged.
 func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.T) {
 	t.Parallel()
 	priv, pub := keygen(t, t.TempDir(), "signing")
@@ -141,7 +148,7 @@ func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.
 	}
 	logKey := strings.TrimSpace(string(out))
 	vkeys := map[string]string{}
-	var list []string
+	var list, urls []string
 	witnesses := map[string]func() *process{}
 	for _, name := range []string{"witness.test/w1", "witness.test/w2"} {
 		keyFile, vkey := witnessKey(t, name)
@@ -150,7 +157,7 @@ func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.
 			p, _ := startPorthole(t, baseEnv(), "witness serving", "witness", "serve", "--key-file", keyFile, "--log-key", logKey, "--state-dir", state, "--listen", addr)
 			return p
 		}
-		vkeys[name], list = vkey, append(list, "http://"+addr+" "+vkey)
+		vkeys[name], list, urls = vkey, append(list, "http://"+addr+" "+vkey), append(urls, "http://"+addr)
 	}
 	omniKey, omniVkey := witnessKey(t, "witness.test/omni")
 	vkeys["witness.test/omni"], list = omniVkey, append(list, startOmniwitness(t, omniKey, logKey)+" "+omniVkey)
@@ -160,7 +167,7 @@ func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.
 	}
 
 	file, token := newToken(t, "auditor-test")
-	env, logPath, _ := auditEnv(t)
+	env, logPath, keyPath := auditEnv(t)
 	checkpoints := filepath.Join(t.TempDir(), "checkpoints")
 	env = append(env, "PORTHOLE_ADDR=127.0.0.1:0", "PORTHOLE_ADMIN_ADDR=127.0.0.1:0", "PORTHOLE_TOKENS_FILE="+file, "PORTHOLE_AUDIT_CHECKPOINT_EVERY=3",
 		"PORTHOLE_AUDIT_CHECKPOINT_FILE="+checkpoints, "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME=true",
@@ -225,4 +232,66 @@ func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.
 	calls(line["endpoint"].(string), 4)
 	caughtUp(all...)
 	p.stop(t)
+
+	verify := func(files []string, args ...string) (string, error) {
+		args = append([]string{"audit", "verify", "--key-file", keyPath, "--public-key", pub, "--origin", e2eOrigin}, args...)
+		for _, n := range all {
+			args = append(args, "--witness-key", vkeys[n])
+		}
+		out, err := execPorthole(t, baseEnv(), append(args, files...)...).CombinedOutput()
+		return string(out), err
+	}
+	files, _ := filepath.Glob(logPath + "*")
+	withWitnesses := []string{"--witness-quorum", "3", "--cosigned", cosignatures, "--witness", urls[0], "--witness", urls[1]}
+	if out, err := verify(files, withWitnesses...); err != nil || !strings.Contains(out, "witnessed: seq 1 to") {
+		t.Fatalf("verify with the witnesses: %v\n%s", err, out)
+	}
+
+	// The end cut, and the cosignatures and checkpoint files gone: the
+	// porthole witnesses, asked, hold the tree the trail no longer makes.
+	lines := bytes.SplitAfter(mustRead(t, logPath), []byte("\n"))
+	os.WriteFile(logPath, bytes.Join(lines[:len(lines)-12], nil), 0o600)
+	os.Remove(cosignatures)
+	files, _ = filepath.Glob(logPath + "*")
+	if out, err := verify(files, "--witness-quorum", "2", "--witness", urls[0], "--witness", urls[1]); err == nil || !strings.Contains(out, "the end of the trail was cut") {
+		t.Fatalf("verify of a trail cut, against the witnesses: %v\n%s", err, out)
+	}
+
+	// A fork: another tree of the size a witness cosigned last, signed
+	// with porthole's own key.
+	latest := fetchLatest(t, urls[0], e2eOrigin)
+	signer, _, err := readSigningKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forked, err := merkle.SignCheckpoint(merkle.Checkpoint{Origin: e2eOrigin, Size: latest.Size, Root: tlog.Hash{1}}, merkle.NewSigner(e2eOrigin, signer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(urls[0]+"/add-checkpoint", "text/plain", strings.NewReader(fmt.Sprintf("old %d\n\n%s", latest.Size, forked)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(running["witness.test/w1"].logs.String(), "witness refused a checkpoint the log signed") {
+		t.Fatalf("a forked checkpoint: %d\n%s", resp.StatusCode, running["witness.test/w1"].logs)
+	}
+}
+
+// fetchLatest is the latest checkpoint a porthole witness cosigned of
+// origin.
+func fetchLatest(t *testing.T, base, origin string) merkle.Checkpoint {
+	t.Helper()
+	resp, err := http.Get(base + "/checkpoint?origin=" + origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	text, _, _ := strings.Cut(string(b), "\n\n")
+	cp, err := merkle.ParseText(text + "\n")
+	if err != nil {
+		t.Fatalf("the witness's latest: %v\n%s", err, b)
+	}
+	return cp
 }
