@@ -188,10 +188,11 @@ var leafImports = map[string][]string{
 	module + "/redact/quote":      {},
 	// policy's disclosure profiles name the classes of temporal/read's
 	// fields and redact's personal-data detectors.
-	module + "/policy":        {"github.com/temporalio/sqlparser", module + "/temporal/read", module + "/redact"},
-	module + "/audit":         {module + "/audit/merkle", module + "/audit/witness", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
-	module + "/audit/merkle":  {"golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
-	module + "/audit/review":  {module + "/audit", module + "/audit/merkle", "golang.org/x/mod/sumdb/tlog"},
+	module + "/policy":       {"github.com/temporalio/sqlparser", module + "/temporal/read", module + "/redact"},
+	module + "/audit":        {module + "/audit/merkle", module + "/audit/witness", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
+	module + "/audit/merkle": {"golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
+	// audit/review holds a trail to the checkpoints its witnesses cosigned.
+	module + "/audit/review":  {module + "/audit", module + "/audit/merkle", module + "/audit/witness", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/audit/witness": {module + "/audit/merkle", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"},
 	module + "/temporal/read": {module + "/redact/quote"},
 	module + "/gateway/upstream": {"github.com/modelcontextprotocol/go-sdk", "go.uber.org/zap", "go.yaml.in/yaml/v3",
