@@ -1035,6 +1035,17 @@ func TestWitnessesProveASeriesAgainstEveryKeyInThePod(t *testing.T) {
 		t.Fatalf("a witnessed trail: %+v", v)
 	}
 
+	// One more checkpoint, cosigned by the first witness alone: the
+	// quorum of two proves the series to the second's tree, and the
+	// first's, larger, still shows a cut.
+	runWitnessed(t, tr, s, ws[:1], 6)
+	v = verifyTrail(t, trailFiles(t, tr), opts(latestCosigned(t, urls, origin)))
+	if !v.OK() || v.WitnessedTo == 0 || v.WitnessedTo >= v.TreeSize {
+		t.Fatalf("witnesses at two sizes: %+v", v)
+	}
+	files := trailFiles(t, tr)
+	wantProblem(t, verifyTrail(t, files[:len(files)-3], opts(latestCosigned(t, urls, origin))), "the end of the trail was cut")
+
 	// Every key in the pod: the HMAC key, the signing key and the origin.
 	rewritten := audittest.NewTrail(t)
 	rewritten.Origin = origin
@@ -1046,7 +1057,7 @@ func TestWitnessesProveASeriesAgainstEveryKeyInThePod(t *testing.T) {
 
 	// The tail cut and the cosignatures file gone: the witnesses hold
 	// what they cosigned last.
-	files := trailFiles(t, tr)
+	os.Remove(tr.Log + audit.CosignaturesSuffix)
 	wantProblem(t, verifyTrail(t, files[:len(files)-2], opts(latestCosigned(t, urls, origin))), "the end of the trail was cut")
 
 	// A fork, written with every key, shown to a witness that never saw
@@ -1057,7 +1068,7 @@ func TestWitnessesProveASeriesAgainstEveryKeyInThePod(t *testing.T) {
 	runWitnessed(t, fork, s, fws, 30)
 	both := review.VerifyOptions{Keys: keys, Origin: origin, Witnessing: &review.Witnessing{Keys: []*witness.Verifier{vs[0], fvs[0]}, Quorum: 1,
 		Cosigned: append(latestCosigned(t, urls[:1], origin), latestCosigned(t, furls, origin)...)}}
-	wantProblem(t, verifyTrail(t, trailFiles(t, tr), both), "forked")
+	wantProblem(t, verifyTrail(t, trailFiles(t, tr), both), "fork")
 }
 
 func readAll(t *testing.T, path string) []byte {

@@ -54,10 +54,11 @@ type Verification struct {
 	TreeCheckpoints int    `json:"treeCheckpoints"`
 	TreeSize        int64  `json:"treeSize"`
 	TreeUnchecked   int    `json:"treeUnchecked"`
-	// WitnessedTo is the size of the largest tree a quorum of the
-	// witnesses given cosigned, which the series' records make: records 1
-	// to WitnessedTo are proven by WitnessedBy witnesses, the first at
-	// WitnessedAt, which they were written before. 0 without one.
+	// WitnessedTo is the largest size a quorum (WitnessedBy) of the
+	// witnesses given each cosigned a tree of, or larger, every tree the
+	// series' records make: records 1 to WitnessedTo are proven by them,
+	// and were written before WitnessedAt, by when all of the quorum had
+	// cosigned. 0 without one.
 	WitnessedTo int64     `json:"witnessedTo"`
 	WitnessedBy int       `json:"witnessedBy"`
 	WitnessedAt time.Time `json:"witnessedAt,omitzero"`

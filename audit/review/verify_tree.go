@@ -159,7 +159,7 @@ func (v *Verification) treeBasis() []string {
 		lines = append(lines, fmt.Sprintf("Merkle tree of origin %s: %d signed tree checkpoint(s) recomputed from the records, up to %d records: each earlier tree is a prefix of each later one", v.Origin, v.TreeCheckpoints, v.TreeSize))
 	}
 	if v.WitnessedTo > 0 {
-		lines = append(lines, fmt.Sprintf("witnessed: seq 1 to %d are the tree %d witness(es) given cosigned, the first at %s: written before then, and not rewritten or cut since by anyone, whatever keys of porthole's they hold, without those witnesses", v.WitnessedTo, v.WitnessedBy, v.WitnessedAt.UTC().Format(time.RFC3339)))
+		lines = append(lines, fmt.Sprintf("witnessed: seq 1 to %d are in trees a quorum of %d witness(es) given cosigned, all %d by %s: written before then, and not rewritten or cut since by anyone, whatever keys of porthole's they hold, without those witnesses", v.WitnessedTo, v.WitnessedBy, v.WitnessedBy, v.WitnessedAt.UTC().Format(time.RFC3339)))
 	}
 	if v.TreeUnchecked > 0 {
 		lines = append(lines, fmt.Sprintf("Merkle tree of origin %s: %d signed tree checkpoint(s) NOT recomputed: verification began where the records do not say where the tree stood", v.Origin, v.TreeUnchecked))

@@ -3,10 +3,8 @@ package review
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
-	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
@@ -14,10 +12,12 @@ import (
 )
 
 // Witnessing is what verify holds a series kept as a Merkle tree to
-// beyond porthole's own keys: checkpoints its witnesses cosigned.
+// beyond porthole's own keys: checkpoints its witnesses cosigned. It needs
+// VerifyOptions.Origin: one signing key may sign several trails.
 type Witnessing struct {
-	// Keys are the witnesses' cosignature/v1 verifier keys; Quorum is how
-	// many of them must have cosigned a tree for it to prove the series.
+	// Keys are the witnesses' cosignature/v1 verifier keys, one per
+	// witness; Quorum is how many of them must have cosigned a tree for it
+	// to prove the series.
 	Keys   []*witness.Verifier
 	Quorum int
 	// Cosigned are checkpoints with cosignatures: what the witnesses
@@ -26,65 +26,58 @@ type Witnessing struct {
 	Cosigned [][]byte
 }
 
-// cosignedTree is one tree of the log that witnesses cosigned: who, and
-// when each did.
+// cosignedTree is one tree of the log that witnesses cosigned, and which
+// of them did, by public key.
 type cosignedTree struct {
-	size  int64
-	root  tlog.Hash
-	times map[string]time.Time // by witness
-	seen  bool                 // the walk met the series' tree of this size
+	size int64
+	root tlog.Hash
+	by   map[string]*witness.Verifier
+	seen bool // the walk met the series' tree of this size
 }
 
-// earliest is the earliest cosignature, and its witness.
-func (c *cosignedTree) earliest() (string, time.Time) {
-	name, at := "", time.Time{}
-	for n, t := range c.times {
-		if at.IsZero() || t.Before(at) || t.Equal(at) && n < name {
-			name, at = n, t
-		}
-	}
-	return name, at
+// cosigning is one cosignature of one witness: of a tree of size
+// records, at a time.
+type cosigning struct {
+	size int64
+	at   time.Time
 }
 
 // witnessWalk is what the walk holds the series' tree to: the cosigned
-// trees by size, and the largest that a quorum cosigned.
+// trees by size, and each witness's cosignatures.
 type witnessWalk struct {
-	quorum  int
-	bySize  map[int64]*cosignedTree
-	quorate int64 // the largest size a quorum cosigned; 0 without one
+	quorum   int
+	bySize   map[int64]*cosignedTree
+	byWitnes map[string][]cosigning // by public key
+	names    map[string]string      // by public key
 }
 
 // indexCosigned checks each cosigned checkpoint's signatures, the log's
-// (with ring, under the origin, when set) and the witnesses', and indexes
-// the trees by size. Two trees of one size are a fork the log signed.
+// (a public key given, under VerifyOptions.Origin) and the witnesses'
+// (each line on its own: a forged line of a witness given is a problem,
+// never passed over), and indexes the trees. Two trees of one size are a
+// fork the log signed.
 func (w *chainWalk) indexCosigned(o *Witnessing) *Problem {
 	if o == nil {
 		return nil
 	}
-	ww := &witnessWalk{quorum: o.Quorum, bySize: map[int64]*cosignedTree{}}
-	var vs []note.Verifier
-	for _, k := range o.Keys {
-		vs = append(vs, k)
+	if w.tree.want == "" {
+		return &Problem{"cosigned checkpoints", 0, "witnesses' checkpoints need the trail's origin: one signing key may sign several trails"}
 	}
+	ww := &witnessWalk{quorum: o.Quorum, bySize: map[int64]*cosignedTree{}, byWitnes: map[string][]cosigning{}, names: map[string]string{}}
 	for i, text := range o.Cosigned {
 		cp, err := w.ring.OpenNote(string(text))
 		if err != nil {
 			return &Problem{"cosigned checkpoints", i + 1, "the checkpoint is not signed by a public key given: " + safe(err.Error())}
 		}
-		if w.tree.want != "" && cp.Origin != w.tree.want {
-			continue // another replica's
+		if cp.Origin != w.tree.want {
+			continue // another trail's
 		}
-		n, err := note.Open(text, note.VerifierList(vs...))
+		_, cs, err := witness.Cosignatures(text, o.Keys)
 		if err != nil {
-			continue // cosigned by no witness given
+			return &Problem{"cosigned checkpoints", i + 1, safe(err.Error())}
 		}
-		if p := ww.add(cp, n.Sigs, i+1); p != nil {
+		if p := ww.add(cp, cs, i+1); p != nil {
 			return p
-		}
-	}
-	for size, c := range ww.bySize {
-		if len(c.times) >= ww.quorum {
-			ww.quorate = max(ww.quorate, size)
 		}
 	}
 	w.wit = ww
@@ -92,42 +85,68 @@ func (w *chainWalk) indexCosigned(o *Witnessing) *Problem {
 }
 
 // add takes in a tree's cosignatures.
-func (ww *witnessWalk) add(cp merkle.Checkpoint, sigs []note.Signature, line int) *Problem {
+func (ww *witnessWalk) add(cp merkle.Checkpoint, cs []witness.Cosignature, line int) *Problem {
+	if len(cs) == 0 {
+		return nil
+	}
 	c, ok := ww.bySize[cp.Size]
 	if !ok {
-		c = &cosignedTree{size: cp.Size, root: cp.Root, times: map[string]time.Time{}}
+		c = &cosignedTree{size: cp.Size, root: cp.Root, by: map[string]*witness.Verifier{}}
 		ww.bySize[cp.Size] = c
 	}
 	if c.root != cp.Root {
-		return &Problem{"cosigned checkpoints", line, fmt.Sprintf("the log signed two trees of %d records, and witnesses cosigned each: the log forked (%s cosigned one, %s the other)", cp.Size, strings.Join(names(c.times), ", "), strings.Join(sigNames(sigs), ", "))}
+		return &Problem{"cosigned checkpoints", line, fmt.Sprintf("the log signed two trees of %d records, and witnesses cosigned each (%s one, %s the other): the log forked", cp.Size, ww.nameOf(c.by), safe(cs[0].Witness.Name()))}
 	}
-	for _, s := range sigs {
-		t, err := witness.Time(s)
-		if err != nil {
-			continue
-		}
-		if prev, ok := c.times[s.Name]; !ok || t.Before(prev) {
-			c.times[s.Name] = t
-		}
+	for _, s := range cs {
+		key := string(s.Witness.PublicKey())
+		c.by[key] = s.Witness
+		ww.names[key] = s.Witness.Name()
+		ww.byWitnes[key] = append(ww.byWitnes[key], cosigning{cp.Size, s.Time})
 	}
 	return nil
 }
 
-func names(m map[string]time.Time) []string {
-	var out []string
-	for n := range m {
-		out = append(out, safe(n))
+func (ww *witnessWalk) nameOf(by map[string]*witness.Verifier) string {
+	for _, v := range by {
+		return safe(v.Name())
 	}
-	sort.Strings(out)
-	return out
+	return "-"
 }
 
-func sigNames(sigs []note.Signature) []string {
-	var out []string
-	for _, s := range sigs {
-		out = append(out, safe(s.Name))
+// proven is the largest size a quorum of witnesses cosigned a tree of, or
+// larger, and the time by which they had: each witness's largest
+// cosigned size, the quorum-th largest of them; and, of the witnesses
+// that reached it, each one's earliest cosignature of a tree that large,
+// the quorum-th earliest of them (so that no single witness's clock sets
+// the bound).
+func (ww *witnessWalk) proven() (int64, time.Time) {
+	var largest []int64
+	for _, cs := range ww.byWitnes {
+		m := int64(0)
+		for _, c := range cs {
+			m = max(m, c.size)
+		}
+		largest = append(largest, m)
 	}
-	return out
+	if len(largest) < ww.quorum {
+		return 0, time.Time{}
+	}
+	sort.Slice(largest, func(i, j int) bool { return largest[i] > largest[j] })
+	size := largest[ww.quorum-1]
+	var firsts []time.Time
+	for _, cs := range ww.byWitnes {
+		var first time.Time
+		for _, c := range cs {
+			if c.size >= size && (first.IsZero() || c.at.Before(first)) {
+				first = c.at
+			}
+		}
+		if !first.IsZero() {
+			firsts = append(firsts, first)
+		}
+	}
+	sort.Slice(firsts, func(i, j int) bool { return firsts[i].Before(firsts[j]) })
+	return size, firsts[ww.quorum-1]
 }
 
 // checkCosigned holds the series' tree, of the records accepted so far, to
@@ -142,32 +161,35 @@ func (w *chainWalk) checkCosigned(path string, n int) *Problem {
 	}
 	c.seen = true
 	if c.root != w.tree.edge.Root() {
-		name, at := c.earliest()
-		return &Problem{path, n, fmt.Sprintf("the series' tree of %d records is not the one witness %s cosigned at %s: the records were rewritten after that witness saw them, or the log showed it a fork", c.size, safe(name), at.Format(time.RFC3339))}
+		return &Problem{path, n, fmt.Sprintf("the series' tree of %d records is not the one witness %s cosigned: the records were rewritten after that witness saw them, or the log showed it a fork", c.size, w.wit.nameOf(c.by))}
 	}
 	return nil
 }
 
-// finishWitnessed holds the series to the largest tree a quorum of
-// witnesses cosigned, and says how far they prove it.
+// finishWitnessed holds the series to every tree witnesses cosigned (one
+// larger than the series is its end cut, whatever the quorum) and says how
+// far a quorum proves it.
 func (w *chainWalk) finishWitnessed() *Problem {
 	if w.wit == nil {
 		return nil
 	}
-	v := w.v
-	if w.wit.quorate == 0 {
-		v.Notes = append(v.Notes, fmt.Sprintf("no tree of the series was cosigned by a quorum of %d of the witnesses given", w.wit.quorum))
-		return nil
+	held := int64(-1)
+	if w.tree.edge != nil {
+		held = w.tree.edge.Size()
 	}
-	c := w.wit.bySize[w.wit.quorate]
-	name, at := c.earliest()
-	if !c.seen {
-		if w.tree.edge == nil || w.tree.edge.Size() < c.size {
-			return &Problem{"", 0, fmt.Sprintf("records up to seq %d are missing: %d witnesses cosigned a tree of %d records (the first, %s, at %s), and the series holds fewer: the end of the trail was cut", c.size, len(c.times), c.size, safe(name), at.Format(time.RFC3339))}
+	for size, c := range w.wit.bySize {
+		if held >= 0 && size > held {
+			return &Problem{"", 0, fmt.Sprintf("records %d to %d are missing: witness %s cosigned a tree of %d records, and the series holds %d: the end of the trail was cut", held+1, size, w.wit.nameOf(c.by), size, held)}
 		}
-		v.Notes = append(v.Notes, fmt.Sprintf("the tree of %d records the witnesses cosigned could not be held to the series: verification began after the tree's start", c.size))
+	}
+	size, at := w.wit.proven()
+	switch {
+	case size == 0:
+		return &Problem{"", 0, fmt.Sprintf("no tree of the series was cosigned by a quorum of %d of the witnesses given", w.wit.quorum)}
+	case held < 0:
+		w.v.Notes = append(w.v.Notes, "the trees the witnesses cosigned could not be held to the series: verification began where the records do not say where the tree stood")
 		return nil
 	}
-	v.WitnessedTo, v.WitnessedBy, v.WitnessedAt = c.size, len(c.times), at
+	w.v.WitnessedTo, w.v.WitnessedBy, w.v.WitnessedAt = size, w.wit.quorum, at
 	return nil
 }

@@ -2,6 +2,7 @@ package witness
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
@@ -44,10 +44,10 @@ func ParseWitnesses(list string) ([]Witness, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the witness at %s: %v", fields[0], err)
 		}
-		if seen[v.Name()] {
-			return nil, fmt.Errorf("the witness %s is named twice", v.Name())
+		if seen[v.Name()] || seen[string(v.PublicKey())] {
+			return nil, fmt.Errorf("the witness %s is named twice, or its key given twice", v.Name())
 		}
-		seen[v.Name()] = true
+		seen[v.Name()], seen[string(v.PublicKey())] = true, true
 		ws = append(ws, Witness{URL: strings.TrimSuffix(fields[0], "/"), Verifier: v})
 	}
 	return ws, nil
@@ -95,7 +95,11 @@ type sending struct {
 	known  int64 // the size the witness last cosigned, as porthole knows it; -1 unknown
 	next   []byte
 	size   int64
-	sentAt time.Time // when next was given
+	// firstAfter is when the first checkpoint given after the one being
+	// tried was given: the oldest the witness has not cosigned, should
+	// the try succeed.
+	firstAfter time.Time
+	trying     int64
 }
 
 // retryEvery is how often a witness whose last try failed is tried again.
@@ -108,9 +112,15 @@ func NewSender(ws []Witness, treePath, cosigPath string, client *http.Client) (*
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(cosigPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(cosigPath, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err == nil {
+		err = endTornLine(f)
+	}
 	if err != nil {
 		tree.Close()
+		if f != nil {
+			f.Close()
+		}
 		return nil, err
 	}
 	s := &Sender{tree: tree, file: f, client: client, quit: make(chan struct{})}
@@ -129,9 +139,12 @@ func NewSender(ws []Witness, treePath, cosigPath string, client *http.Client) (*
 func (s *Sender) Send(cp []byte, size int64, now time.Time) {
 	for _, sw := range s.ws {
 		sw.mu.Lock()
-		sw.next, sw.size, sw.sentAt = cp, size, now
+		sw.next, sw.size = cp, size
 		if sw.status.Behind == 0 {
 			sw.status.BehindSince = now
+		}
+		if sw.trying != 0 && sw.firstAfter.IsZero() {
+			sw.firstAfter = now
 		}
 		sw.status.Behind = size
 		sw.mu.Unlock()
@@ -174,33 +187,41 @@ func (s *Sender) run(sw *sending) {
 		}
 		sw.mu.Lock()
 		cp, size, known := sw.next, sw.size, sw.known
+		sw.trying, sw.firstAfter = size, time.Time{}
 		sw.mu.Unlock()
 		if cp == nil || size == known {
 			continue
 		}
 		line, got, err := s.submit(sw.w, cp, size, known)
-		sw.mu.Lock()
-		if got >= 0 {
-			sw.known = got
-		}
-		sw.status.Err = ""
-		if err != nil {
-			sw.status.Err = err.Error()
-		} else {
-			sw.status.Size, sw.status.At = size, time.Now()
-			sw.status.Behind, sw.status.BehindSince = 0, time.Time{}
-			if sw.size != size { // a later one came meanwhile
-				sw.status.Behind, sw.status.BehindSince = sw.size, sw.sentAt
-			}
-		}
-		sw.mu.Unlock()
 		if err == nil {
-			if kerr := s.keep(sw.w, cp, line, size); kerr != nil {
-				sw.mu.Lock()
-				sw.status.Err = "keeping its cosignature: " + kerr.Error()
-				sw.mu.Unlock()
+			// A cosignature counts once it is kept: what is not in the
+			// file proves nothing to a reviewer.
+			if err = s.keep(sw.w, cp, line, size); err != nil {
+				err = fmt.Errorf("keeping its cosignature: %v", err)
 			}
 		}
+		sw.settle(size, got, err)
+	}
+}
+
+// settle takes in the outcome of a try: the size the witness holds, and
+// on success that it cosigned size; a later checkpoint given meanwhile
+// keeps it behind since that one was given.
+func (sw *sending) settle(size, got int64, err error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if got >= 0 {
+		sw.known = got
+	}
+	sw.status.Err = ""
+	if err != nil {
+		sw.status.Err = err.Error()
+		return
+	}
+	sw.status.Size, sw.status.At = size, time.Now()
+	sw.status.Behind, sw.status.BehindSince = 0, time.Time{}
+	if sw.size != size {
+		sw.status.Behind, sw.status.BehindSince = sw.size, sw.firstAfter
 	}
 }
 
@@ -265,7 +286,21 @@ func (s *Sender) request(cp []byte, old, size int64) ([]byte, error) {
 }
 
 func (s *Sender) post(url string, body []byte) (int, string, error) {
-	resp, err := s.client.Post(url+"/add-checkpoint", "text/plain; charset=utf-8", bytes.NewReader(body))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.quit: // Close does not wait on a witness that hangs
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/add-checkpoint", bytes.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	resp, err := s.client.Do(req)
 	if err != nil {
 		return 0, "", err
 	}
@@ -275,13 +310,31 @@ func (s *Sender) post(url string, body []byte) (int, string, error) {
 }
 
 // checkCosignature is the witness's cosignature line among what it
-// answered, once it verifies over the checkpoint.
+// answered: signature lines alone, each checked over the checkpoint's own
+// text (an answer is never joined to the checkpoint, where an empty line
+// could move where its text ends).
 func checkCosignature(w Witness, cp []byte, answer string) (string, error) {
-	n, err := note.Open(append(bytes.Clone(cp), answer...), note.VerifierList(w.Verifier))
-	if err != nil || len(n.Sigs) != 1 {
-		return "", fmt.Errorf("the witness's answer holds no cosignature of its key over the checkpoint (%v)", err)
+	split := bytes.LastIndex(cp, []byte("\n\n"))
+	if split < 0 {
+		return "", errors.New("the checkpoint is not a signed note")
 	}
-	return "— " + n.Sigs[0].Name + " " + n.Sigs[0].Base64 + "\n", nil
+	text := string(cp[:split+1])
+	for _, line := range strings.SplitAfter(answer, "\n") {
+		if line == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "— ") || !strings.HasSuffix(line, "\n") {
+			return "", fmt.Errorf("the witness's answer holds a line that is no signature: %s", strconv.QuoteToASCII(cut(line)))
+		}
+		c, ok, err := cosignatureOf(text, line, []*Verifier{w.Verifier})
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return c.Line, nil
+		}
+	}
+	return "", errors.New("the witness's answer holds no cosignature of its key")
 }
 
 // keep appends a cosigned checkpoint to the cosignatures file, synced.
@@ -311,4 +364,19 @@ func cut(s string) string {
 		return s[:200]
 	}
 	return s
+}
+
+// endTornLine ends a line a crash cut short, so that the next cosignature
+// is a line of its own.
+func endTornLine(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil || last[0] == '\n' {
+		return err
+	}
+	_, err = f.Write([]byte("\n"))
+	return err
 }

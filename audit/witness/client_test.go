@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +104,44 @@ func TestASenderBringsEachWitnessToTheLatestCheckpoint(t *testing.T) {
 	}
 	if lines < 2 {
 		t.Fatalf("%d cosignatures kept", lines)
+	}
+}
+
+// TestASenderCountsNoAnswerButACosignatureOfTheCheckpoint: a witness that
+// answers a signature over other text (its answer beginning with an empty
+// line, which joined to the checkpoint would move where its text ends)
+// is a failure, not a cosignature, and nothing is kept of it.
+func TestASenderCountsNoAnswerButACosignatureOfTheCheckpoint(t *testing.T) {
+	t.Parallel()
+	_, logKey, _ := ed25519.GenerateKey(rand.Reader)
+	log := newTestLog(t, logKey, "a")
+	skey, vkey, _ := GenerateKey("witness.example/liar")
+	c, _ := NewCosigner(skey, nil)
+	liar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		signed, _ := note.Sign(&note.Note{Text: "other text\n"}, c)
+		_, sig, _ := strings.Cut(string(signed), "\n\n")
+		w.Write([]byte("\n" + sig))
+	}))
+	defer liar.Close()
+	v, _ := NewVerifier(vkey)
+	cosigs := filepath.Join(t.TempDir(), "cosignatures")
+	s, err := NewSender([]Witness{{URL: liar.URL, Verifier: v}}, log.tree.Path(), cosigs, liar.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Send(log.grow(4), 4, time.Now())
+	deadline := time.Now().Add(3 * time.Second)
+	for s.Statuses()[0].Err == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("no failure said")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := s.Statuses()[0]; st.Size != 0 || st.Behind != 4 {
+		t.Fatalf("a lie counted: %+v", st)
+	}
+	if b, _ := os.ReadFile(cosigs); len(b) != 0 {
+		t.Fatalf("kept: %s", b)
 	}
 }

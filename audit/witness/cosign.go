@@ -3,10 +3,24 @@
 // consistent with the last one it cosigned for that log, so that a
 // rewrite, a fork or a cut of an audit trail kept as a Merkle tree needs
 // the witness's collusion. Its cosignatures are C2SP cosignature/v1
-// signatures, which carry the time they were made.
+// signatures, which carry the time they were made. The package also holds
+// the log's side, a Sender.
+//
+// # Trust
+//
+// The server's requests are not authenticated: anyone who can reach it
+// may send anything. What it acts on is only what the log's key signed
+// and what the proof it is given shows against its own state; it keeps,
+// beside that state, only what proves the log misbehaved (a second
+// signed tree of a size it cosigned), bounded, and serves each checkpoint
+// with the log's signatures and its own alone. The Sender trusts a
+// witness for nothing but its signature: each cosignature is checked over
+// the checkpoint's own text with the witness's key before it is kept or
+// counted.
 package witness
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -153,4 +167,63 @@ func Time(s note.Signature) (time.Time, error) {
 		return time.Time{}, errors.New("not a cosignature/v1 signature")
 	}
 	return time.Unix(int64(binary.BigEndian.Uint64(b[4:])), 0).UTC(), nil
+}
+
+// PublicKey is the witness's Ed25519 public key: two verifier keys of one
+// public key are one witness, whatever their names.
+func (v *Verifier) PublicKey() ed25519.PublicKey { return v.pub }
+
+// Cosignature is a witness's cosignature of a checkpoint: which witness,
+// when, and its signature line.
+type Cosignature struct {
+	Witness *Verifier
+	Time    time.Time
+	Line    string
+}
+
+// Cosignatures are the cosignatures among a signed checkpoint's signature
+// lines that one of vs made over its text, each line checked on its own
+// (a line of a key not given is passed over). A line that names a key
+// given but does not verify is an error: it was forged or altered.
+func Cosignatures(signed []byte, vs []*Verifier) (text string, cs []Cosignature, err error) {
+	split := bytes.LastIndex(signed, []byte("\n\n"))
+	if split < 0 || !bytes.HasSuffix(signed, []byte("\n")) {
+		return "", nil, errors.New("not a signed note: no empty line before its signatures")
+	}
+	text = string(signed[:split+1])
+	for _, line := range strings.SplitAfter(string(signed[split+2:]), "\n") {
+		if line == "" {
+			continue
+		}
+		c, ok, err := cosignatureOf(text, line, vs)
+		if err != nil {
+			return text, nil, err
+		}
+		if ok {
+			cs = append(cs, c)
+		}
+	}
+	return text, cs, nil
+}
+
+// cosignatureOf reads one signature line: ok when one of vs made it over
+// text.
+func cosignatureOf(text, line string, vs []*Verifier) (Cosignature, bool, error) {
+	rest, found := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "— ")
+	name, b64, _ := strings.Cut(rest, " ")
+	sig, err := base64.StdEncoding.DecodeString(b64)
+	if !found || err != nil || len(sig) < 4 {
+		return Cosignature{}, false, errors.New("a signature line is malformed")
+	}
+	hash := binary.BigEndian.Uint32(sig)
+	for _, v := range vs {
+		if v.name != name || v.hash != hash {
+			continue
+		}
+		if !v.Verify([]byte(text), sig[4:]) {
+			return Cosignature{}, false, fmt.Errorf("the cosignature of witness %s does not verify: it was forged or altered", strconv.QuoteToASCII(name))
+		}
+		return Cosignature{Witness: v, Time: time.Unix(int64(binary.BigEndian.Uint64(sig[4:])), 0).UTC(), Line: line}, true, nil
+	}
+	return Cosignature{}, false, nil
 }

@@ -3,15 +3,16 @@ package witness
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -37,7 +38,12 @@ type Server struct {
 	// mu makes each check of a log's latest checkpoint and its update one
 	// step: two requests at once must not roll a log back.
 	mu sync.Mutex
+	// lock holds the state directory's lock for the server's life.
+	lock *os.File
 }
+
+// Close lets another witness take the state.
+func (s *Server) Close() error { return s.lock.Close() }
 
 // NewServer is a witness that signs with cosigner, keeps its state in
 // dir, and witnesses the logs whose note verifier keys are logKeys (each
@@ -46,7 +52,16 @@ func NewServer(cosigner *Cosigner, logKeys []string, dir string) (*Server, error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &Server{cosigner: cosigner, logs: map[string]note.Verifier{}, store: store{dir}}
+	// One witness per state: two would roll each other's back.
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("another witness holds the state %s: %v", dir, err)
+	}
+	s := &Server{lock: lock, cosigner: cosigner, logs: map[string]note.Verifier{}, store: store{dir}}
 	for _, k := range logKeys {
 		v, err := note.NewVerifier(strings.TrimSpace(k))
 		if err != nil {
@@ -54,6 +69,9 @@ func NewServer(cosigner *Cosigner, logKeys []string, dir string) (*Server, error
 		}
 		if err := merkle.CheckOrigin(v.Name()); err != nil {
 			return nil, fmt.Errorf("a log's origin: %v", err)
+		}
+		if _, dup := s.logs[v.Name()]; dup {
+			return nil, fmt.Errorf("two keys of the log %s: a log has one", v.Name())
 		}
 		s.logs[v.Name()] = v
 	}
@@ -158,8 +176,10 @@ func (s *Server) add(req *request) (string, *problem) {
 		return "", &problem{status: http.StatusForbidden, why: "the checkpoint is not signed by the log's key"}
 	}
 	cp, err := merkle.ParseText(n.Text)
-	if err != nil {
-		return "", &problem{status: http.StatusBadRequest, why: "the checkpoint is malformed"}
+	if err != nil || cp.Size == 0 {
+		// porthole's trees never have no records: the tree of none would
+		// be cosigned, and no proof extends it (tlog proves from 1 up).
+		return "", &problem{status: http.StatusBadRequest, why: "the checkpoint is malformed, or of no records"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -173,13 +193,17 @@ func (s *Server) add(req *request) (string, *problem) {
 		}
 		return "", p
 	}
-	sig, err := s.cosigner.Sign([]byte(n.Text))
+	// Kept and served: the text, the log's signatures that verified, and
+	// this witness's own; any other line of the request is dropped, so
+	// that none can spoil what a reviewer is served.
+	signed, err := note.Sign(&note.Note{Text: n.Text, Sigs: n.Sigs}, s.cosigner)
 	if err != nil {
 		return "", &problem{status: http.StatusInternalServerError, why: "the witness cannot sign"}
 	}
-	line := "— " + s.cosigner.Name() + " " + base64.StdEncoding.EncodeToString(append(binary.BigEndian.AppendUint32(nil, s.cosigner.KeyHash()), sig...)) + "\n"
+	lines := strings.SplitAfter(strings.TrimSuffix(string(signed), "\n"), "\n")
+	line := lines[len(lines)-1] + "\n"
 	if last == nil || cp.Size > last.Size {
-		if err := s.store.write(latest{Origin: cp.Origin, Size: cp.Size, Root: cp.Root[:], Checkpoint: string(req.note) + line}); err != nil {
+		if err := s.store.write(latest{Origin: cp.Origin, Size: cp.Size, Root: cp.Root[:], Checkpoint: string(signed)}); err != nil {
 			return "", &problem{status: http.StatusInternalServerError, why: "the witness cannot keep its state"}
 		}
 	}
@@ -194,18 +218,22 @@ func (s *Server) check(req *request, cp merkle.Checkpoint, last *latest) *proble
 	if last != nil {
 		lastSize = last.Size
 	}
+	// Only a second tree of a size already cosigned is kept, as evidence:
+	// both are the log's signed trees, and nothing else anyone may send
+	// proves that the log misbehaved (an old size, a stale checkpoint, a
+	// proof are the sender's words, and would fill the file for anyone).
 	switch {
 	case req.old > cp.Size:
-		return &problem{status: http.StatusBadRequest, why: fmt.Sprintf("a checkpoint of %d records after one of %d: the log shrank", cp.Size, req.old), keep: last != nil}
+		return &problem{status: http.StatusBadRequest, why: fmt.Sprintf("a checkpoint of %d records after one of %d", cp.Size, req.old)}
 	case req.old != lastSize:
-		return &problem{status: http.StatusConflict, why: "the old size is not the latest cosigned", body: strconv.FormatInt(lastSize, 10) + "\n", keep: cp.Size < lastSize}
+		return &problem{status: http.StatusConflict, why: "the old size is not the latest cosigned", body: strconv.FormatInt(lastSize, 10) + "\n"}
 	case last != nil && cp.Size == last.Size && !bytes.Equal(cp.Root[:], last.Root):
 		return &problem{status: http.StatusConflict, why: "a second tree of the same size: the log forked", body: strconv.FormatInt(lastSize, 10) + "\n", keep: true}
-	case last == nil && len(req.proof) > 0:
-		return &problem{status: http.StatusBadRequest, why: "a consistency proof from size 0"}
+	case (last == nil || cp.Size == last.Size) && len(req.proof) > 0:
+		return &problem{status: http.StatusBadRequest, why: "a consistency proof where none is due"}
 	case last != nil && cp.Size > last.Size:
 		if err := tlog.CheckTree(req.proof, cp.Size, cp.Root, last.Size, tlog.Hash(last.Root)); err != nil {
-			return &problem{status: http.StatusUnprocessableEntity, why: "the checkpoint does not extend the latest cosigned: the log forked, or the proof is wrong", keep: true}
+			return &problem{status: http.StatusUnprocessableEntity, why: "the checkpoint does not extend the latest cosigned: the log forked, or the proof is wrong"}
 		}
 	}
 	return nil

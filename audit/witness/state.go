@@ -88,7 +88,12 @@ func (s store) write(l latest) error {
 	return syncDir(s.dir)
 }
 
-// remember appends a refusal to origin's refusals, synced.
+// maxRefusedBytes bounds a log's refusals file: evidence of a fork is
+// one checkpoint; a log that forks over and over shows it in the first.
+const maxRefusedBytes = 1 << 20
+
+// remember appends a refusal to origin's refusals, synced, while the
+// file is under maxRefusedBytes.
 func (s store) remember(origin string, r refusal) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -96,6 +101,10 @@ func (s store) remember(origin string, r refusal) error {
 	}
 	f, err := os.OpenFile(s.path(origin, ".refused"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() >= maxRefusedBytes {
+		f.Close()
 		return err
 	}
 	_, err = f.Write(append(b, '\n'))

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,9 +96,11 @@ func post(t *testing.T, url, body string) (int, string, string) {
 // shows extend the last it cosigned; its cosignatures are cosignature/v1,
 // which transparency-dev/formats verifies, with their time. A stale old
 // size gets 409 with the latest size; a fork (a proof that fails, a
-// second tree of the same size) and a shrink are refused and kept; an
-// unknown log is 404 and another key's signature 403; the state and the
-// refusals survive a new server on the same directory.
+// second tree of the same size) and a shrink are refused, and the second
+// tree, which the log signed beside the first, is kept; an unknown log is
+// 404 and another key's signature 403; a second server on the same state
+// is refused; the state and the refusals survive a new server on it. A
+// line the request adds under the witness's own name is not kept.
 func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 	t.Parallel()
 	_, logKey, _ := ed25519.GenerateKey(rand.Reader)
@@ -112,9 +115,10 @@ func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	var s *Server
 	start := func() *httptest.Server {
-		s, err := NewServer(cosigner, []string{log.vkey}, dir)
-		if err != nil {
+		var err error
+		if s, err = NewServer(cosigner, []string{log.vkey}, dir); err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(s.Handler())
@@ -122,6 +126,9 @@ func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 		return srv
 	}
 	srv := start()
+	if _, err := NewServer(cosigner, []string{log.vkey}, dir); err == nil {
+		t.Fatal("a second witness took the first's state")
+	}
 
 	theirs, err := fnote.NewVerifierForCosignatureV1(vkey)
 	if err != nil {
@@ -147,7 +154,8 @@ func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 		}
 	}
 	cp5 := log.grow(5)
-	status, _, line := post(t, srv.URL, log.body(0, 5, cp5))
+	forged := "— witness.example.com/w1 " + base64.StdEncoding.EncodeToString(append(binary.BigEndian.AppendUint32(nil, cosigner.KeyHash()), make([]byte, 72)...)) + "\n"
+	status, _, line := post(t, srv.URL, log.body(0, 5, cp5)+forged)
 	if status != http.StatusOK {
 		t.Fatalf("the first checkpoint: %d %s", status, line)
 	}
@@ -183,12 +191,13 @@ func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 	// A new server on the same state: the latest is still 10, and the
 	// fork still refused; the refusals were kept.
 	srv.Close()
+	s.Close()
 	srv = start()
 	if status, _, body := post(t, srv.URL, fork.body(10, 12, fork12)); status != http.StatusUnprocessableEntity {
 		t.Fatalf("a fork after a restart: %d %s", status, body)
 	}
 	refused, err := os.ReadFile(store{dir}.path(testOrigin, ".refused"))
-	if err != nil || strings.Count(string(refused), "\n") != 4 {
+	if err != nil || strings.Count(string(refused), "\n") != 1 {
 		t.Fatalf("the refusals kept: %v\n%s", err, refused)
 	}
 	resp, err := http.Get(srv.URL + "/checkpoint?origin=" + testOrigin)
@@ -198,7 +207,7 @@ func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	n, err := note.Open(b, note.VerifierList(theirs))
-	if err != nil || !strings.HasPrefix(n.Text, testOrigin+"\n10\n") {
+	if err != nil || !strings.HasPrefix(n.Text, testOrigin+"\n10\n") || strings.Count(string(b), "\n— ") != 2 {
 		t.Fatalf("the latest cosigned: %v\n%s", err, b)
 	}
 }

@@ -39,6 +39,7 @@ func (f *witnessFlags) witnessing(origin string, evidence *[]string) (*review.Wi
 		return nil, nil
 	}
 	o := &review.Witnessing{Quorum: f.quorum}
+	seen := map[string]bool{}
 	for _, k := range f.keys {
 		v, err := witness.NewVerifier(k)
 		if b, ferr := os.ReadFile(k); err != nil && ferr == nil {
@@ -47,6 +48,12 @@ func (f *witnessFlags) witnessing(origin string, evidence *[]string) (*review.Wi
 		if err != nil {
 			return nil, fmt.Errorf("%w: --witness-key %s: %v", errUsage, k, err)
 		}
+		// A cosignature does not sign the witness's name: one key given
+		// under two names would count twice toward the quorum.
+		if seen[string(v.PublicKey())] {
+			return nil, fmt.Errorf("%w: --witness-key %s: that witness's key is given twice", errUsage, v.Name())
+		}
+		seen[string(v.PublicKey())] = true
 		o.Keys = append(o.Keys, v)
 	}
 	if f.quorum < 1 || f.quorum > len(o.Keys) {
