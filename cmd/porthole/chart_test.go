@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -611,6 +614,110 @@ func TestChartGivesEachReplicaAnOriginOfItsOwn(t *testing.T) {
 	} {
 		if _, stderr, err := helmTemplate(t, tc.set...); err == nil || !strings.Contains(stderr, tc.refusal) {
 			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
+	}
+}
+
+// newWitnessVerifierKey is the cosignature/v1 verifier key of a new
+// witness named name, as porthole witness keygen writes it.
+func newWitnessVerifierKey(t *testing.T, name string) string {
+	t.Helper()
+	_, vkey, err := witness.GenerateKey(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vkey
+}
+
+// withWitnesses are the values that point porthole at witnesses: an
+// origin, and each URL with its verifier key.
+func withWitnesses(urlsAndKeys ...string) []string {
+	set := []string{"audit.origin=porthole.example.com/audit"}
+	for i := 0; i+1 < len(urlsAndKeys); i += 2 {
+		set = append(set, fmt.Sprintf("audit.witnesses[%d].url=%s", i/2, urlsAndKeys[i]), fmt.Sprintf("audit.witnesses[%d].verifierKey=%s", i/2, urlsAndKeys[i+1]))
+	}
+	return set
+}
+
+// TestChartSendsTheCheckpointsToTheWitnessesItIsGiven: audit.witnesses,
+// audit.witnessQuorum and audit.witnessMaxLag become porthole's settings,
+// which porthole takes as they are rendered; without witnesses none is
+// set.
+func TestChartSendsTheCheckpointsToTheWitnessesItIsGiven(t *testing.T) {
+	t.Parallel()
+	keyA, keyB := newWitnessVerifierKey(t, "witness.example.org/porthole"), newWitnessVerifierKey(t, "witness.example.net/audit")
+	set := withWitnesses("https://witness.example.org", keyA, "http://witness.example.net:7380/", keyB)
+	docs, stderr, err := helmTemplate(t, withAuditKeys(append(set, "audit.witnessQuorum=2", "audit.witnessMaxLag=10m")...)...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	env := auditPathsOf(t, docs).env
+	want := "https://witness.example.org " + keyA + ",http://witness.example.net:7380/ " + keyB
+	if env["PORTHOLE_AUDIT_WITNESSES"] != want || env["PORTHOLE_AUDIT_WITNESS_QUORUM"] != "2" || env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"] != "10m" {
+		t.Errorf("PORTHOLE_AUDIT_WITNESSES %q, _QUORUM %q, _MAX_LAG %q; want %q, 2 and 10m", env["PORTHOLE_AUDIT_WITNESSES"],
+			env["PORTHOLE_AUDIT_WITNESS_QUORUM"], env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"], want)
+	}
+	settings := auditSettings{witnesses: env["PORTHOLE_AUDIT_WITNESSES"], witnessQuorum: 2, origin: "porthole.example.com/audit/demo-porthole-0"}
+	if err := settings.checkWitnesses(); err != nil || len(settings.parsedWitnesses) != 2 {
+		t.Errorf("porthole refuses the witnesses the chart renders (%d taken): %v", len(settings.parsedWitnesses), err)
+	}
+
+	docs, stderr, err = helmTemplate(t, withAuditKeys(withWitnesses("https://witness.example.org", keyA)...)...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	if env := auditPathsOf(t, docs).env; env["PORTHOLE_AUDIT_WITNESS_QUORUM"] != "1" || env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"] != "" {
+		t.Errorf("one witness and the defaults: quorum %q, lag %q; want 1 and unset", env["PORTHOLE_AUDIT_WITNESS_QUORUM"], env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"])
+	}
+	docs, _, _ = helmTemplate(t, withAuditKeys("audit.origin=porthole.example.com/audit")...)
+	for k, v := range auditPathsOf(t, docs).env {
+		if strings.HasPrefix(k, "PORTHOLE_AUDIT_WITNESS") {
+			t.Errorf("%s=%q without audit.witnesses", k, v)
+		}
+	}
+}
+
+// TestChartRefusesWitnessesPortholeWouldRefuse: witnesses without an
+// origin, an entry that is no URL and verifier key (a log's key given for
+// a witness's among them), one witness named twice, a quorum the list
+// cannot meet, a lag that is no duration or has no witnesses, and the
+// settings given through env are refused, each by its value's name.
+func TestChartRefusesWitnessesPortholeWouldRefuse(t *testing.T) {
+	t.Parallel()
+	key := newWitnessVerifierKey(t, "witness.example.org/porthole")
+	logKey, err := merkle.VerifierKey("porthole.example.com/audit/demo-porthole-0", make(ed25519.PublicKey, ed25519.PublicKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := withWitnesses("https://witness.example.org", key)
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"witnesses without an origin", "audit.witnesses needs audit.origin", one[1:]},
+		{"an empty verifier key", `audit.witnesses[0].verifierKey is ""`, withWitnesses("https://witness.example.org", "")},
+		{"a verifier key holding a space", "audit.witnesses[0].verifierKey is", withWitnesses("https://witness.example.org", strings.Replace(key, "+", " +", 1))},
+		{"a verifier key followed by a newline", "audit.witnesses[0].verifierKey is", withWitnesses("https://witness.example.org", key+"\n")},
+		{"a log's key for a witness's", "cosignature/v1", withWitnesses("https://witness.example.org", logKey)},
+		{"a URL that is not HTTP", "audit.witnesses[0].url", withWitnesses("ftp://witness.example.org", key)},
+		{"a URL holding a space", "audit.witnesses[0].url", withWitnesses("https://witness.example.org/a b", key)},
+		{"an entry that is a string", "audit.witnesses[0] is", []string{"audit.origin=o", "audit.witnesses[0]=https://witness.example.org " + key}},
+		{"one witness twice", "names the witness witness.example.org/porthole twice", withWitnesses("https://a.example.org", key, "https://b.example.org", key)},
+		{"a quorum past the list", "audit.witnessQuorum is 2", append(one, "audit.witnessQuorum=2")},
+		{"a quorum of none", "audit.witnessQuorum is 0", append(one, "audit.witnessQuorum=0")},
+		{"a lag without a unit", `audit.witnessMaxLag is "600"`, append(one, "audit.witnessMaxLag=600")},
+		{"a lag without witnesses", "audit.witnessMaxLag needs audit.witnesses", []string{"audit.origin=o", "audit.witnessMaxLag=10m"}},
+		{"the witnesses through env", "env.PORTHOLE_AUDIT_WITNESSES is set", []string{"env.PORTHOLE_AUDIT_WITNESSES=https://witness.example.org"}},
+		{"the quorum through env", "env.PORTHOLE_AUDIT_WITNESS_QUORUM is set", append(one, "env.PORTHOLE_AUDIT_WITNESS_QUORUM=1")},
+		{"the lag through env", "env.PORTHOLE_AUDIT_WITNESS_MAX_LAG is set", append(one, "env.PORTHOLE_AUDIT_WITNESS_MAX_LAG=0")},
+	} {
+		if _, stderr, err := helmTemplate(t, withAuditKeys(tc.set...)...); err == nil || !strings.Contains(stderr, tc.refusal) {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
+	}
+	for _, lag := range []string{"0", "90s", "1.5h", "1h30m"} {
+		if _, stderr, err := helmTemplate(t, withAuditKeys(append(one, "audit.witnessMaxLag="+lag)...)...); err != nil {
+			t.Errorf("audit.witnessMaxLag=%s, a duration porthole takes, was refused: %s", lag, stderr)
 		}
 	}
 }

@@ -49,6 +49,7 @@ lost.
 {{- with $a.origin -}}
 {{- include "porthole.checkOrigin" $ -}}
 {{- end -}}
+{{- include "porthole.checkWitnesses" . -}}
 {{- if and $a.shipper.enabled (or (not $a.shipper.image) (not $a.shipper.configMap)) -}}
 {{- fail "audit.shipper.enabled needs audit.shipper.image and audit.shipper.configMap (an existing ConfigMap holding the shipper's configuration)" -}}
 {{- end -}}
@@ -92,7 +93,7 @@ on emptyDirs, which a re-created pod would start again from nothing.
 
 {{/* The variables the chart owns for the audit trail and the admin listener's token. */}}
 {{- define "porthole.auditEnvNames" -}}
-PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_AUDIT_ORIGIN PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
+PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_AUDIT_ORIGIN PORTHOLE_AUDIT_WITNESSES PORTHOLE_AUDIT_WITNESS_QUORUM PORTHOLE_AUDIT_WITNESS_MAX_LAG PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
 {{- end -}}
 
 {{/* Where the audit volumes are mounted in the pod. */}}
