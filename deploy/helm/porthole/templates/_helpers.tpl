@@ -117,6 +117,22 @@ make every upgrade of a release with claims fail.
 {{- toYaml (merge (dict) (deepCopy ($a.witness | default dict)) (deepCopy ($a.checkpoints | default dict))) -}}
 {{- end -}}
 
+{{/*
+The security context of every pod: non-root as the image's user, whose
+group owns the volumes, and seccomp RuntimeDefault. fsGroupChangePolicy
+changes ownership and modes only when a volume's root does not match, not
+on every mount of a grown trail.
+*/}}
+{{- define "porthole.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
 {{/* The locked-down security context of every container. */}}
 {{- define "porthole.containerSecurityContext" -}}
 readOnlyRootFilesystem: true
