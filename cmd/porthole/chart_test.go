@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -283,12 +285,18 @@ func TestChartMountsTheRosterReadOnly(t *testing.T) {
 }
 
 // TestChartLints lints the chart both ways its trail can be kept: on
-// claims, and on emptyDirs shipped elsewhere by the sidecar.
+// claims, and on emptyDirs shipped elsewhere by the sidecar; and with its
+// witness.
 func TestChartLints(t *testing.T) {
 	t.Parallel()
+	logKey, err := merkle.VerifierKey("porthole.example.com/audit/demo-porthole-0", make(ed25519.PublicKey, ed25519.PublicKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, set := range map[string][]string{
 		"claims":               withAuditKeys(),
 		"claims and an origin": withAuditKeys("audit.origin=porthole.example.com/audit"),
+		"the chart's witness":  withAuditKeys("witness.enabled=true", "witness.keySecret.name=porthole-witness-key", "witness.logKeys[0]="+logKey),
 		"emptyDirs and a shipper": withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true",
 			"audit.shipper.enabled=true", "audit.shipper.image=shipper@"+testDigest, "audit.shipper.configMap=shipper-config"),
 	} {
@@ -718,6 +726,215 @@ func TestChartRefusesWitnessesPortholeWouldRefuse(t *testing.T) {
 	for _, lag := range []string{"0", "90s", "1.5h", "1h30m"} {
 		if _, stderr, err := helmTemplate(t, withAuditKeys(append(one, "audit.witnessMaxLag="+lag)...)...); err != nil {
 			t.Errorf("audit.witnessMaxLag=%s, a duration porthole takes, was refused: %s", lag, stderr)
+		}
+	}
+}
+
+// objectNamed is the rendered object of that kind and name, or nil.
+func objectNamed(docs []map[string]any, kind, name string) map[string]any {
+	for _, d := range docs {
+		if d["kind"] == kind && dig(d, "metadata", "name") == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// withChartWitness are the values that run the chart's witness for the
+// release demo's two replicas under origin, with their log keys, which it
+// returns too.
+func withChartWitness(t *testing.T, origin string, set ...string) ([]string, []string) {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []string{"audit.origin=" + origin, "witness.enabled=true", "witness.keySecret.name=porthole-witness-key"}
+	var logKeys []string
+	for n := range 2 {
+		k, err := merkle.VerifierKey(origin+"/demo-porthole-"+strconv.Itoa(n), pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logKeys = append(logKeys, k)
+		values = append(values, fmt.Sprintf("witness.logKeys[%d]=%s", n, k))
+	}
+	return withAuditKeys(append(values, set...)...), logKeys
+}
+
+// TestChartRunsNoWitnessByDefault: without witness.enabled nothing of the
+// witness is rendered.
+func TestChartRunsNoWitnessByDefault(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.origin=porthole.example.com/audit")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	for _, d := range docs {
+		if strings.Contains(dig(d, "metadata", "name").(string), "witness") || dig(d, "metadata", "labels", "app.kubernetes.io/name") != "porthole" {
+			t.Errorf("rendered by default: %v %v", d["kind"], dig(d, "metadata", "name"))
+		}
+	}
+}
+
+// TestChartRunsItsWitnessOnItsOwnState: witness.enabled renders one
+// replica of porthole's image serving as a witness, with a --log-key for
+// each replica's log (which porthole's witness takes), its key from the
+// Secret, read-only, its state on a claim of its own that outlives the
+// release, a TCP readiness probe, and a ClusterIP Service on port 7380.
+func TestChartRunsItsWitnessOnItsOwnState(t *testing.T) {
+	t.Parallel()
+	set, logKeys := withChartWitness(t, "porthole.example.com/audit", "witness.size=2Gi", "witness.storageClassName=witness-disks")
+	docs, stderr, err := helmTemplate(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	sts := objectNamed(docs, "StatefulSet", "demo-porthole-witness")
+	if sts == nil || dig(sts, "spec", "replicas") != 1 || dig(sts, "spec", "serviceName") != "demo-porthole-witness" {
+		t.Fatalf("the witness's StatefulSet: %v", sts)
+	}
+	c := dig(sts, "spec", "template", "spec", "containers", 0)
+	if got := containerImages(t, docs); got["witness"] != got["porthole"] {
+		t.Errorf("the witness runs %q, porthole %q: want porthole's image", got["witness"], got["porthole"])
+	}
+	var args []string
+	for _, a := range asList(dig(c, "args")) {
+		args = append(args, a.(string))
+	}
+	want := []string{"witness", "serve", "--key-file", "/etc/porthole/witness-key/key", "--state-dir", "/var/lib/porthole/witness-state",
+		"--listen", "0.0.0.0:7380", "--log-key", logKeys[0], "--log-key", logKeys[1]}
+	if !slices.Equal(args, want) {
+		t.Errorf("the witness's args:\n%q\nwant\n%q", args, want)
+	}
+	skey, _, err := witness.GenerateKey("witness.example.org/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigner, err := witness.NewCosigner(skey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := witness.NewServer(cosigner, logKeys, t.TempDir()); err != nil {
+		t.Errorf("porthole's witness refuses the log keys the chart passes: %v", err)
+	}
+
+	// An origin holding a $ reaches the witness as written, once
+	// Kubernetes has expanded the args.
+	set, logKeys = withChartWitness(t, "porthole.example.com/$(POD_NAME)$$")
+	docs, stderr, err = helmTemplate(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	rendered := asList(dig(objectNamed(docs, "StatefulSet", "demo-porthole-witness"), "spec", "template", "spec", "containers", 0, "args"))
+	if got := podEnv(map[string]any{"env": []any{map[string]any{"name": "ARG", "value": rendered[len(rendered)-1]}}}, "")["ARG"]; got != logKeys[1] {
+		t.Errorf("the last --log-key reaches the witness as %q, want %q", got, logKeys[1])
+	}
+
+	mounts, readOnly := mountsOf(c)
+	key := volumesOf(dig(sts, "spec", "template", "spec"))["witness-key"]
+	if mounts["/etc/porthole/witness-key"] != "witness-key" || !readOnly["/etc/porthole/witness-key"] ||
+		dig(key, "secret", "secretName") != "porthole-witness-key" || dig(key, "secret", "items", 0, "path") != "key" {
+		t.Errorf("the witness's key: mounts %v, volume %v; want the Secret's key at /etc/porthole/witness-key/key, read-only", mounts, key)
+	}
+	claim := dig(sts, "spec", "volumeClaimTemplates", 0)
+	if mounts["/var/lib/porthole/witness-state"] != "witness-state" || dig(claim, "metadata", "name") != "witness-state" ||
+		dig(claim, "spec", "resources", "requests", "storage") != "2Gi" || dig(claim, "spec", "storageClassName") != "witness-disks" {
+		t.Errorf("the witness's state: mounts %v, claim %v; want witness-state of 2Gi of witness-disks at its --state-dir", mounts, claim)
+	}
+	if dig(sts, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted") != "Retain" {
+		t.Errorf("the witness's state is not kept: %v", dig(sts, "spec", "persistentVolumeClaimRetentionPolicy"))
+	}
+	if dig(c, "readinessProbe", "tcpSocket", "port") != "witness" || dig(c, "ports", 0, "containerPort") != 7380 {
+		t.Errorf("the witness's probe %v on ports %v: want a TCP probe of port 7380", dig(c, "readinessProbe"), dig(c, "ports"))
+	}
+	svc := objectNamed(docs, "Service", "demo-porthole-witness")
+	if dig(svc, "spec", "type") != "ClusterIP" || dig(svc, "spec", "ports", 0, "port") != 7380 || dig(svc, "spec", "ports", 0, "targetPort") != "witness" {
+		t.Errorf("the witness's Service: %v", dig(svc, "spec"))
+	}
+}
+
+// selects reports whether a selector's labels are all among a pod's.
+func selects(selector, labels any) bool {
+	m, _ := selector.(map[string]any)
+	for k, v := range m {
+		if dig(labels, k) != v {
+			return false
+		}
+	}
+	return len(m) > 0
+}
+
+// TestChartLocksTheWitnessDownApartFromPorthole: the witness's pod and
+// container have porthole's security context and no service-account
+// token; porthole's Service and NetworkPolicy select no witness pod, and
+// the witness's own selects them alone; its NetworkPolicy admits this
+// release's porthole pods and the peers witness.peers names; the notes
+// say what a witness in the cluster proves.
+func TestChartLocksTheWitnessDownApartFromPorthole(t *testing.T) {
+	t.Parallel()
+	set, _ := withChartWitness(t, "porthole.example.com/audit", "witness.peers[0].namespaceSelector.matchLabels.team=audit")
+	docs, stderr, err := helmTemplate(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	pod := dig(objectNamed(docs, "StatefulSet", "demo-porthole-witness"), "spec", "template")
+	portholePod := dig(objectNamed(docs, "StatefulSet", "demo-porthole"), "spec", "template")
+	spec, c := dig(pod, "spec"), dig(pod, "spec", "containers", 0)
+	if !reflect.DeepEqual(dig(spec, "securityContext"), dig(portholePod, "spec", "securityContext")) ||
+		!reflect.DeepEqual(dig(c, "securityContext"), dig(portholePod, "spec", "containers", 0, "securityContext")) {
+		t.Errorf("the witness's security contexts %v, %v: want porthole's", dig(spec, "securityContext"), dig(c, "securityContext"))
+	}
+	if dig(spec, "securityContext", "runAsNonRoot") != true || dig(spec, "securityContext", "seccompProfile", "type") != "RuntimeDefault" ||
+		dig(c, "securityContext", "readOnlyRootFilesystem") != true || dig(c, "securityContext", "capabilities", "drop", 0) != "ALL" ||
+		dig(spec, "automountServiceAccountToken") != false {
+		t.Errorf("the witness's pod is not locked down: %v", spec)
+	}
+	witnessLabels, portholeLabels := dig(pod, "metadata", "labels"), dig(portholePod, "metadata", "labels")
+	for name, selector := range map[string]any{
+		"porthole's Service":       dig(objectNamed(docs, "Service", "demo-porthole"), "spec", "selector"),
+		"porthole's NetworkPolicy": dig(objectNamed(docs, "NetworkPolicy", "demo-porthole"), "spec", "podSelector", "matchLabels"),
+		"porthole's StatefulSet":   dig(objectNamed(docs, "StatefulSet", "demo-porthole"), "spec", "selector", "matchLabels"),
+	} {
+		if selects(selector, witnessLabels) {
+			t.Errorf("%s selects the witness's pods (%v)", name, witnessLabels)
+		}
+	}
+	if s := dig(objectNamed(docs, "Service", "demo-porthole-witness"), "spec", "selector"); !selects(s, witnessLabels) || selects(s, portholeLabels) {
+		t.Errorf("the witness's Service selects %v: want the witness's pods alone", s)
+	}
+	np := objectNamed(docs, "NetworkPolicy", "demo-porthole-witness")
+	rule := dig(np, "spec", "ingress", 0)
+	if !selects(dig(np, "spec", "podSelector", "matchLabels"), witnessLabels) || dig(rule, "ports", 0, "port") != "witness" ||
+		!selects(dig(rule, "from", 0, "podSelector", "matchLabels"), portholeLabels) ||
+		dig(rule, "from", 1, "namespaceSelector", "matchLabels", "team") != "audit" || len(asList(dig(np, "spec", "ingress"))) != 1 {
+		t.Errorf("the witness's NetworkPolicy: %v; want its port from porthole's pods and witness.peers", dig(np, "spec"))
+	}
+	notes, stderr, err := helmNotes(t, set...)
+	if err != nil || !strings.Contains(notes, "it proves little") || !strings.Contains(notes, "http://demo-porthole-witness:7380") {
+		t.Errorf("the notes do not say where the witness is and what it proves (%v): %s\n%s", err, notes, stderr)
+	}
+}
+
+// TestChartRefusesAWitnessItCannotRun: witness.enabled without the
+// Secret of its key or without log keys, a log key porthole audit
+// note-key did not print (a witness's key among them), and, under an
+// origin, log keys that miss a replica's are refused.
+func TestChartRefusesAWitnessItCannotRun(t *testing.T) {
+	t.Parallel()
+	set, logKeys := withChartWitness(t, "porthole.example.com/audit")
+	witnessKey := newWitnessVerifierKey(t, "witness.example.org/porthole")
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"no key Secret", "witness.enabled needs witness.keySecret.name", append(slices.Clone(set), "witness.keySecret.name=")},
+		{"no log key", "witness.enabled needs witness.logKeys", withAuditKeys("witness.enabled=true", "witness.keySecret.name=k")},
+		{"a witness's key for a log's", "witness.logKeys[1] is", append(slices.Clone(set), "witness.logKeys[1]="+witnessKey)},
+		{"a log key holding a space", "witness.logKeys[0] is", append(slices.Clone(set), "witness.logKeys[0]= "+logKeys[0])},
+		{"a replica without a log key", "no key for the origin porthole.example.com/audit/demo-porthole-2", append(slices.Clone(set), "replicaCount=3")},
+	} {
+		if _, stderr, err := helmTemplate(t, tc.set...); err == nil || !strings.Contains(stderr, tc.refusal) {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
 		}
 	}
 }

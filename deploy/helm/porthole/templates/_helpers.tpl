@@ -19,6 +19,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail "porthole needs adminTokensSecret.name (an existing Secret holding a tokens file from porthole token new) for /metrics, which names principals, tools and upstreams; set metricsDangerouslyWithoutToken: true only if nobody but Prometheus can reach the admin port" -}}
 {{- end -}}
 {{- include "porthole.checkAudit" . -}}
+{{- include "porthole.checkWitness" . -}}
 {{- end -}}
 
 {{/*

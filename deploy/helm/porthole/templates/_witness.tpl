@@ -63,3 +63,48 @@ would refuse at start is refused here, with the value named.
 {{- end -}}
 {{- join "," $entries -}}
 {{- end -}}
+
+{{/*
+The chart's own witness (witness.enabled): a StatefulSet of its own whose
+pods' labels differ from porthole's, so that porthole's Service, selector
+and NetworkPolicy never take them.
+*/}}
+{{- define "porthole.witnessName" -}}{{ include "porthole.name" . }}-witness{{- end -}}
+{{- define "porthole.witnessLabels" -}}
+app.kubernetes.io/name: porthole-witness
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+{{- define "porthole.witnessPort" -}}7380{{- end -}}
+
+{{/*
+witness.enabled needs the Secret of its key and a log key for each log; a
+key porthole audit note-key did not print is refused, and, under
+audit.origin, so is a list that lacks a replica's origin: the witness
+would refuse that replica's checkpoints.
+*/}}
+{{- define "porthole.checkWitness" -}}
+{{- $w := .Values.witness -}}
+{{- if $w.enabled -}}
+{{- if not $w.keySecret.name -}}
+{{- fail "witness.enabled needs witness.keySecret.name: an existing Secret holding the witness's signer key (porthole witness keygen --private-key-file)" -}}
+{{- end -}}
+{{- if not $w.logKeys -}}
+{{- fail "witness.enabled needs witness.logKeys: the note verifier key of each replica's checkpoints, which porthole audit note-key prints for each replica's origin; the witness cosigns no other log" -}}
+{{- end -}}
+{{- $origins := dict -}}
+{{- range $i, $k := $w.logKeys -}}
+{{- if not (regexMatch (include "porthole.logKeyPattern" $) (toString $k)) -}}
+{{- fail (printf "witness.logKeys[%d] is %q: a log key is the note verifier key porthole audit note-key prints, name+hash+key without whitespace (a witness's cosignature/v1 key is another)" $i (toString $k)) -}}
+{{- end -}}
+{{- $_ := set $origins (regexFind "^[^+]+" (toString $k)) true -}}
+{{- end -}}
+{{- with .Values.audit.origin -}}
+{{- range $n := until (int $.Values.replicaCount) -}}
+{{- $origin := printf "%s/%s-%d" (toString $.Values.audit.origin) (include "porthole.name" $) $n -}}
+{{- if not (hasKey $origins $origin) -}}
+{{- fail (printf "witness.logKeys has no key for the origin %s, replica %d's: the witness would refuse its checkpoints; add what porthole audit note-key --public-key signing.pub --origin %s prints" $origin $n $origin) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
