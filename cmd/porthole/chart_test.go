@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
 	"github.com/porthole-dev/porthole/temporal/temporaltest"
 )
 
@@ -280,12 +285,18 @@ func TestChartMountsTheRosterReadOnly(t *testing.T) {
 }
 
 // TestChartLints lints the chart both ways its trail can be kept: on
-// claims, and on emptyDirs shipped elsewhere by the sidecar.
+// claims, and on emptyDirs shipped elsewhere by the sidecar; and with its
+// witness.
 func TestChartLints(t *testing.T) {
 	t.Parallel()
+	logKey, err := merkle.VerifierKey("porthole.example.com/audit/demo-porthole-0", make(ed25519.PublicKey, ed25519.PublicKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, set := range map[string][]string{
 		"claims":               withAuditKeys(),
 		"claims and an origin": withAuditKeys("audit.origin=porthole.example.com/audit"),
+		"the chart's witness":  withAuditKeys("witness.enabled=true", "witness.keySecret.name=porthole-witness-key", "witness.logKeys[0]="+logKey),
 		"emptyDirs and a shipper": withAuditKeys("audit.storage=emptyDir", "audit.shippedElsewhere=true",
 			"audit.shipper.enabled=true", "audit.shipper.image=shipper@"+testDigest, "audit.shipper.configMap=shipper-config"),
 	} {
@@ -608,6 +619,319 @@ func TestChartGivesEachReplicaAnOriginOfItsOwn(t *testing.T) {
 		{"an origin without the signing key", "audit.origin needs auditSigningKeySecret.name", []string{"tokensSecret.name=t", "adminTokensSecret.name=a", "auditKeySecret.name=k", "audit.dangerouslyWithoutKeys=true", "audit.origin=porthole.example.com/audit"}},
 		{"an origin on emptyDirs", "audit.origin needs audit.storage: persistentVolumeClaim", withAuditKeys("audit.origin=porthole.example.com/audit", "audit.storage=emptyDir", "audit.shippedElsewhere=true")},
 		{"the origin through env", "env.PORTHOLE_AUDIT_ORIGIN is set", withAuditKeys("env.PORTHOLE_AUDIT_ORIGIN=porthole.example.com/audit")},
+	} {
+		if _, stderr, err := helmTemplate(t, tc.set...); err == nil || !strings.Contains(stderr, tc.refusal) {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
+	}
+}
+
+// newWitnessVerifierKey is the cosignature/v1 verifier key of a new
+// witness named name, as porthole witness keygen writes it.
+func newWitnessVerifierKey(t *testing.T, name string) string {
+	t.Helper()
+	_, vkey, err := witness.GenerateKey(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vkey
+}
+
+// withWitnesses are the values that point porthole at witnesses: an
+// origin, and each URL with its verifier key.
+func withWitnesses(urlsAndKeys ...string) []string {
+	set := []string{"audit.origin=porthole.example.com/audit"}
+	for i := 0; i+1 < len(urlsAndKeys); i += 2 {
+		set = append(set, fmt.Sprintf("audit.witnesses[%d].url=%s", i/2, urlsAndKeys[i]), fmt.Sprintf("audit.witnesses[%d].verifierKey=%s", i/2, urlsAndKeys[i+1]))
+	}
+	return set
+}
+
+// TestChartSendsTheCheckpointsToTheWitnessesItIsGiven: audit.witnesses,
+// audit.witnessQuorum and audit.witnessMaxLag become porthole's settings,
+// which porthole takes as they are rendered; without witnesses none is
+// set.
+func TestChartSendsTheCheckpointsToTheWitnessesItIsGiven(t *testing.T) {
+	t.Parallel()
+	keyA, keyB := newWitnessVerifierKey(t, "witness.example.org/porthole"), newWitnessVerifierKey(t, "witness.example.net/audit")
+	set := withWitnesses("https://witness.example.org", keyA, "http://witness.example.net:7380/", keyB)
+	docs, stderr, err := helmTemplate(t, withAuditKeys(append(set, "audit.witnessQuorum=2", "audit.witnessMaxLag=10m")...)...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	env := auditPathsOf(t, docs).env
+	want := "https://witness.example.org " + keyA + ",http://witness.example.net:7380/ " + keyB
+	if env["PORTHOLE_AUDIT_WITNESSES"] != want || env["PORTHOLE_AUDIT_WITNESS_QUORUM"] != "2" || env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"] != "10m" {
+		t.Errorf("PORTHOLE_AUDIT_WITNESSES %q, _QUORUM %q, _MAX_LAG %q; want %q, 2 and 10m", env["PORTHOLE_AUDIT_WITNESSES"],
+			env["PORTHOLE_AUDIT_WITNESS_QUORUM"], env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"], want)
+	}
+	settings := auditSettings{witnesses: env["PORTHOLE_AUDIT_WITNESSES"], witnessQuorum: 2, origin: "porthole.example.com/audit/demo-porthole-0"}
+	if err := settings.checkWitnesses(); err != nil || len(settings.parsedWitnesses) != 2 {
+		t.Errorf("porthole refuses the witnesses the chart renders (%d taken): %v", len(settings.parsedWitnesses), err)
+	}
+
+	docs, stderr, err = helmTemplate(t, withAuditKeys(withWitnesses("https://witness.example.org", keyA)...)...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	if env := auditPathsOf(t, docs).env; env["PORTHOLE_AUDIT_WITNESS_QUORUM"] != "1" || env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"] != "" {
+		t.Errorf("one witness and the defaults: quorum %q, lag %q; want 1 and unset", env["PORTHOLE_AUDIT_WITNESS_QUORUM"], env["PORTHOLE_AUDIT_WITNESS_MAX_LAG"])
+	}
+	docs, _, _ = helmTemplate(t, withAuditKeys("audit.origin=porthole.example.com/audit")...)
+	for k, v := range auditPathsOf(t, docs).env {
+		if strings.HasPrefix(k, "PORTHOLE_AUDIT_WITNESS") {
+			t.Errorf("%s=%q without audit.witnesses", k, v)
+		}
+	}
+}
+
+// TestChartRefusesWitnessesPortholeWouldRefuse: witnesses without an
+// origin, an entry that is no URL and verifier key (a log's key given for
+// a witness's among them), one witness named twice, a quorum the list
+// cannot meet, a lag that is no duration or has no witnesses, and the
+// settings given through env are refused, each by its value's name.
+func TestChartRefusesWitnessesPortholeWouldRefuse(t *testing.T) {
+	t.Parallel()
+	key := newWitnessVerifierKey(t, "witness.example.org/porthole")
+	logKey, err := merkle.VerifierKey("porthole.example.com/audit/demo-porthole-0", make(ed25519.PublicKey, ed25519.PublicKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := withWitnesses("https://witness.example.org", key)
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"witnesses without an origin", "audit.witnesses needs audit.origin", one[1:]},
+		{"an empty verifier key", `audit.witnesses[0].verifierKey is ""`, withWitnesses("https://witness.example.org", "")},
+		{"a verifier key holding a space", "audit.witnesses[0].verifierKey is", withWitnesses("https://witness.example.org", strings.Replace(key, "+", " +", 1))},
+		{"a verifier key followed by a newline", "audit.witnesses[0].verifierKey is", withWitnesses("https://witness.example.org", key+"\n")},
+		{"a log's key for a witness's", "cosignature/v1", withWitnesses("https://witness.example.org", logKey)},
+		{"a URL that is not HTTP", "audit.witnesses[0].url", withWitnesses("ftp://witness.example.org", key)},
+		{"a URL holding a space", "audit.witnesses[0].url", withWitnesses("https://witness.example.org/a b", key)},
+		{"an entry that is a string", "audit.witnesses[0] is", []string{"audit.origin=o", "audit.witnesses[0]=https://witness.example.org " + key}},
+		{"one witness twice", "names the witness witness.example.org/porthole twice", withWitnesses("https://a.example.org", key, "https://b.example.org", key)},
+		{"a quorum past the list", "audit.witnessQuorum is 2", append(one, "audit.witnessQuorum=2")},
+		{"a quorum of none", "audit.witnessQuorum is 0", append(one, "audit.witnessQuorum=0")},
+		{"a lag without a unit", `audit.witnessMaxLag is "600"`, append(one, "audit.witnessMaxLag=600")},
+		{"a lag without witnesses", "audit.witnessMaxLag needs audit.witnesses", []string{"audit.origin=o", "audit.witnessMaxLag=10m"}},
+		{"the witnesses through env", "env.PORTHOLE_AUDIT_WITNESSES is set", []string{"env.PORTHOLE_AUDIT_WITNESSES=https://witness.example.org"}},
+		{"the quorum through env", "env.PORTHOLE_AUDIT_WITNESS_QUORUM is set", append(one, "env.PORTHOLE_AUDIT_WITNESS_QUORUM=1")},
+		{"the lag through env", "env.PORTHOLE_AUDIT_WITNESS_MAX_LAG is set", append(one, "env.PORTHOLE_AUDIT_WITNESS_MAX_LAG=0")},
+	} {
+		if _, stderr, err := helmTemplate(t, withAuditKeys(tc.set...)...); err == nil || !strings.Contains(stderr, tc.refusal) {
+			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)
+		}
+	}
+	for _, lag := range []string{"0", "90s", "1.5h", "1h30m"} {
+		if _, stderr, err := helmTemplate(t, withAuditKeys(append(one, "audit.witnessMaxLag="+lag)...)...); err != nil {
+			t.Errorf("audit.witnessMaxLag=%s, a duration porthole takes, was refused: %s", lag, stderr)
+		}
+	}
+}
+
+// objectNamed is the rendered object of that kind and name, or nil.
+func objectNamed(docs []map[string]any, kind, name string) map[string]any {
+	for _, d := range docs {
+		if d["kind"] == kind && dig(d, "metadata", "name") == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// withChartWitness are the values that run the chart's witness for the
+// release demo's two replicas under origin, with their log keys, which it
+// returns too.
+func withChartWitness(t *testing.T, origin string, set ...string) ([]string, []string) {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []string{"audit.origin=" + origin, "witness.enabled=true", "witness.keySecret.name=porthole-witness-key"}
+	var logKeys []string
+	for n := range 2 {
+		k, err := merkle.VerifierKey(origin+"/demo-porthole-"+strconv.Itoa(n), pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logKeys = append(logKeys, k)
+		values = append(values, fmt.Sprintf("witness.logKeys[%d]=%s", n, k))
+	}
+	return withAuditKeys(append(values, set...)...), logKeys
+}
+
+// TestChartRunsNoWitnessByDefault: without witness.enabled nothing of the
+// witness is rendered.
+func TestChartRunsNoWitnessByDefault(t *testing.T) {
+	t.Parallel()
+	docs, stderr, err := helmTemplate(t, withAuditKeys("audit.origin=porthole.example.com/audit")...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	for _, d := range docs {
+		if strings.Contains(dig(d, "metadata", "name").(string), "witness") || dig(d, "metadata", "labels", "app.kubernetes.io/name") != "porthole" {
+			t.Errorf("rendered by default: %v %v", d["kind"], dig(d, "metadata", "name"))
+		}
+	}
+}
+
+// TestChartRunsItsWitnessOnItsOwnState: witness.enabled renders one
+// replica of porthole's image serving as a witness, with a --log-key for
+// each replica's log (which porthole's witness takes), its key from the
+// Secret, read-only, its state on a claim of its own that outlives the
+// release, a TCP readiness probe, and a ClusterIP Service on port 7380.
+func TestChartRunsItsWitnessOnItsOwnState(t *testing.T) {
+	t.Parallel()
+	set, logKeys := withChartWitness(t, "porthole.example.com/audit", "witness.size=2Gi", "witness.storageClassName=witness-disks")
+	docs, stderr, err := helmTemplate(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	sts := objectNamed(docs, "StatefulSet", "demo-porthole-witness")
+	if sts == nil || dig(sts, "spec", "replicas") != 1 || dig(sts, "spec", "serviceName") != "demo-porthole-witness" {
+		t.Fatalf("the witness's StatefulSet: %v", sts)
+	}
+	c := dig(sts, "spec", "template", "spec", "containers", 0)
+	if got := containerImages(t, docs); got["witness"] != got["porthole"] {
+		t.Errorf("the witness runs %q, porthole %q: want porthole's image", got["witness"], got["porthole"])
+	}
+	var args []string
+	for _, a := range asList(dig(c, "args")) {
+		args = append(args, a.(string))
+	}
+	want := []string{"witness", "serve", "--key-file", "/etc/porthole/witness-key/key", "--state-dir", "/var/lib/porthole/witness-state",
+		"--listen", "0.0.0.0:7380", "--log-key", logKeys[0], "--log-key", logKeys[1]}
+	if !slices.Equal(args, want) {
+		t.Errorf("the witness's args:\n%q\nwant\n%q", args, want)
+	}
+	skey, _, err := witness.GenerateKey("witness.example.org/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigner, err := witness.NewCosigner(skey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := witness.NewServer(cosigner, logKeys, t.TempDir()); err != nil {
+		t.Errorf("porthole's witness refuses the log keys the chart passes: %v", err)
+	}
+
+	// An origin holding a $ reaches the witness as written, once
+	// Kubernetes has expanded the args.
+	set, logKeys = withChartWitness(t, "porthole.example.com/$(POD_NAME)$$")
+	docs, stderr, err = helmTemplate(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	rendered := asList(dig(objectNamed(docs, "StatefulSet", "demo-porthole-witness"), "spec", "template", "spec", "containers", 0, "args"))
+	if got := podEnv(map[string]any{"env": []any{map[string]any{"name": "ARG", "value": rendered[len(rendered)-1]}}}, "")["ARG"]; got != logKeys[1] {
+		t.Errorf("the last --log-key reaches the witness as %q, want %q", got, logKeys[1])
+	}
+
+	mounts, readOnly := mountsOf(c)
+	key := volumesOf(dig(sts, "spec", "template", "spec"))["witness-key"]
+	if mounts["/etc/porthole/witness-key"] != "witness-key" || !readOnly["/etc/porthole/witness-key"] ||
+		dig(key, "secret", "secretName") != "porthole-witness-key" || dig(key, "secret", "items", 0, "path") != "key" {
+		t.Errorf("the witness's key: mounts %v, volume %v; want the Secret's key at /etc/porthole/witness-key/key, read-only", mounts, key)
+	}
+	claim := dig(sts, "spec", "volumeClaimTemplates", 0)
+	if mounts["/var/lib/porthole/witness-state"] != "witness-state" || dig(claim, "metadata", "name") != "witness-state" ||
+		dig(claim, "spec", "resources", "requests", "storage") != "2Gi" || dig(claim, "spec", "storageClassName") != "witness-disks" {
+		t.Errorf("the witness's state: mounts %v, claim %v; want witness-state of 2Gi of witness-disks at its --state-dir", mounts, claim)
+	}
+	if dig(sts, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted") != "Retain" {
+		t.Errorf("the witness's state is not kept: %v", dig(sts, "spec", "persistentVolumeClaimRetentionPolicy"))
+	}
+	if dig(c, "readinessProbe", "tcpSocket", "port") != "witness" || dig(c, "ports", 0, "containerPort") != 7380 {
+		t.Errorf("the witness's probe %v on ports %v: want a TCP probe of port 7380", dig(c, "readinessProbe"), dig(c, "ports"))
+	}
+	svc := objectNamed(docs, "Service", "demo-porthole-witness")
+	if dig(svc, "spec", "type") != "ClusterIP" || dig(svc, "spec", "ports", 0, "port") != 7380 || dig(svc, "spec", "ports", 0, "targetPort") != "witness" {
+		t.Errorf("the witness's Service: %v", dig(svc, "spec"))
+	}
+}
+
+// selects reports whether a selector's labels are all among a pod's.
+func selects(selector, labels any) bool {
+	m, _ := selector.(map[string]any)
+	for k, v := range m {
+		if dig(labels, k) != v {
+			return false
+		}
+	}
+	return len(m) > 0
+}
+
+// TestChartLocksTheWitnessDownApartFromPorthole: the witness's pod and
+// container have porthole's security context and no service-account
+// token; porthole's Service and NetworkPolicy select no witness pod, and
+// the witness's own selects them alone; its NetworkPolicy admits this
+// release's porthole pods and the peers witness.peers names; the notes
+// say what a witness in the cluster proves.
+func TestChartLocksTheWitnessDownApartFromPorthole(t *testing.T) {
+	t.Parallel()
+	set, _ := withChartWitness(t, "porthole.example.com/audit", "witness.peers[0].namespaceSelector.matchLabels.team=audit")
+	docs, stderr, err := helmTemplate(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	pod := dig(objectNamed(docs, "StatefulSet", "demo-porthole-witness"), "spec", "template")
+	portholePod := dig(objectNamed(docs, "StatefulSet", "demo-porthole"), "spec", "template")
+	spec, c := dig(pod, "spec"), dig(pod, "spec", "containers", 0)
+	if !reflect.DeepEqual(dig(spec, "securityContext"), dig(portholePod, "spec", "securityContext")) ||
+		!reflect.DeepEqual(dig(c, "securityContext"), dig(portholePod, "spec", "containers", 0, "securityContext")) {
+		t.Errorf("the witness's security contexts %v, %v: want porthole's", dig(spec, "securityContext"), dig(c, "securityContext"))
+	}
+	if dig(spec, "securityContext", "runAsNonRoot") != true || dig(spec, "securityContext", "seccompProfile", "type") != "RuntimeDefault" ||
+		dig(c, "securityContext", "readOnlyRootFilesystem") != true || dig(c, "securityContext", "capabilities", "drop", 0) != "ALL" ||
+		dig(spec, "automountServiceAccountToken") != false {
+		t.Errorf("the witness's pod is not locked down: %v", spec)
+	}
+	witnessLabels, portholeLabels := dig(pod, "metadata", "labels"), dig(portholePod, "metadata", "labels")
+	for name, selector := range map[string]any{
+		"porthole's Service":       dig(objectNamed(docs, "Service", "demo-porthole"), "spec", "selector"),
+		"porthole's NetworkPolicy": dig(objectNamed(docs, "NetworkPolicy", "demo-porthole"), "spec", "podSelector", "matchLabels"),
+		"porthole's StatefulSet":   dig(objectNamed(docs, "StatefulSet", "demo-porthole"), "spec", "selector", "matchLabels"),
+	} {
+		if selects(selector, witnessLabels) {
+			t.Errorf("%s selects the witness's pods (%v)", name, witnessLabels)
+		}
+	}
+	if s := dig(objectNamed(docs, "Service", "demo-porthole-witness"), "spec", "selector"); !selects(s, witnessLabels) || selects(s, portholeLabels) {
+		t.Errorf("the witness's Service selects %v: want the witness's pods alone", s)
+	}
+	np := objectNamed(docs, "NetworkPolicy", "demo-porthole-witness")
+	rule := dig(np, "spec", "ingress", 0)
+	if !selects(dig(np, "spec", "podSelector", "matchLabels"), witnessLabels) || dig(rule, "ports", 0, "port") != "witness" ||
+		!selects(dig(rule, "from", 0, "podSelector", "matchLabels"), portholeLabels) ||
+		dig(rule, "from", 1, "namespaceSelector", "matchLabels", "team") != "audit" || len(asList(dig(np, "spec", "ingress"))) != 1 {
+		t.Errorf("the witness's NetworkPolicy: %v; want its port from porthole's pods and witness.peers", dig(np, "spec"))
+	}
+	notes, stderr, err := helmNotes(t, set...)
+	if err != nil || !strings.Contains(notes, "it proves little") || !strings.Contains(notes, "http://demo-porthole-witness:7380") {
+		t.Errorf("the notes do not say where the witness is and what it proves (%v): %s\n%s", err, notes, stderr)
+	}
+}
+
+// TestChartRefusesAWitnessItCannotRun: witness.enabled without the
+// Secret of its key or without log keys, a log key porthole audit
+// note-key did not print (a witness's key among them), and, under an
+// origin, log keys that miss a replica's are refused.
+func TestChartRefusesAWitnessItCannotRun(t *testing.T) {
+	t.Parallel()
+	set, logKeys := withChartWitness(t, "porthole.example.com/audit")
+	witnessKey := newWitnessVerifierKey(t, "witness.example.org/porthole")
+	for _, tc := range []struct {
+		name, refusal string
+		set           []string
+	}{
+		{"no key Secret", "witness.enabled needs witness.keySecret.name", append(slices.Clone(set), "witness.keySecret.name=")},
+		{"no log key", "witness.enabled needs witness.logKeys", withAuditKeys("witness.enabled=true", "witness.keySecret.name=k")},
+		{"a witness's key for a log's", "witness.logKeys[1] is", append(slices.Clone(set), "witness.logKeys[1]="+witnessKey)},
+		{"a log key holding a space", "witness.logKeys[0] is", append(slices.Clone(set), "witness.logKeys[0]= "+logKeys[0])},
+		{"a replica without a log key", "no key for the origin porthole.example.com/audit/demo-porthole-2", append(slices.Clone(set), "replicaCount=3")},
 	} {
 		if _, stderr, err := helmTemplate(t, tc.set...); err == nil || !strings.Contains(stderr, tc.refusal) {
 			t.Errorf("%s: rendered (%v) or said something else: %s", tc.name, err, stderr)

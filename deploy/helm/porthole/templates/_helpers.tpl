@@ -19,6 +19,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail "porthole needs adminTokensSecret.name (an existing Secret holding a tokens file from porthole token new) for /metrics, which names principals, tools and upstreams; set metricsDangerouslyWithoutToken: true only if nobody but Prometheus can reach the admin port" -}}
 {{- end -}}
 {{- include "porthole.checkAudit" . -}}
+{{- include "porthole.checkWitness" . -}}
 {{- end -}}
 
 {{/*
@@ -49,6 +50,7 @@ lost.
 {{- with $a.origin -}}
 {{- include "porthole.checkOrigin" $ -}}
 {{- end -}}
+{{- include "porthole.checkWitnesses" . -}}
 {{- if and $a.shipper.enabled (or (not $a.shipper.image) (not $a.shipper.configMap)) -}}
 {{- fail "audit.shipper.enabled needs audit.shipper.image and audit.shipper.configMap (an existing ConfigMap holding the shipper's configuration)" -}}
 {{- end -}}
@@ -92,7 +94,7 @@ on emptyDirs, which a re-created pod would start again from nothing.
 
 {{/* The variables the chart owns for the audit trail and the admin listener's token. */}}
 {{- define "porthole.auditEnvNames" -}}
-PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_AUDIT_ORIGIN PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
+PORTHOLE_AUDIT_LOG PORTHOLE_AUDIT_KEY_FILE PORTHOLE_AUDIT_SIGNING_KEY_FILE PORTHOLE_AUDIT_CHECKPOINT_FILE PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME PORTHOLE_AUDIT_MAX_BYTES PORTHOLE_AUDIT_FSYNC PORTHOLE_AUDIT_MAX_AGE PORTHOLE_AUDIT_ORIGIN PORTHOLE_AUDIT_WITNESSES PORTHOLE_AUDIT_WITNESS_QUORUM PORTHOLE_AUDIT_WITNESS_MAX_LAG PORTHOLE_ADMIN_TOKENS_FILE PORTHOLE_ADMIN_PPROF
 {{- end -}}
 
 {{/* Where the audit volumes are mounted in the pod. */}}
@@ -114,6 +116,22 @@ make every upgrade of a release with claims fail.
 {{- define "porthole.checkpointsVolume" -}}
 {{- $a := .Values.audit -}}
 {{- toYaml (merge (dict) (deepCopy ($a.witness | default dict)) (deepCopy ($a.checkpoints | default dict))) -}}
+{{- end -}}
+
+{{/*
+The security context of every pod: non-root as the image's user, whose
+group owns the volumes, and seccomp RuntimeDefault. fsGroupChangePolicy
+changes ownership and modes only when a volume's root does not match, not
+on every mount of a grown trail.
+*/}}
+{{- define "porthole.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
 {{- end -}}
 
 {{/* The locked-down security context of every container. */}}
