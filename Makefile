@@ -248,6 +248,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-target FuzzParseTextIsTextsInverse ./audit/merkle/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzARecordProofReadsAsItIsWritten ./audit/review/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzATreeEdgeDecodesOrIsRefused ./audit/ $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-target FuzzARequestParsesOrIsRefused ./audit/witness/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzAuditLine ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzRecordEncodingAgreesWithZap ./audit/ $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-target FuzzPageWarner ./audit/review/ $(FUZZTIME)

@@ -1,6 +1,7 @@
 package witness
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +222,26 @@ func newTestLogOther(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FuzzARequestParsesOrIsRefused: an add-checkpoint body is read as an old
+// size, at most 63 hashes and a checkpoint, or refused; never a panic.
+func FuzzARequestParsesOrIsRefused(f *testing.F) {
+	f.Add([]byte("old 3\n" + strings.Repeat("A", 43) + "=\n\n" + testOrigin + "\n4\nAAAA\n\n— x AAAA\n"))
+	f.Add([]byte("old 0\n\n"))
+	f.Add([]byte("old 01\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := parseRequest(body)
+		if err != nil {
+			return
+		}
+		if r.old < 0 || len(r.proof) > 63 || !bytes.HasPrefix(body, []byte("old "+strconv.FormatInt(r.old, 10)+"\n")) {
+			t.Fatalf("%q read as %+v", body, r)
+		}
+		// The server acts on nothing else: an unknown origin is refused.
+		s := &Server{logs: map[string]note.Verifier{}}
+		if _, p := s.add(r); p == nil {
+			t.Fatal("a checkpoint of no configured log was cosigned")
+		}
+	})
 }
