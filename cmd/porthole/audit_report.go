@@ -16,9 +16,13 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	var since, until, principal, tool, htmlOut string
 	var asJSON, unverified, linksOnly bool
 	var vf verifyFlags
+	var wf witnessFlags
+	var origin string
 	var args argFilters
 	s := newSettings("audit report", "Verify audit logs (each replica's chain on its own), then summarize who asked what.", stderr)
 	vf.register(s)
+	wf.register(s)
+	s.fs.StringVar(&origin, "origin", "", "the origin every signed tree checkpoint must name (PORTHOLE_AUDIT_ORIGIN); with the witnesses' keys, the files must be that one trail's")
 	s.fs.BoolVar(&unverified, "unverified", false, "report on files that do not verify, saying so on every page (at least every 50 lines) and in the JSON; a record whose HMAC does not verify is still not counted")
 	s.fs.StringVar(&since, "since", "", "only calls and denials at or after this time (RFC 3339, or a duration ago such as 24h); a result is counted with its call")
 	s.fs.StringVar(&until, "until", "", "only calls and denials before this time (RFC 3339, or a duration ago)")
@@ -45,6 +49,10 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	// Notes on the checkpoint files go to stderr: stdout may be JSON.
 	opts, err := vf.options(stderr)
 	if err != nil {
+		return err
+	}
+	opts.Origin = origin
+	if opts.Witnessing, err = wf.witnessing(origin, &vf.evidence); err != nil {
 		return err
 	}
 	if !opts.Keys.HasHMAC() && len(opts.Checkpoints) == 0 && !linksOnly {

@@ -291,12 +291,15 @@ const auditUsage = `Usage:
       (the first --key-file keys it); refuses a log porthole is writing
   porthole audit report [--key-file FILE]... [--public-key FILE]...
                         [--checkpoints FILE]... [--from-checkpoint SEQ]
+                        [--origin ORIGIN [--witness-key VKEY... ...]]
                         [--unverified] [--since T] [--until T]
                         [--principal NAME] [--tool NAME]
                         [--arg NAME=VALUE | --arg NAME~TEXT]...
                         [--json | --html OUT.html] LOG...
       verify the files as verify does (each chain, one per replica, as a
-      series of its own), then say who asked what: calls per principal and
+      series of its own; with --origin and the witnesses' flags, as verify
+      takes them, one trail held to what its witnesses cosigned), then say
+      who asked what: calls per principal and
       tool, denials by reason and address, first and last seen (T is
       RFC 3339, or a duration ago like 24h); exit 1, writing no report,
       when they do not verify, unless --unverified.

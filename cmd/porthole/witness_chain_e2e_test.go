@@ -246,6 +246,13 @@ func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.
 	if out, err := verify(files, withWitnesses...); err != nil || !strings.Contains(out, "witnessed: seq 1 to") {
 		t.Fatalf("verify with the witnesses: %v\n%s", err, out)
 	}
+	report := append([]string{"audit", "report", "--key-file", keyPath, "--public-key", pub, "--origin", e2eOrigin}, withWitnesses...)
+	for _, n := range all {
+		report = append(report, "--witness-key", vkeys[n])
+	}
+	if out, err := execPorthole(t, baseEnv(), append(report, files...)...).CombinedOutput(); err != nil || !strings.Contains(string(out), "witnessed: seq 1 to") {
+		t.Fatalf("report with the witnesses: %v\n%s", err, out)
+	}
 
 	// The end cut, and the cosignatures and checkpoint files gone: the
 	// porthole witnesses, asked, hold the tree the trail no longer makes.
