@@ -17,12 +17,10 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	var asJSON, unverified, linksOnly bool
 	var vf verifyFlags
 	var wf witnessFlags
-	var origin string
 	var args argFilters
 	s := newSettings("audit report", "Verify audit logs (each replica's chain on its own), then summarize who asked what.", stderr)
 	vf.register(s)
 	wf.register(s)
-	s.fs.StringVar(&origin, "origin", "", "the origin every signed tree checkpoint must name (PORTHOLE_AUDIT_ORIGIN); with the witnesses' keys, the files must be that one trail's")
 	s.fs.BoolVar(&unverified, "unverified", false, "report on files that do not verify, saying so on every page (at least every 50 lines) and in the JSON; a record whose HMAC does not verify is still not counted")
 	s.fs.StringVar(&since, "since", "", "only calls and denials at or after this time (RFC 3339, or a duration ago such as 24h); a result is counted with its call")
 	s.fs.StringVar(&until, "until", "", "only calls and denials before this time (RFC 3339, or a duration ago)")
@@ -36,9 +34,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// A glob of audit.log* names the tree file too: the report reads the
-	// records, and verify holds the tree file to them.
-	files = withoutTreeFiles(files)
+	files = withoutTreeFiles(files) // the records alone
 	if err := checkReportOut(files, asJSON, htmlOut); err != nil {
 		return err
 	}
@@ -51,8 +47,7 @@ func runAuditReport(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts.Origin = origin
-	if opts.Witnessing, err = wf.witnessing(origin, &vf.evidence); err != nil {
+	if err := wf.apply(&opts, &vf.evidence); err != nil {
 		return err
 	}
 	if !opts.Keys.HasHMAC() && len(opts.Checkpoints) == 0 && !linksOnly {

@@ -68,10 +68,9 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	var vf verifyFlags
 	s := newSettings("audit verify", "Check an audit log or a rotated series of logs.", stderr)
 	vf.register(s)
-	var treePath, origin string
+	var treePath string
 	var wf witnessFlags
 	wf.register(s)
-	s.fs.StringVar(&origin, "origin", "", "the origin every signed tree checkpoint must name (PORTHOLE_AUDIT_ORIGIN): the trail meant, since one key may sign several")
 	s.fs.StringVar(&treePath, "tree", "", "the series' tree file (<log>"+audit.TreeSuffix+"), held to each signed tree checkpoint; a file named so among the logs is taken as it")
 	files, err := parseInterspersed(s.fs, args)
 	if err != nil {
@@ -88,8 +87,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts.Origin = origin
-	if opts.Witnessing, err = wf.witnessing(origin, &vf.evidence); err != nil {
+	if err := wf.apply(&opts, &vf.evidence); err != nil {
 		return err
 	}
 	if treePath != "" {

@@ -16,13 +16,24 @@ import (
 	"github.com/porthole-dev/porthole/audit/witness"
 )
 
-// witnessFlags are what verify is given of a trail's witnesses.
+// witnessFlags are what verify and report are given of one trail: its
+// origin, and its witnesses.
 type witnessFlags struct {
+	origin               string
 	keys, urls, cosigned fileList
 	quorum               int
 }
 
+// apply sets the origin and the witnesses in opts, naming what was read
+// in evidence.
+func (f *witnessFlags) apply(opts *review.VerifyOptions, evidence *[]string) (err error) {
+	opts.Origin = f.origin
+	opts.Witnessing, err = f.witnessing(f.origin, evidence)
+	return err
+}
+
 func (f *witnessFlags) register(s *settings) {
+	s.fs.StringVar(&f.origin, "origin", "", "the origin every signed tree checkpoint must name (PORTHOLE_AUDIT_ORIGIN): the trail meant, since one key may sign several; with the witnesses' keys, the files must be that one trail's")
 	s.fs.Var(&f.keys, "witness-key", "a witness's cosignature/v1 verifier key (from porthole witness keygen), or a file holding one; once per witness")
 	s.fs.IntVar(&f.quorum, "witness-quorum", 1, "how many of the witnesses given must have cosigned a tree for it to prove the series")
 	s.fs.Var(&f.urls, "witness", "a witness's URL, asked for the latest checkpoint of --origin it cosigned; once per witness")
