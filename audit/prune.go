@@ -95,17 +95,47 @@ func escapeGlob(path string) string {
 // lastRecordOf is the sequence number and line hash of the last line of a
 // file that has a record's shape.
 func lastRecordOf(path string) (seq uint64, hash string, err error) {
-	b, err := os.ReadFile(path)
+	line, err := lastRecordLineOf(path)
 	if err != nil {
 		return 0, "", err
 	}
-	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		if e, err := ParseLineKey(lines[i], nil); err == nil {
-			return e.Seq, LineHash(lines[i]), nil
+	e, _ := ParseLineKey(line, nil)
+	return e.Seq, LineHash(line), nil
+}
+
+// lastRecordLineOf is the last line of a file that has a record's shape,
+// read from the file's end (lastRecordLine of its tail), and from its
+// start only when the tail holds none.
+func lastRecordLineOf(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > 0 {
+		lines, partial, err := tailLines(f, fi.Size())
+		if err != nil {
+			return nil, err
+		}
+		if line := lastRecordLine(lines, partial); line != nil {
+			return line, nil
 		}
 	}
-	return 0, "", fmt.Errorf("%s holds no audit record", path)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if _, err := ParseLineKey(lines[i], nil); err == nil {
+			return lines[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%s holds no audit record", path)
 }
 
 // pruneStatement signs the statement that the records up to the last of
@@ -237,17 +267,12 @@ func AppendPruned(files []string, chain string, before time.Time, key []byte, si
 
 // lastTime is the time of the last record of a file.
 func lastTime(path string) (time.Time, error) {
-	b, err := os.ReadFile(path)
+	line, err := lastRecordLineOf(path)
 	if err != nil {
 		return time.Time{}, err
 	}
-	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		if e, err := ParseLineKey(lines[i], nil); err == nil {
-			return e.Time, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%s holds no audit record", path)
+	e, _ := ParseLineKey(line, nil)
+	return e.Time, nil
 }
 
 // RotatedFrom is the path of the log a rotated file was rotated from

@@ -233,20 +233,8 @@ func lastLineRotated(path string) []byte {
 	if err != nil || len(files) == 0 {
 		return nil
 	}
-	f, err := os.Open(files[len(files)-1])
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return nil
-	}
-	lines, partial, err := tailLines(f, fi.Size())
-	if err != nil {
-		return nil
-	}
-	return lastRecordLine(lines, partial)
+	line, _ := lastRecordLineOf(files[len(files)-1])
+	return line
 }
 
 // isGenesis reports whether line is a new log's first record.
