@@ -263,12 +263,10 @@ func (s *Sender) submit(w Witness, cp []byte, size, known int64) (string, int64,
 
 // request is an add-checkpoint body from old to size.
 func (s *Sender) request(cp []byte, old, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "old %d\n", old)
+	var proof tlog.TreeProof
 	if old > 0 && old < size {
 		s.treeMu.Lock()
 		err := s.tree.Grow(size)
-		var proof tlog.TreeProof
 		if err == nil {
 			proof, err = s.tree.ProveTree(size, old)
 		}
@@ -276,13 +274,21 @@ func (s *Sender) request(cp []byte, old, size int64) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("proving the tree of %d records extends that of %d: %v", size, old, err)
 		}
-		for _, h := range proof {
-			b.WriteString(base64.StdEncoding.EncodeToString(h[:]) + "\n")
-		}
+	}
+	return RequestBody(old, proof, cp), nil
+}
+
+// RequestBody is an add-checkpoint request's body: the old size, the
+// consistency proof's hashes, an empty line and the checkpoint.
+func RequestBody(old int64, proof tlog.TreeProof, cp []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "old %d\n", old)
+	for _, h := range proof {
+		b.WriteString(base64.StdEncoding.EncodeToString(h[:]) + "\n")
 	}
 	b.WriteByte('\n')
 	b.Write(cp)
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 func (s *Sender) post(url string, body []byte) (int, string, error) {

@@ -159,16 +159,6 @@ func (v *Verifier) Verify(text, sig []byte) bool {
 	return ed25519.Verify(v.pub, signedMessage(t, text), sig[cosignatureTimeLength:])
 }
 
-// Time is when a cosignature of this witness's, already verified, was
-// made.
-func Time(s note.Signature) (time.Time, error) {
-	b, err := base64.StdEncoding.DecodeString(s.Base64)
-	if err != nil || len(b) != 4+cosignatureTimeLength+ed25519.SignatureSize {
-		return time.Time{}, errors.New("not a cosignature/v1 signature")
-	}
-	return time.Unix(int64(binary.BigEndian.Uint64(b[4:])), 0).UTC(), nil
-}
-
 // PublicKey is the witness's Ed25519 public key: two verifier keys of one
 // public key are one witness, whatever their names.
 func (v *Verifier) PublicKey() ed25519.PublicKey { return v.pub }

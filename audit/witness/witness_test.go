@@ -19,6 +19,7 @@ import (
 
 	fnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/porthole-dev/porthole/audit/merkle"
 )
@@ -68,18 +69,14 @@ func (l *testLog) grow(size int64) []byte {
 
 // body is an add-checkpoint request from old to the note's size.
 func (l *testLog) body(old, size int64, cp []byte) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "old %d\n", old)
+	var proof tlog.TreeProof
 	if old > 0 {
-		proof, err := l.tree.ProveTree(size, old)
-		if err != nil {
+		var err error
+		if proof, err = l.tree.ProveTree(size, old); err != nil {
 			l.t.Fatal(err)
 		}
-		for _, h := range proof {
-			b.WriteString(base64.StdEncoding.EncodeToString(h[:]) + "\n")
-		}
 	}
-	return b.String() + "\n" + string(cp)
+	return string(RequestBody(old, proof, cp))
 }
 
 func post(t *testing.T, url, body string) (int, string, string) {
@@ -150,8 +147,8 @@ func TestAWitnessCosignsOnlyWhatExtendsWhatItCosigned(t *testing.T) {
 			if when, err := fnote.CoSigV1Timestamp(n.Sigs[0]); err != nil || !when.Equal(at) {
 				t.Fatalf("the cosignature's time %v: %v", when, err)
 			}
-			if when, err := Time(n.Sigs[0]); err != nil || !when.Equal(at) {
-				t.Fatalf("Time = %v, %v", when, err)
+			if _, cs, err := Cosignatures(append(cp, line...), []*Verifier{ours}); err != nil || len(cs) != 1 || !cs[0].Time.Equal(at) {
+				t.Fatalf("Cosignatures = %+v, %v", cs, err)
 			}
 		}
 	}

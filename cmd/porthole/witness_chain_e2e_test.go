@@ -275,7 +275,7 @@ func TestPortholeSendsEveryCheckpointToTwoWitnessesAndTheOmniwitness(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(urls[0]+"/add-checkpoint", "text/plain", strings.NewReader(fmt.Sprintf("old %d\n\n%s", latest.Size, forked)))
+	resp, err := http.Post(urls[0]+"/add-checkpoint", "text/plain", bytes.NewReader(witness.RequestBody(latest.Size, nil, forked)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,10 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/porthole-dev/porthole/audit/merkle"
+	"github.com/porthole-dev/porthole/audit/witness"
 )
 
 // witnessedTree is a log's Merkle tree and key, made in the test, whose
@@ -37,18 +39,13 @@ func (w *witnessedTree) request(old, size int64) string {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "old %d\n", old)
+	var proof tlog.TreeProof
 	if old > 0 {
-		proof, err := w.tree.ProveTree(size, old)
-		if err != nil {
+		if proof, err = w.tree.ProveTree(size, old); err != nil {
 			w.t.Fatal(err)
 		}
-		for _, h := range proof {
-			b.WriteString(base64.StdEncoding.EncodeToString(h[:]) + "\n")
-		}
 	}
-	return b.String() + "\n" + string(cp)
+	return string(witness.RequestBody(old, proof, cp))
 }
 
 // TestAWitnessKilledRightAfterACosignatureStillRefusesAFork: porthole
