@@ -144,13 +144,9 @@ func runAuditNoteKey(args []string, stdout, stderr io.Writer) error {
 	if publicKey == "" || origin == "" {
 		return fmt.Errorf("%w: audit note-key --public-key FILE --origin ORIGIN", errUsage)
 	}
-	b, err := os.ReadFile(publicKey)
+	pub, err := readPublicKey(publicKey)
 	if err != nil {
 		return err
-	}
-	pub, err := audit.ParsePublicKey(b)
-	if err != nil {
-		return fmt.Errorf("%w: --public-key %s: %v", errUsage, publicKey, err)
 	}
 	vkey, err := merkle.VerifierKey(origin, pub)
 	if err != nil {

@@ -135,13 +135,9 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 	}
 	var pubs []ed25519.PublicKey
 	for _, f := range publicKeys {
-		b, err := os.ReadFile(f)
+		p, err := readPublicKey(f)
 		if err != nil {
 			return opts, nil, err
-		}
-		p, err := audit.ParsePublicKey(b)
-		if err != nil {
-			return opts, nil, fmt.Errorf("%w: --public-key %s: %v", errUsage, f, err)
 		}
 		pubs = append(pubs, p)
 		evidence = append(evidence, "checkpoint signing public key file "+f+" (key id "+audit.SigningKeyID(p)+")")
@@ -169,6 +165,19 @@ func verifyOptions(keyFiles, publicKeys, checkpointFiles []string, from string, 
 		evidence = append(evidence, "verified from the record of the checkpoint of seq "+from+" (--from-checkpoint); records before it are not counted")
 	}
 	return opts, evidence, nil
+}
+
+// readPublicKey reads a checkpoint signing public key (--public-key).
+func readPublicKey(path string) (ed25519.PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := audit.ParsePublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --public-key %s: %v", errUsage, path, err)
+	}
+	return p, nil
 }
 
 func runAuditKeygen(args []string, stdout, stderr io.Writer) error {
