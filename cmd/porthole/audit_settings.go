@@ -74,7 +74,7 @@ func (a *auditSettings) register(s *settings) {
 	s.string(&a.witnesses, "audit-witnesses", "PORTHOLE_AUDIT_WITNESSES", "", "the witnesses each checkpoint of the tree is sent to (needs an origin): entries separated by commas, each a witness's URL and its cosignature/v1 verifier key separated by a space (from porthole witness keygen); their cosignatures are kept in <audit log>.cosignatures")
 	numeric(s, &a.witnessQuorum, "audit-witness-quorum", "PORTHOLE_AUDIT_WITNESS_QUORUM", 1, true, "with PORTHOLE_AUDIT_WITNESS_MAX_LAG, how many witnesses must keep up for calls to be made")
 	numeric(s, &a.witnessMaxLag, "audit-witness-max-lag", "PORTHOLE_AUDIT_WITNESS_MAX_LAG", 0, true, "refuse calls while fewer than PORTHOLE_AUDIT_WITNESS_QUORUM witnesses have cosigned every checkpoint sent longer ago than this; 0 never refuses (a witness down is only reported)")
-	s.string(&a.origin, "audit-origin", "PORTHOLE_AUDIT_ORIGIN", "", "the origin of this audit log's Merkle tree: the name of this series of this trail (stable, known before it starts, one per replica, never used again once the trail is lost; docs/audit.md), under which each signed checkpoint carries a C2SP tlog-checkpoint note; the records are kept as a tree in <audit log>.tree; printable ASCII without spaces or +, at most 255 bytes; needs the signing key and a file audit log; empty keeps no tree")
+	s.string(&a.origin, "audit-origin", "PORTHOLE_AUDIT_ORIGIN", "", "the origin of this audit log's Merkle tree: the name of this series of this trail (stable, known before it starts, one per replica, never used again once the trail is lost; docs/audit.md), under which each signed checkpoint carries a C2SP tlog-checkpoint note; the records are kept as a tree in <audit log>.tree; printable ASCII without spaces or +, at most 255 bytes; needs the signing key, a file audit log and PORTHOLE_AUDIT_CHECKPOINT_FILE; empty keeps no tree")
 	s.bool(&a.checkpointSameVolume, "audit-checkpoint-same-volume", "PORTHOLE_AUDIT_CHECKPOINT_SAME_VOLUME", "allow the checkpoint file on the audit log's own volume (for development: whoever can cut the log can then cut the checkpoint file too)")
 }
 
@@ -270,7 +270,8 @@ const auditUsage = `Usage:
       deleted, reordered, inserted or truncated, or when the series does
       not reach the latest checkpoint given with --checkpoints; with the
       witnesses' keys, also when the series is not the tree they cosigned,
-      or ends before the largest tree a quorum of them cosigned
+      ends before any tree one of them cosigned, or no tree was cosigned
+      by a quorum
   porthole audit prove (--seq SEQ | --request-id ID [--kind call|result])
                        [--tree FILE] [-o OUT] LOG...
       print a record of a trail kept as a Merkle tree (PORTHOLE_AUDIT_ORIGIN)

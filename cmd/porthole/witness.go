@@ -80,7 +80,7 @@ func runWitnessServe(args []string, stderr io.Writer) error {
 	s := newSettings("witness serve", "Cosign audit logs' checkpoints (C2SP tlog-witness).", stderr)
 	s.fs.StringVar(&keyFile, "key-file", "", "the witness's signer key (from porthole witness keygen)")
 	s.fs.Var(&logKeys, "log-key", "the note verifier key of a log to witness (porthole audit note-key); once per log")
-	s.fs.StringVar(&stateDir, "state-dir", "", "the directory of the witness's state: the latest checkpoint cosigned per log, and the refused ones; keep it on a durable volume, never shared")
+	s.fs.StringVar(&stateDir, "state-dir", "", "the directory of the witness's state: the latest checkpoint cosigned per log, and any second signed tree of a size it cosigned (a fork); keep it on a durable volume, never shared")
 	s.fs.StringVar(&listen, "listen", "127.0.0.1:7380", "the address to serve on")
 	if err := s.parse(args); err != nil {
 		return err
